@@ -1,0 +1,1 @@
+"""pyaten.autograd"""

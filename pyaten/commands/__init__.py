@@ -1,0 +1,1 @@
+"""Sub-commands of the `pyaten` command line (see `pyaten/cli.py`)."""
