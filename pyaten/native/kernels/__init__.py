@@ -1,0 +1,41 @@
+"""Kernel families: importing this package registers every `@native` kernel.
+
+One module per operator family. A family module that does not exist (yet) is skipped, so the
+package imports while families land one by one; any other import error propagates.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Elementwise families (engineer E) and shape/copy/factory/... families (engineer F).
+FAMILIES: tuple[str, ...] = (
+    "binary",
+    "unary",
+    "compare",
+    "where",
+    "shape",
+    "copy",
+    "factory",
+    "reduce",
+    "linalg",
+    "cat",
+    "index",
+)
+
+LOADED: list[str] = []
+
+
+def _load_families() -> None:
+    for family in FAMILIES:
+        module_name = f"{__name__}.{family}"
+        try:
+            importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            continue
+        LOADED.append(family)
+
+
+_load_families()
