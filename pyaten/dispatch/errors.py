@@ -1,0 +1,124 @@
+"""Messages of the errors a call can hit in the dispatcher (PyTorch's meaning, more help).
+
+PyTorch's "Could not run" message lists every key that has a kernel and then the whole table.
+pyaten keeps that first sentence (so the meaning and the searchable text match) and adds what
+a user needs to fix the call: which argument brought which keys, what the thread-local state
+added or removed, and which registration would serve the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyaten.dispatch.keys import RUNTIME_KEYS, DispatchKeySet, display_name, highest_priority_key
+
+if TYPE_CHECKING:
+    from pyaten.dispatch.operator import OperatorEntry
+
+_MOBILE_HINT = (
+    "This could be because the operator doesn't exist for this backend, or was omitted during "
+    "the selective/custom build process (if using custom build). If you are a Facebook "
+    "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible "
+    "resolutions."
+)
+
+
+def available_keys(entry: OperatorEntry) -> list[str]:
+    """Runtime keys (Undefined excluded) whose slot holds a kernel, fallthroughs included."""
+    return [
+        display_name(RUNTIME_KEYS[slot])
+        for slot, res in enumerate(entry.table)
+        if slot and res.kernel is not None
+    ]
+
+
+def _argument_lines(entry: OperatorEntry, args: Sequence[Any]) -> list[str]:
+    lines = []
+    schema = entry.schema
+    if schema is None:
+        return lines
+    for i in schema.tensor_arg_indices:
+        if i >= len(args):
+            continue
+        value = args[i]
+        name = schema.arguments[i].name
+        if value is None:
+            lines.append(f"  argument '{name}': None (adds no keys)")
+            continue
+        items = value if isinstance(value, (list, tuple)) else [value]
+        raw = 0
+        for item in items:
+            if item is not None:
+                raw |= getattr(item, "_keyset", 0)
+        lines.append(f"  argument '{name}': {DispatchKeySet.from_raw(raw)}")
+    return lines
+
+
+def missing_kernel_message(
+    entry: OperatorEntry, raw_keyset: int, args: Sequence[Any], tls: tuple[int, int]
+) -> str:
+    key = highest_priority_key(raw_keyset)
+    name = entry.name
+    from pyaten.dispatch.introspect import format_dump  # a sibling module; avoids a cycle
+
+    if key.value == 0:
+        head = (
+            "There were no tensor arguments to this function (e.g., you passed an empty list of "
+            f"Tensors), but no fallback function is registered for schema {name}.  This usually "
+            "means that this function requires a non-empty list of Tensors, or that you (the "
+            "operator writer) forgot to register a fallback function.  Available functions are "
+            f"[{', '.join(available_keys(entry))}]."
+        )
+        fix = "register a CompositeExplicitAutograd or CompositeImplicitAutograd kernel"
+    else:
+        head = (
+            f"Could not run '{name}' with arguments from the '{display_name(key)}' backend. "
+            f"{_MOBILE_HINT} '{name}' is only available for these backends: "
+            f"[{', '.join(available_keys(entry))}]."
+        )
+        fix = (
+            f"register a kernel for it, e.g. lib.impl({entry.schema_name!r}, fn, "
+            f"'{display_name(key)}')"
+        )
+    lines = [head, "", "Why pyaten chose this key:"]
+    lines += _argument_lines(entry, args)
+    included, excluded = tls
+    lines.append(f"  thread-local included: {DispatchKeySet.from_raw(included)}")
+    lines.append(f"  thread-local excluded: {DispatchKeySet.from_raw(excluded)}")
+    lines.append(f"  dispatch key set: {DispatchKeySet.from_raw(raw_keyset)}")
+    lines.append(f"  selected key: {display_name(key)}, which has no kernel; to fix, {fix}.")
+    lines += ["", format_dump(entry)]
+    return "\n".join(lines)
+
+
+def ambiguous_autogradother_message(entry: OperatorEntry) -> str:
+    return (
+        f"{entry.name} has kernels registered to both CompositeImplicitAutograd and a backend "
+        "mapped to AutogradOther. This makes the backend kernel unreachable; the dispatcher "
+        "will always prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in "
+        "AutogradOther kernel]). If you want to override CompositeImplicitAutograd, please open "
+        "an issue to request a dedicated Autograd dispatch key for the backend.\n"
+        "If you only want to run inference instead of training, in C++, add "
+        "`c10::InferenceMode mode;` before model.forward(). Note this guard is only available "
+        "in C++ but not Python at present."
+    )
+
+
+FALLTHROUGH_EXECUTED = (
+    "fallthrough_kernel was executed but it should have been short-circuited by the "
+    "dispatcher. This could occur if you registered a fallthrough kernel as a override for "
+    "a specific operator (as opposed to a backend fallback); this is NOT currently "
+    "supported, and we do not intend to add support for it in the near future.  If you do "
+    "find yourself in need of this functionality, please file a bug."
+)
+
+
+def meta_fallback_message(name: str) -> str:
+    return (
+        f"{name}: attempted to run this operator with Meta tensors, but there was no fake impl "
+        "or Meta kernel registered. You may have run into this message while using an operator "
+        "with PT2 compilation APIs (torch.compile/torch.export); in order to use this operator "
+        "with those APIs you'll need to add a fake impl. Please see the following for next "
+        "steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html"
+    )

@@ -1,0 +1,76 @@
+"""The global backend fallbacks every process starts with (PyTorch 2.13's baseline).
+
+Fallthroughs: keys that are skipped unless an operator registers a kernel on them
+(BackendSelect, ADInplaceOrView, six Autocast keys, the two vmap-mode keys). Real fallbacks:
+the autograd keys run the operator below autograd; Meta raises "no fake impl or Meta kernel";
+the mode and wrapper keys (Python, Functionalize, Conjugate, ...) have no pyaten behaviour of
+their own yet and pass the call on to the keys below them. With this baseline `dump_table`
+agrees with PyTorch's for an operator with the same registrations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyaten.dispatch.errors import meta_fallback_message
+from pyaten.dispatch.keys import KEY_BY_NAME, DispatchKeySet, full_after
+from pyaten.dispatch.registry import register_fallback
+from pyaten.dispatch.tls import AutoDispatchBelowADInplaceOrView
+
+FALLTHROUGH_KEYS = (
+    "BackendSelect", "ADInplaceOrView", "AutocastCPU", "AutocastMTIA", "AutocastMAIA",
+    "AutocastXPU", "AutocastMPS", "AutocastCUDA", "FuncTorchVmapMode", "VmapMode",
+)  # fmt: skip
+
+AUTOGRAD_FALLBACK_KEYS = (
+    "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA", "AutogradMPS", "AutogradXPU",
+    "AutogradHPU", "AutogradLazy", "AutogradMTIA", "AutogradMAIA", "AutogradPrivateUse1",
+    "AutogradMeta",
+)  # fmt: skip
+
+PASS_THROUGH_KEYS = (
+    "Python", "FuncTorchDynamicLayerBackMode", "Functionalize", "Conjugate", "Negative",
+    "ZeroTensor", "Tracer", "FuncTorchBatched", "BatchedNestedTensor", "Batched",
+    "FuncTorchGradWrapper", "PythonTLSSnapshot", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
+    "PythonDispatcher",
+)  # fmt: skip
+
+_BELOW_AD_INPLACE = full_after("ADInplaceOrView").raw
+
+
+def autograd_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+    """An operator without an autograd kernel: run it below autograd (no graph recorded)."""
+    with AutoDispatchBelowADInplaceOrView():
+        return op.redispatch(keyset.raw & _BELOW_AD_INPLACE, *args)
+
+
+def meta_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+    raise NotImplementedError(meta_fallback_message(op.name))
+
+
+def _pass_through(key: str):
+    below = full_after(key).raw
+
+    def fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+        return op.redispatch(keyset.raw & below, *args)
+
+    fallback.__qualname__ = f"{key}_fallback"
+    return fallback
+
+
+def _site(fn: Any) -> str:
+    code = fn.__code__
+    return f"registered at {code.co_filename}:{code.co_firstlineno}"
+
+
+def install_baseline() -> None:
+    """Register the baseline fallbacks (done once, when pyaten.dispatch is imported)."""
+    here = _site(install_baseline)
+    for name in FALLTHROUGH_KEYS:
+        register_fallback(KEY_BY_NAME[name], None, fallthrough=True, debug=here)
+    for name in AUTOGRAD_FALLBACK_KEYS:
+        register_fallback(KEY_BY_NAME[name], autograd_fallback, debug=_site(autograd_fallback))
+    register_fallback(KEY_BY_NAME["Meta"], meta_fallback, debug=_site(meta_fallback))
+    for name in PASS_THROUGH_KEYS:
+        fn = _pass_through(name)
+        register_fallback(KEY_BY_NAME[name], fn, debug=_site(fn))

@@ -1,0 +1,338 @@
+"""Operator entries: an operator's schema, its kernels per key, its table, and calling it.
+
+Note: the call path
+    `entry.call(*args)` reads the `_keyset` int of each tensor argument (positions known from
+    the schema; lists and optionals included), ORs them with the thread-local included set,
+    clears the excluded functionality bits, and looks the result up in a per-entry dict that
+    maps those raw bits to a ready-to-call kernel. A miss resolves the bits the slow way
+    (fallthrough mask of the backend row, table index, with_keyset / boxed-fallback binding,
+    tracing wrapper) and fills the dict. Registrations rebuild the table under the registry
+    lock and clear the dict in place, so the generated `call` function, built once per
+    schema with `exec`, never needs to change. The cache key is the key set *after* TLS, and
+    what follows from it (mask, slot, kernel) depends on nothing else, so guards never
+    invalidate it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.dispatch import errors, trace
+from pyaten.dispatch.keys import (
+    BACKEND_MASK,
+    FULL_RAW,
+    NUM_BACKENDS,
+    RUNTIME_KEYS,
+    SLOT_BITS,
+    TABLE_SIZE,
+    DispatchKey,
+    DispatchKeySet,
+    display_name,
+    table_index,
+)
+from pyaten.dispatch.rules import AMBIGUOUS, Kernel, Resolution, compute_table
+from pyaten.dispatch.tls import STATE
+
+_CACHE_LIMIT = 4096  # distinct key sets seen by one operator before its cache is reset
+
+
+class OperatorEntry:
+    """One operator (`ns::name.overload`): schema, kernels, computed table, `call`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.schema: Any = None  # a pyaten.schema.FunctionSchema once defined
+        self.schema_debug = ""
+        self.tags: tuple[str, ...] = ()
+        self.kernels: dict[DispatchKey, list[Kernel]] = {}
+        self.table: tuple[Resolution, ...] = ()
+        self._masks: tuple[int, ...] = (FULL_RAW,) * NUM_BACKENDS
+        self._cache: dict[int, Callable] = {}
+        self._redispatch_cache: dict[int, Callable] = {}
+        self._generation = 0
+        self.call: Callable[..., Any] = self._undefined_call
+
+    @property
+    def schema_name(self) -> str:
+        """The name without namespace, as `Library.impl` takes it."""
+        return self.name.split("::", 1)[1]
+
+    def __repr__(self) -> str:
+        return f"<OperatorEntry {self.name}>"
+
+    # -- registration side (called with the registry lock held) ------------------------------
+
+    def set_schema(self, schema: Any, debug: str, tags: tuple[str, ...]) -> None:
+        self.schema = schema
+        self.schema_debug = debug
+        self.tags = tags
+        self._positions = _tensor_positions(schema)
+        self._arg_names = tuple(a.name for a in schema.arguments)
+        self.call = _build_call(self)
+
+    def clear_schema(self) -> None:
+        self.schema = None
+        self.schema_debug = ""
+        self.tags = ()
+        self.call = self._undefined_call
+
+    def active_kernels(self) -> dict[DispatchKey, Kernel]:
+        return {key: stack[-1] for key, stack in self.kernels.items() if stack}
+
+    def rebuild(self, fallbacks: list[Kernel | None]) -> None:
+        """Recompute the table, the fallthrough masks, and drop cached call targets."""
+        self.table = compute_table(self.active_kernels(), fallbacks)
+        masks = []
+        for backend in range(NUM_BACKENDS):
+            mask = FULL_RAW
+            for slot, res in enumerate(self.table):
+                if slot and res.is_fallthrough:
+                    bits = SLOT_BITS[slot]
+                    backend_bits = bits & BACKEND_MASK
+                    # A per-backend key's fallthrough only applies to its own backend row.
+                    if not backend_bits or backend_bits == 1 << backend:
+                        mask &= ~(bits & ~BACKEND_MASK)
+            masks.append(mask)
+        self._masks = tuple(masks)
+        self._generation += 1
+        self._cache.clear()
+        self._redispatch_cache.clear()
+
+    def drop_caches(self) -> None:
+        self._generation += 1
+        self._cache.clear()
+        self._redispatch_cache.clear()
+
+    # -- call side ---------------------------------------------------------------------------
+
+    def dispatch_keyset(self, raw: int) -> int:
+        """The key set after the fallthrough mask of the backend row of `raw` (post-TLS)."""
+        row = (raw & BACKEND_MASK).bit_length()
+        return raw & self._masks[row - 1 if row else 0]
+
+    def _miss(self, raw: int) -> Callable:
+        generation = self._generation
+        ks = self.dispatch_keyset(raw)
+        fn = self._target(ks, redispatch=False)
+        if self._generation == generation:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[raw] = fn
+        return fn
+
+    def _target(self, ks: int, redispatch: bool) -> Callable:
+        slot = table_index(ks)
+        res = self.table[slot] if self.table else Resolution(None, "missing")
+        kernel = res.kernel
+        if kernel is None:
+            fn: Callable = functools.partial(_raise_missing, self, ks)
+        elif res.rule == AMBIGUOUS:
+            fn = functools.partial(_raise_ambiguous, self)
+        elif kernel.fallthrough:
+            fn = _raise_fallthrough
+        elif kernel.boxed_fallback:
+            fn = functools.partial(kernel.fn, self, DispatchKeySet.from_raw(ks))
+        elif kernel.with_keyset:
+            fn = functools.partial(kernel.fn, DispatchKeySet.from_raw(ks))
+        else:
+            fn = kernel.fn
+        if trace.ACTIVE:
+            fn = _traced(self, fn, ks, slot, res, redispatch)
+        return fn
+
+    def redispatch(self, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
+        """Call the kernel of the table slot `keyset` selects, as is (no TLS, no mask)."""
+        raw = keyset if isinstance(keyset, int) else keyset.raw
+        if kwargs:
+            args = self.normalize(args, kwargs)
+        fn = self._redispatch_cache.get(raw)
+        if fn is None:
+            generation = self._generation
+            fn = self._target(raw, redispatch=True)
+            if self._generation == generation:
+                if len(self._redispatch_cache) >= _CACHE_LIMIT:
+                    self._redispatch_cache.clear()
+                self._redispatch_cache[raw] = fn
+        return fn(*args)
+
+    def normalize(self, args: tuple, kwargs: dict[str, Any]) -> tuple:
+        """Bind positional and keyword arguments to the schema; fill defaults."""
+        schema = self.schema
+        if schema is None:
+            raise RuntimeError(f"Could not find schema for {self.name}.")
+        arguments = schema.arguments
+        if len(args) > len(arguments):
+            raise TypeError(
+                f"{self.name}() takes {len(arguments)} arguments but {len(args)} were given"
+            )
+        values = list(args)
+        for arg in arguments[len(args) :]:
+            if arg.name in kwargs:
+                values.append(kwargs[arg.name])
+            elif arg.default is not _no_default():
+                values.append(arg.default)
+            else:
+                raise TypeError(f"{self.name}() missing required argument '{arg.name}'")
+        unknown = set(kwargs) - {a.name for a in arguments[len(args) :]}
+        if unknown:
+            name = sorted(unknown)[0]
+            if name in self._arg_names:
+                raise TypeError(f"{self.name}() got multiple values for argument '{name}'")
+            raise TypeError(f"{self.name}() got an unexpected keyword argument '{name}'")
+        return tuple(values)
+
+    def bad_argument(self, args: tuple) -> None:
+        """Raise the TypeError for a non-tensor value where the schema wants a tensor."""
+        for i, kind in self._positions:
+            if i >= len(args):
+                continue
+            value = args[i]
+            items = value if kind == "list" else [value]
+            if kind == "list" and not isinstance(value, (list, tuple)):
+                items = [value]
+            for item in items:
+                if item is None and kind != "tensor":
+                    continue
+                if not isinstance(getattr(item, "_keyset", None), int):
+                    arg = self.schema.arguments[i]
+                    raise TypeError(
+                        f"{self.name}(): argument '{arg.name}' (position {i}) must be "
+                        f"{arg.type}, not {type(item).__name__}"
+                    ) from None
+        raise TypeError(f"{self.name}(): invalid arguments") from None
+
+    def _undefined_call(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"Could not find schema for {self.name}."
+            + (
+                " But we found an implementation; did you forget to def() the operator?"
+                if any(self.kernels.values())
+                else ""
+            )
+        )
+
+
+def _no_default() -> Any:
+    from pyaten.schema.model import NO_DEFAULT
+
+    return NO_DEFAULT
+
+
+def _tensor_positions(schema: Any) -> tuple[tuple[int, str], ...]:
+    positions = []
+    for i in schema.tensor_arg_indices:
+        t = schema.arguments[i].type
+        kind = "list" if t.is_list() else "optional" if t.is_optional() else "tensor"
+        positions.append((i, kind))
+    return tuple(positions)
+
+
+def _build_call(entry: OperatorEntry) -> Callable[..., Any]:
+    """Generate `call(*args, **kwargs)` specialised to the schema's tensor positions."""
+    n = len(entry.schema.arguments)
+    pre: list[str] = []
+    parts: list[str] = []
+    for i, kind in entry._positions:
+        if kind == "list":
+            pre += [
+                f"        k{i} = 0",
+                f"        for t in args[{i}]:",
+                "            if t is not None:",
+                f"                k{i} |= t._keyset",
+            ]
+            parts.append(f"k{i}")
+        elif kind == "optional":
+            parts.append(f"(0 if args[{i}] is None else args[{i}]._keyset)")
+        else:
+            parts.append(f"args[{i}]._keyset")
+    parts.append("state.included")
+    lines = [
+        "def call(*args, **kwargs):",
+        f"    if kwargs or len(args) != {n}:",
+        "        args = normalize(args, kwargs)",
+        "    try:",
+        *pre,
+        f"        raw = ({' | '.join(parts)}) & state.keep",
+        "    except (AttributeError, TypeError):",
+        "        bad_argument(args)",
+        "    fn = cache_get(raw)",
+        "    if fn is None:",
+        "        fn = miss(raw)",
+        "    return fn(*args)",
+    ]
+    namespace: dict[str, Any] = {
+        "normalize": entry.normalize,
+        "bad_argument": entry.bad_argument,
+        "state": STATE,
+        "cache_get": entry._cache.get,
+        "miss": entry._miss,
+    }
+    exec(compile("\n".join(lines), f"<pyaten call {entry.name}>", "exec"), namespace)
+    call = namespace["call"]
+    call.__qualname__ = call.__name__ = entry.name.replace("::", "_").replace(".", "_")
+    return call
+
+
+def _raise_missing(entry: OperatorEntry, ks: int, *args: Any) -> Any:
+    message = errors.missing_kernel_message(entry, ks, args, (STATE.included, STATE.excluded))
+    raise NotImplementedError(message)
+
+
+def _raise_ambiguous(entry: OperatorEntry, *args: Any) -> Any:
+    raise RuntimeError(errors.ambiguous_autogradother_message(entry))
+
+
+def _raise_fallthrough(*args: Any) -> Any:
+    raise RuntimeError(errors.FALLTHROUGH_EXECUTED)
+
+
+def _kernel_name(kernel: Kernel | None) -> str:
+    if kernel is None:
+        return "(none)"
+    if kernel.fallthrough:
+        return "fallthrough_kernel"
+    fn = kernel.fn
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def _traced(
+    entry: OperatorEntry, fn: Callable, ks: int, slot: int, res: Resolution, redispatch: bool
+) -> Callable:
+    key = display_name(RUNTIME_KEYS[slot]) if slot < TABLE_SIZE else "?"
+    keyset_text = str(DispatchKeySet.from_raw(ks))
+    debug = res.kernel.debug if res.kernel is not None else ""
+    site = debug[len("registered at ") :] if debug.startswith("registered at ") else debug
+
+    def traced(*args: Any) -> Any:
+        arguments = []
+        if entry.schema is not None:
+            for i, kind in entry._positions:
+                if i < len(args):
+                    value = args[i]
+                    items = value if kind == "list" and value is not None else [value]
+                    raw = 0
+                    for item in items:
+                        raw |= getattr(item, "_keyset", 0) if item is not None else 0
+                    arguments.append(
+                        {
+                            "name": entry.schema.arguments[i].name,
+                            "keys": str(DispatchKeySet.from_raw(raw)),
+                        }
+                    )
+        node = trace.Node(
+            operator=entry.name,
+            arguments=arguments,
+            tls_included=str(DispatchKeySet.from_raw(STATE.included)),
+            tls_excluded=str(DispatchKeySet.from_raw(STATE.excluded)),
+            keyset=keyset_text,
+            key=key,
+            rule=res.rule,
+            kernel=_kernel_name(res.kernel),
+            registered_at=site,
+            redispatch=redispatch,
+        )
+        return trace.run_traced(node, fn, args, {})
+
+    return traced

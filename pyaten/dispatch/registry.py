@@ -1,0 +1,251 @@
+"""The process-wide registry: operators by name, global backend fallbacks, registration handles.
+
+Every change happens under one re-entrant lock and ends with the affected tables recomputed;
+calls never take the lock (they read the tables and caches that a change replaces or clears).
+Each registration returns a `RegistrationHandle` whose `remove()` undoes exactly that
+registration, as PyTorch's `RegistrationHandleRAII` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.dispatch import trace
+from pyaten.dispatch.keys import (
+    KEY_BY_NAME,
+    RUNTIME_KEYS,
+    TABLE_SIZE,
+    DispatchKey,
+    display_name,
+)
+from pyaten.dispatch.operator import OperatorEntry
+from pyaten.dispatch.rules import CIA, Kernel, alias_slots
+
+LOCK = threading.RLock()
+_OPERATORS: dict[str, OperatorEntry] = {}
+_FALLBACKS: list[Kernel | None] = [None] * TABLE_SIZE
+_AUTOGRAD_PRIVATEUSE1 = RUNTIME_KEYS.index(KEY_BY_NAME["AutogradPrivateUse1"])
+_NO_OVERRIDE_WARNING = {KEY_BY_NAME["Meta"], KEY_BY_NAME["MTIA"]}
+_override_warned = False
+
+
+class RegistrationHandle:
+    """Undoes one registration when `remove()` is called (idempotent)."""
+
+    __slots__ = ("_undo", "description")
+
+    def __init__(self, undo: Callable[[], None], description: str) -> None:
+        self._undo: Callable[[], None] | None = undo
+        self.description = description
+
+    def remove(self) -> None:
+        undo, self._undo = self._undo, None
+        if undo is not None:
+            undo()
+
+    @property
+    def active(self) -> bool:
+        return self._undo is not None
+
+    def __repr__(self) -> str:
+        state = "active" if self._undo is not None else "removed"
+        return f"<RegistrationHandle {self.description} ({state})>"
+
+
+def qualified_name(schema: Any) -> str:
+    return str(schema.name)
+
+
+def _entry(name: str) -> OperatorEntry:
+    entry = _OPERATORS.get(name)
+    if entry is None:
+        entry = _OPERATORS[name] = OperatorEntry(name)
+        entry.rebuild(_FALLBACKS)
+    return entry
+
+
+def _forget_if_empty(entry: OperatorEntry) -> None:
+    if entry.schema is None and not any(entry.kernels.values()):
+        _OPERATORS.pop(entry.name, None)
+
+
+def get_operator(qualified_name: str) -> OperatorEntry | None:
+    """The defined operator `ns::name` or `ns::name.overload`, or None."""
+    entry = _OPERATORS.get(qualified_name)
+    if entry is None or entry.schema is None:
+        return None
+    return entry
+
+
+def find_operator(qualified_name: str) -> OperatorEntry | None:
+    """The entry even when it only has (dangling) kernels and no schema yet."""
+    return _OPERATORS.get(qualified_name)
+
+
+def list_operators(namespace: str | None = None) -> list[str]:
+    """Qualified names of defined operators, optionally only those of one namespace."""
+    names = [n for n, e in _OPERATORS.items() if e.schema is not None]
+    if namespace is not None:
+        names = [n for n in names if n.split("::", 1)[0] == namespace]
+    return sorted(names)
+
+
+def find_dangling_impls() -> list[str]:
+    """Operators that have kernels but no schema."""
+    return sorted(n for n, e in _OPERATORS.items() if e.schema is None and any(e.kernels.values()))
+
+
+def define(schema: Any, debug: str = "", tags: tuple[str, ...] = ()) -> RegistrationHandle:
+    """Register a schema (namespace required). RuntimeError if that name is already defined."""
+    name = qualified_name(schema)
+    if "::" not in name:
+        raise ValueError(f"define: schema {schema} has no namespace")
+    with LOCK:
+        entry = _entry(name)
+        if entry.schema is not None:
+            raise RuntimeError(
+                f"Tried to register an operator ({schema}) with the same name and overload "
+                "name multiple times. Each overload's schema should only be registered with a "
+                f"single call to def(). Duplicate registration: {debug}. Original registration: "
+                f"{entry.schema_debug}"
+            )
+        entry.set_schema(schema, debug, tuple(tags))
+        entry.rebuild(_FALLBACKS)
+
+    def undo() -> None:
+        with LOCK:
+            if entry.schema is schema:
+                entry.clear_schema()
+                entry.rebuild(_FALLBACKS)
+                _forget_if_empty(entry)
+
+    return RegistrationHandle(undo, f"def {name}")
+
+
+def register_kernel(
+    name: str,
+    key: DispatchKey,
+    fn: Callable | None,
+    *,
+    fallthrough: bool = False,
+    with_keyset: bool = False,
+    debug: str = "no debug info",
+) -> RegistrationHandle:
+    """Push a kernel onto `name`'s stack for `key` (newest wins); the handle pops exactly it."""
+    global _override_warned
+    kernel = Kernel(fn, key, fallthrough=fallthrough, with_keyset=with_keyset, debug=debug)
+    with LOCK:
+        entry = _entry(name)
+        stack = entry.kernels.setdefault(key, [])
+        if stack and not _override_warned and key not in _NO_OVERRIDE_WARNING:
+            _override_warned = True
+            schema = entry.schema if entry.schema is not None else name
+            warnings.warn(
+                "Warning only once for all operators,  other operators may also be overridden.\n"
+                "  Overriding a previously registered kernel for the same operator and the same "
+                "dispatch key\n"
+                f"  operator: {schema}\n"
+                f"    {entry.schema_debug}\n"
+                f"  dispatch key: {display_name(key)}\n"
+                f"  previous kernel: {stack[-1].debug}\n"
+                f"       new kernel: {debug}",
+                UserWarning,
+                stacklevel=4,
+            )
+        stack.append(kernel)
+        entry.rebuild(_FALLBACKS)
+
+    def undo() -> None:
+        with LOCK:
+            stack = entry.kernels.get(key, [])
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is kernel:
+                    del stack[i]
+                    break
+            if not stack:
+                entry.kernels.pop(key, None)
+            entry.rebuild(_FALLBACKS)
+            _forget_if_empty(entry)
+
+    return RegistrationHandle(undo, f"impl {name} at {key.name}")
+
+
+def fallback_slots(key: DispatchKey) -> list[int]:
+    """Slots a fallback under `key` fills: the key itself, or every runtime key of an alias."""
+    return sorted(alias_slots(key))
+
+
+def register_fallback(
+    key: DispatchKey,
+    fn: Callable | None,
+    *,
+    fallthrough: bool = False,
+    debug: str = "no debug info",
+) -> RegistrationHandle:
+    """Register a boxed fallback `fn(op, keyset, *args)` for every operator on `key`.
+
+    An alias key registers one fallback per runtime key it covers, in table order, stopping
+    at the first key that already has one (those registered so far stay, as in PyTorch).
+    """
+    done: list[int] = []
+    handle = RegistrationHandle(lambda: _clear_fallbacks(done), f"fallback {key.name}")
+    with LOCK:
+        for slot in fallback_slots(key):
+            previous = _FALLBACKS[slot]
+            if previous is not None and slot != _AUTOGRAD_PRIVATEUSE1:
+                _rebuild_all()
+                raise RuntimeError(
+                    "Tried to register multiple backend fallbacks for the same dispatch key "
+                    f"{display_name(RUNTIME_KEYS[slot])}; previous registration "
+                    f"{previous.debug}, new registration {debug}"
+                )
+            _FALLBACKS[slot] = Kernel(
+                fn,
+                RUNTIME_KEYS[slot],
+                fallthrough=fallthrough,
+                debug=debug,
+                boxed_fallback=True,
+            )
+            done.append(slot)
+        _rebuild_all()
+    return handle
+
+
+def _clear_fallbacks(slots: list[int]) -> None:
+    # Like PyTorch, deregistering clears the slot; an overridden fallback is not restored.
+    with LOCK:
+        for slot in slots:
+            _FALLBACKS[slot] = None
+        _rebuild_all()
+
+
+def _rebuild_all() -> None:
+    for entry in _OPERATORS.values():
+        entry.rebuild(_FALLBACKS)
+
+
+def global_fallback(slot: int) -> Kernel | None:
+    return _FALLBACKS[slot]
+
+
+def _drop_all_caches() -> None:
+    with LOCK:
+        for entry in _OPERATORS.values():
+            entry.drop_caches()
+
+
+trace._ON_TOGGLE.append(_drop_all_caches)
+
+
+def with_namespace(schema: Any, namespace: str) -> Any:
+    """The schema with `namespace` filled in when it has none."""
+    if schema.name.namespace:
+        return schema
+    return dataclasses.replace(schema, name=dataclasses.replace(schema.name, namespace=namespace))
+
+
+CATCH_ALL = CIA  # registrations under "" / Undefined land here

@@ -1,0 +1,143 @@
+"""Thread-local included/excluded key sets and the guards that change them.
+
+Each thread starts with PyTorch's defaults: included = {BackendSelect, ADInplaceOrView},
+excluded = every Autocast key. A call's key set is `(args | included) - excluded`; exclusion
+only ever clears functionality bits. The state lives on a `threading.local` subclass whose
+class attributes are the defaults, so reading it on the call path is one attribute load.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+
+from pyaten.dispatch.keys import (
+    FUNCTIONALITY_MASK,
+    DispatchKey,
+    DispatchKeySet,
+    functionality_bit,
+    keyset,
+)
+
+DEFAULT_INCLUDED = keyset("BackendSelect", "ADInplaceOrView").raw
+DEFAULT_EXCLUDED = keyset(
+    "AutocastCPU", "AutocastMTIA", "AutocastMAIA", "AutocastXPU", "AutocastIPU", "AutocastHPU",
+    "AutocastXLA", "AutocastMPS", "AutocastCUDA", "AutocastPrivateUse1",
+).raw  # fmt: skip
+
+AUTOGRAD_BITS = (
+    functionality_bit("AutogradOther")
+    | functionality_bit("AutogradFunctionality")
+    | functionality_bit("AutogradNestedTensor")
+)
+AD_INPLACE_OR_VIEW_BIT = functionality_bit("ADInplaceOrView")
+
+
+class _State(threading.local):
+    included: int = DEFAULT_INCLUDED
+    excluded: int = DEFAULT_EXCLUDED
+    keep: int = ~(
+        DEFAULT_EXCLUDED & FUNCTIONALITY_MASK
+    )  # `~excluded`, for the call path
+
+
+STATE = _State()
+
+
+def _set(included: int, excluded: int) -> None:
+    STATE.included = included
+    STATE.excluded = excluded
+    STATE.keep = ~(excluded & FUNCTIONALITY_MASK)  # exclusion never clears backend bits
+
+
+def tls_local_include_set() -> DispatchKeySet:
+    return DispatchKeySet.from_raw(STATE.included)
+
+
+def tls_local_exclude_set() -> DispatchKeySet:
+    return DispatchKeySet.from_raw(STATE.excluded)
+
+
+def tls_is_dispatch_key_included(key: DispatchKey | str) -> bool:
+    return DispatchKeySet.from_raw(STATE.included).has(key)
+
+
+def tls_is_dispatch_key_excluded(key: DispatchKey | str) -> bool:
+    return DispatchKeySet.from_raw(STATE.excluded).has(key)
+
+
+def _bits(keys: DispatchKeySet | DispatchKey | str) -> int:
+    return keys.raw if isinstance(keys, DispatchKeySet) else DispatchKeySet(keys).raw
+
+
+class _Guard:
+    """Base of the guards: saves the state on entry and restores it exactly on exit."""
+
+    __slots__ = ("_saved",)
+
+    def _apply(self, included: int, excluded: int) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def __enter__(self) -> _Guard:
+        self._saved = (STATE.included, STATE.excluded)
+        _set(*self._apply(*self._saved))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _set(*self._saved)
+
+
+class IncludeDispatchKeyGuard(_Guard):
+    """Add keys to this thread's included set for the duration of a `with` block."""
+
+    __slots__ = ("_bits",)
+
+    def __init__(self, keys: DispatchKeySet | DispatchKey | str):
+        self._bits = _bits(keys)
+
+    def _apply(self, included: int, excluded: int) -> tuple[int, int]:
+        return included | self._bits, excluded
+
+
+class ExcludeDispatchKeyGuard(_Guard):
+    """Add keys to this thread's excluded set for the duration of a `with` block."""
+
+    __slots__ = ("_bits",)
+
+    def __init__(self, keys: DispatchKeySet | DispatchKey | str):
+        self._bits = _bits(keys)
+
+    def _apply(self, included: int, excluded: int) -> tuple[int, int]:
+        return included, excluded | self._bits
+
+
+class AutoDispatchBelowAutograd(ExcludeDispatchKeyGuard):
+    """Exclude every autograd key: calls inside go straight to the keys below autograd."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self._bits = AUTOGRAD_BITS
+
+
+class AutoDispatchBelowADInplaceOrView(ExcludeDispatchKeyGuard):
+    """Exclude the autograd keys and ADInplaceOrView."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self._bits = AUTOGRAD_BITS | AD_INPLACE_OR_VIEW_BIT
+
+
+class ResetTLSGuard(_Guard):
+    """Run a block with this thread's default include/exclude sets (used by tests and tools)."""
+
+    __slots__ = ()
+
+    def _apply(self, included: int, excluded: int) -> tuple[int, int]:
+        return DEFAULT_INCLUDED, DEFAULT_EXCLUDED

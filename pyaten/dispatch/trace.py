@@ -1,0 +1,205 @@
+"""Recording dispatch decisions: `with pyaten.dispatch.trace() as t: ...; print(t)`.
+
+While a trace is active every operator call and redispatch becomes a node: the operator,
+each tensor argument's keys, the thread-local include/exclude sets, the call's key set, the
+key chosen, the rule that filled that table entry, the kernel and where it was registered,
+the result or the exception. Redispatches nest under the call that made them. Other layers
+attach notes to the node being dispatched with `trace.note(kind, **fields)`.
+
+When no trace is active the call path pays nothing: operator entries keep a cache from key
+sets to kernels, and that cache holds tracing wrappers only while `ACTIVE` is true (the
+caches are dropped whenever tracing starts or stops).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+ACTIVE = False  # module global, cheap to test: `if trace.ACTIVE: trace.note(...)`
+
+# Functions run when ACTIVE flips; the operator registry adds one that drops call caches.
+_ON_TOGGLE: list[Callable[[], None]] = []
+_LOCK = threading.Lock()
+_RECORDERS: list[Trace] = []
+
+
+class _ThreadStack(threading.local):
+    nodes: list[Node] | None = None
+
+
+_STACK = _ThreadStack()
+
+
+@dataclass(slots=True)
+class Node:
+    """One dispatch decision."""
+
+    operator: str
+    arguments: list[dict[str, str]]
+    tls_included: str
+    tls_excluded: str
+    keyset: str
+    key: str
+    rule: str
+    kernel: str
+    registered_at: str
+    redispatch: bool = False
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
+    result: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "redispatch": self.redispatch,
+            "arguments": [dict(a) for a in self.arguments],
+            "tls_included": self.tls_included,
+            "tls_excluded": self.tls_excluded,
+            "keyset": self.keyset,
+            "key": self.key,
+            "rule": self.rule,
+            "kernel": self.kernel,
+            "registered_at": self.registered_at,
+            "notes": [dict(n) for n in self.notes],
+            "result": self.result,
+            "error": self.error,
+            "children": [c.as_dict() for c in self.children],
+        }
+
+    def lines(self, depth: int = 0) -> list[str]:
+        pad = "  " * depth
+        verb = "redispatch" if self.redispatch else "call"
+        out = [f"{pad}{verb} {self.operator} -> {self.key} [{self.rule}] {self.kernel}"]
+        if self.registered_at:
+            out.append(f"{pad}  registered at {self.registered_at}")
+        for arg in self.arguments:
+            out.append(f"{pad}  arg {arg['name']}: {arg['keys']}")
+        if not self.redispatch:
+            out.append(f"{pad}  tls included: {self.tls_included}")
+            out.append(f"{pad}  tls excluded: {self.tls_excluded}")
+        out.append(f"{pad}  keyset: {self.keyset}")
+        for n in self.notes:
+            fields = ", ".join(f"{k}={v}" for k, v in n.items() if k != "kind")
+            out.append(f"{pad}  note {n['kind']}: {fields}")
+        for child in self.children:
+            out += child.lines(depth + 1)
+        if self.error is not None:
+            out.append(f"{pad}  raised {self.error}")
+        else:
+            out.append(f"{pad}  returned {self.result}")
+        return out
+
+
+class Trace:
+    """A context manager collecting the dispatch nodes of calls made inside it."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._thread = threading.get_ident()
+
+    def __enter__(self) -> Trace:
+        _start(self)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _stop(self)
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [n.as_dict() for n in self.nodes]
+
+    def __str__(self) -> str:
+        lines: list[str] = []
+        for node in self.nodes:
+            lines += node.lines()
+        return "\n".join(lines)
+
+    def print(self) -> None:
+        print(str(self))
+
+
+def trace() -> Trace:
+    """Record every dispatch decision made in this thread inside the `with` block."""
+    return Trace()
+
+
+def _set_active(value: bool) -> None:
+    global ACTIVE
+    if ACTIVE != value:
+        ACTIVE = value
+        for hook in list(_ON_TOGGLE):
+            hook()
+
+
+def _start(recorder: Trace) -> None:
+    with _LOCK:
+        _RECORDERS.append(recorder)
+        _set_active(True)
+
+
+def _stop(recorder: Trace) -> None:
+    with _LOCK:
+        if recorder in _RECORDERS:
+            _RECORDERS.remove(recorder)
+        _set_active(bool(_RECORDERS))
+
+
+def note(kind: str, **fields: Any) -> None:
+    """Attach a note to the node of the operator call being dispatched (no-op when off)."""
+    if not ACTIVE:
+        return
+    stack = _STACK.nodes
+    if stack:
+        stack[-1].notes.append({"kind": kind, **fields})
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """Run `fn(*args, **kwargs)` as `node`: nested calls become its children."""
+    stack = _STACK.nodes
+    if stack is None:
+        stack = _STACK.nodes = []
+    if stack:
+        stack[-1].children.append(node)
+    else:
+        ident = threading.get_ident()
+        for recorder in list(_RECORDERS):
+            if recorder._thread == ident:
+                recorder.nodes.append(node)
+    stack.append(node)
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException as exc:
+        node.error = f"{type(exc).__name__}: {_short(str(exc).splitlines()[0] if str(exc) else '')}"
+        raise
+    finally:
+        stack.pop()
+    node.result = _short(result)
+    return result
+
+
+class _CallableModule(types.ModuleType):
+    """Lets `pyaten.dispatch.trace()` work while `pyaten.dispatch.trace.ACTIVE` stays a module
+    global (the function and the module share one public name)."""
+
+    def __call__(self) -> Trace:
+        return Trace()
+
+
+sys.modules[__name__].__class__ = _CallableModule
