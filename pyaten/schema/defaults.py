@@ -133,6 +133,18 @@ def _fits(typ: Type, kind: str, value: object) -> bool:
     return False
 
 
+_FLOATING = frozenset({"float", "SymFloat"})
+
+
+def _as_target(typ: Type, kind: str, value: object) -> object:
+    """An int literal for a float argument means the float (`float p=1` is 1.0)."""
+    while isinstance(typ, OptionalType | ListType):
+        typ = typ.elem
+    if kind == "int" and isinstance(typ, BaseType) and typ.name in _FLOATING:
+        return float(value)  # type: ignore[arg-type]
+    return value
+
+
 def convert_default(typ: Type, text: str) -> object:
     """The Python value of default `text` for an argument of type `typ`.
 
@@ -150,15 +162,15 @@ def convert_default(typ: Type, text: str) -> object:
                 raise DefaultError(
                     f"default item {value!r} does not suit element type {list_type.elem}", offset
                 )
-        return tuple(value for _, value, _ in items)
+        return tuple(_as_target(list_type, kind, value) for kind, value, _ in items)
     kind, value = _literal(text, 0)
     if kind == "none" and isinstance(typ, OptionalType):
         return None
     if isinstance(list_type, ListType):
         # A bare item stands for the whole list only when the list has a fixed size.
         if list_type.size is not None and _fits(list_type.elem, kind, value):
-            return value
+            return _as_target(list_type, kind, value)
         raise DefaultError(f"default {text} does not suit type {typ}", 0)
     if not _fits(typ, kind, value):
         raise DefaultError(f"default {text} does not suit type {typ}", 0)
-    return value
+    return _as_target(typ, kind, value)

@@ -129,6 +129,11 @@ class Type:
     def is_symint_like(self) -> bool:
         return False
 
+    def is_list_like(self) -> ListType | None:
+        """The list type itself, seen through one `?` (`int[]?` -> `int[]`), else None."""
+        t = self.elem if isinstance(self, OptionalType) else self
+        return t if isinstance(t, ListType) else None
+
     def annotated(self, annotation: Annotation | None) -> str:
         """The type's text with `annotation` written right after the innermost base name."""
         raise NotImplementedError
@@ -442,10 +447,10 @@ class FunctionSchema:
     def functional_signature(self) -> FunctionSchema:
         """The signature shared by a function's functional, in-place and out variants.
 
-        Like torchgen's `signature(strip_default=True)`: base name without overload or
-        in-place marker, out arguments and TensorOptions dropped, annotations and defaults
-        stripped, return names stripped, and mutated inputs that are not returned appended
-        as returns.
+        Like torchgen's `signature()` with defaults stripped: base name without overload,
+        in-place marker or `_functional` suffix; out arguments and TensorOptions dropped;
+        annotations, defaults and return names stripped; mutated inputs that are not
+        returned appended as returns. Groups exactly as torchgen groups PyTorch's file.
         """
         d = self._derived
         if "signature" in d:
@@ -463,9 +468,10 @@ class FunctionSchema:
         positional = [Argument(a.name, a.type) for a in self.positional]
         kwargs = [Argument(a.name, a.type, kwarg_only=True) for a in self.kwarg_only]
         kwargs = _drop_tensor_options(kwargs)
-        sig = FunctionSchema(
-            OperatorName("", self.name.base, ""), tuple(positional + kwargs), returns
-        )
+        base = self.name.base
+        if base.endswith("_functional"):  # `normal_functional` pairs with `normal_`
+            base = base[: -len("_functional")]
+        sig = FunctionSchema(OperatorName("", base, ""), tuple(positional + kwargs), returns)
         d["signature"] = sig
         return sig
 

@@ -109,7 +109,7 @@ def _type_token(text: str, token: str, col: int) -> tuple[Type, Annotation | Non
     return typ, ann
 
 
-def _default(text: str, typ: Type, default: str, col: int) -> object:
+def _default(text: str, arg_name: str, typ: Type, default: str, col: int) -> object:
     key = (typ, default)
     try:
         return _DEFAULT_CACHE[key]
@@ -118,7 +118,7 @@ def _default(text: str, typ: Type, default: str, col: int) -> object:
     try:
         value = convert_default(typ, default)
     except DefaultError as e:
-        raise SchemaError(e.problem, text, col + e.offset) from None
+        raise SchemaError(f"argument '{arg_name}': {e.problem}", text, col + e.offset) from None
     _DEFAULT_CACHE[key] = value
     return value
 
@@ -162,7 +162,7 @@ def parse(text: str) -> FunctionSchema:
             if default_text is None:
                 default = NO_DEFAULT
             else:
-                default = _default(text, typ, default_text, m.start(3))
+                default = _default(text, arg_name, typ, default_text, m.start(3))
             is_out = kwarg_only and ann is not None and ann.is_write
             args.append(
                 Argument(arg_name, typ, ann, default, default_text, kwarg_only, is_out)
