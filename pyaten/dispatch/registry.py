@@ -154,7 +154,7 @@ def register_kernel(
                 f"  previous kernel: {stack[-1].debug}\n"
                 f"       new kernel: {debug}",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=3,
             )
         stack.append(kernel)
         entry.rebuild(_FALLBACKS)
