@@ -1,0 +1,140 @@
+"""The linter: every problem in native_functions.yaml, derivatives.yaml and tags.yaml files.
+
+`lint(path)` decides what a file is from its name (`*derivatives*.yaml`, `*tags*.yaml`,
+anything else is a native file) or, failing that, from its first entry's key (`func`,
+`name`, `tag`). A derivatives file is checked against a native file: the one passed as
+`native=`, else the one found beside it (see `derivatives.default_native_path`).
+`lint_files(paths)` lints several files at once; a native file among them is used for the
+derivatives files among them. Rules and codes: docs/lint.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from pyaten.declarations.autogen import with_autogen
+from pyaten.declarations.derivatives import default_native_path, read_derivatives
+from pyaten.declarations.model import Diagnostic, NativeFunction
+from pyaten.declarations.native import read_native_functions
+from pyaten.declarations.tags import load_tags, read_tags, tags_path_for
+
+__all__ = ["lint", "lint_files", "file_kind"]
+
+_FIRST_KEY = re.compile(r"^-\s+(func|name|tag)\s*:", re.MULTILINE)
+
+
+def file_kind(path: str, text: str) -> str:
+    """ "native", "derivatives" or "tags"."""
+    base = os.path.basename(path).lower()
+    if "derivatives" in base:
+        return "derivatives"
+    if "tags" in base:
+        return "tags"
+    m = _FIRST_KEY.search(text)
+    if m is not None:
+        return {"func": "native", "name": "derivatives", "tag": "tags"}[m.group(1)]
+    return "native"
+
+
+def _read(path: str) -> tuple[str | None, Diagnostic | None]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), None
+    except OSError as exc:
+        return None, Diagnostic(path, 0, "unreadable", f"cannot read file: {exc.strerror}")
+    except UnicodeDecodeError:
+        return None, Diagnostic(path, 0, "unreadable", "file is not UTF-8 text")
+
+
+def _lint_native(path: str, text: str) -> tuple[list[NativeFunction], list[Diagnostic]]:
+    tags_file = tags_path_for(path)
+    tags, tag_diags = read_tags(_read(tags_file)[0] or "", tags_file)
+    if tag_diags:
+        return [], tag_diags + [
+            Diagnostic(path, 1, "bad-tags-file", f"the tags file {tags_file} has errors")
+        ]
+    functions, diagnostics = read_native_functions(text, path, valid_tags=tags)
+    return functions, diagnostics
+
+
+def lint(
+    path: str | os.PathLike[str],
+    warnings: bool = False,
+    *,
+    native: str | os.PathLike[str] | Sequence[NativeFunction] | None = None,
+) -> list[Diagnostic]:
+    """Every error in the file at `path` (and every warning too with `warnings=True`)."""
+    path = os.fspath(path)
+    text, problem = _read(path)
+    if problem is not None:
+        return [problem]
+    kind = file_kind(path, text)
+    if kind == "tags":
+        diagnostics = read_tags(text, path)[1]
+    elif kind == "native":
+        diagnostics = _lint_native(path, text)[1]
+    else:
+        diagnostics = _lint_derivatives(path, text, native)
+    if not warnings:
+        diagnostics = [d for d in diagnostics if d.severity == "error"]
+    return diagnostics
+
+
+def _lint_derivatives(path: str, text: str, native) -> list[Diagnostic]:
+    if native is None:
+        native = default_native_path(path)
+        if native is None:
+            return [
+                Diagnostic(
+                    path,
+                    1,
+                    "no-native-file",
+                    "no native_functions.yaml to check this derivatives file against",
+                    "lint both at once: `pyaten lint native_functions.yaml derivatives.yaml`",
+                )
+            ]
+    if isinstance(native, (str, os.PathLike)):
+        native_path = os.fspath(native)
+        native_text, problem = _read(native_path)
+        if problem is not None:
+            return [problem]
+        functions, native_diags = _lint_native(native_path, native_text)
+        errors = [d for d in native_diags if d.severity == "error"]
+        if errors:
+            return [
+                Diagnostic(
+                    path,
+                    1,
+                    "bad-native-file",
+                    f"the native file {native_path} has {len(errors)} error(s)",
+                    f"run `pyaten lint {native_path}` first",
+                )
+            ]
+        native = with_autogen(functions)
+    return read_derivatives(text, path, native)[1]
+
+
+def lint_files(
+    paths: Sequence[str | os.PathLike[str]],
+    warnings: bool = False,
+    *,
+    native: str | os.PathLike[str] | None = None,
+) -> list[Diagnostic]:
+    """Lint several files; derivatives files use `native`, else a native file in `paths`."""
+    texts = {os.fspath(p): None for p in paths}
+    if native is None:
+        for p in texts:
+            text, _ = _read(p)
+            if text is not None and file_kind(p, text) == "native":
+                native = p
+                break
+    out: list[Diagnostic] = []
+    for p in texts:
+        out.extend(lint(p, warnings, native=native))
+    return out
+
+
+# Keep `load_tags` importable from here for callers that lint with a custom tag set.
+_ = load_tags
