@@ -13,6 +13,7 @@ import sys
 # command name -> module under pyaten.commands; add a line here when a command module lands.
 COMMANDS: dict[str, str] = {
     "schema": "schema",
+    "lint": "lint",
 }
 
 
