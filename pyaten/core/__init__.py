@@ -1,1 +1,84 @@
-"""pyaten.core"""
+"""pyaten.core: tensors and what kernels are built on.
+
+Storage, Tensor, dtypes, devices, type promotion, TensorIterator, DispatchStub, generators,
+printing and interop (NumPy, DLPack). Knows no particular op.
+"""
+
+from pyaten.core.creation import as_tensor, from_numpy, scalar_tensor, tensor
+from pyaten.core.device import device
+from pyaten.core.dtypes import (
+    bfloat16,
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from pyaten.core.promotion import can_cast, promote_types, result_type
+from pyaten.core.storage import Storage
+from pyaten.core.tensor import (
+    Size,
+    Tensor,
+    channels_last,
+    contiguous_format,
+    preserve_format,
+    strided,
+)
+
+__all__ = [
+    "Tensor",
+    "Size",
+    "Storage",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "scalar_tensor",
+    "device",
+    "dtype",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "half",
+    "float",
+    "double",
+    "short",
+    "int",
+    "long",
+    "cfloat",
+    "cdouble",
+    "get_default_dtype",
+    "set_default_dtype",
+    "result_type",
+    "promote_types",
+    "can_cast",
+    "strided",
+    "contiguous_format",
+    "channels_last",
+    "preserve_format",
+]

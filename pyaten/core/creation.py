@@ -1,0 +1,266 @@
+"""Making tensors from Python data and NumPy arrays: `tensor`, `from_numpy`, scalars.
+
+`tensor(data)` infers the dtype as PyTorch does: the promotion of every leaf, where a
+Python bool is bool, an int is int64, a float the default dtype, a complex the default
+complex dtype, and NumPy scalars/arrays and tensors bring their own dtype.
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.device import CPU, as_device
+from pyaten.core.dtypes import dtype as DType
+from pyaten.core.promotion import promote_types, scalar_dtype
+from pyaten.core.storage import Storage
+from pyaten.core.tensor import Tensor
+from pyaten.core.views import contiguous_strides, empty_tensor
+
+__all__ = ["tensor", "from_numpy", "scalar_tensor", "wrapped_scalar_tensor", "as_tensor"]
+
+_U8 = np.dtype(np.uint8)
+_SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+def _is_sequence(obj: object) -> bool:
+    if isinstance(obj, (str, bytes, Tensor, np.generic)):
+        return False
+    return isinstance(obj, (list, tuple, np.ndarray)) or (
+        hasattr(obj, "__len__") and hasattr(obj, "__getitem__")
+    )
+
+
+def _compute_sizes(data: object) -> list[int]:
+    # Follows the first element down, as PyTorch does; the store pass checks the rest.
+    sizes: list[int] = []
+    while True:
+        if isinstance(data, np.ndarray):
+            sizes.extend(data.shape)
+            return sizes
+        if isinstance(data, Tensor) or not _is_sequence(data):
+            return sizes
+        n = len(data)
+        sizes.append(n)
+        if n == 0:
+            return sizes
+        data = data[0]
+
+
+def _leaf_dtype(leaf: object) -> DType:
+    if isinstance(leaf, Tensor):
+        return leaf._dtype
+    if isinstance(leaf, (np.generic, np.ndarray)):
+        return dt.from_numpy_dtype(leaf.dtype)
+    if isinstance(leaf, _SCALAR_TYPES):
+        return scalar_dtype(leaf)
+    if isinstance(leaf, str):
+        raise TypeError("new(): invalid data type 'str'")
+    raise RuntimeError(f"Could not infer dtype of {type(leaf).__name__}")
+
+
+def _store(data: object, sizes: list[int], dim: int, out: list, types: set) -> None:
+    if dim == len(sizes):
+        if isinstance(data, Tensor):
+            if data.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            types.add(data._dtype)
+            out.append(data.item())
+            return
+        if isinstance(data, np.ndarray) and data.ndim == 0:
+            types.add(dt.from_numpy_dtype(data.dtype))
+            out.append(data.item())
+            return
+        if _is_sequence(data):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+        types.add(_leaf_dtype(data))
+        out.append(data)
+        return
+    if isinstance(data, np.ndarray):
+        if list(data.shape) != sizes[dim:]:
+            raise ValueError(
+                f"expected sequence of length {sizes[dim]} at dim {dim} (got "
+                f"{data.shape[0] if data.ndim else 0})"
+            )
+        types.add(dt.from_numpy_dtype(data.dtype))
+        out.extend(data.reshape(-1).tolist())
+        return
+    if not _is_sequence(data):
+        raise TypeError("not a sequence")
+    n = len(data)
+    if n != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
+    for item in data:
+        _store(item, sizes, dim + 1, out, types)
+
+
+def _infer_dtype(types: set) -> DType:
+    result = None
+    for t in types:
+        result = t if result is None else promote_types(result, t)
+    return dt.get_default_dtype() if result is None else result
+
+
+def tensor(
+    data: object,
+    dtype: DType | None = None,
+    device: object = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """A new tensor holding a copy of `data` (nested sequences, numbers, arrays, tensors)."""
+    dev = as_device(device)
+    if dtype is not None and not isinstance(dtype, DType):
+        raise TypeError(
+            f"tensor(): argument 'dtype' must be pyaten.dtype, not {type(dtype).__name__}"
+        )
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+            "rather than pyaten.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        if data._storage.data is None:
+            values = None
+        else:
+            values = data._numpy()
+        target = dtype or data._dtype
+        sizes = data._sizes
+    elif isinstance(data, np.ndarray):
+        target = dtype or dt.from_numpy_dtype(data.dtype)
+        values = data
+        sizes = data.shape
+    else:
+        sizes_list = _compute_sizes(data)
+        flat: list = []
+        types: set = set()
+        _store(data, sizes_list, 0, flat, types)
+        target = dtype or _infer_dtype(types)
+        sizes = tuple(sizes_list)
+        values = _flat_to_numpy(flat, target)
+    result = empty_tensor(tuple(sizes), target, dev)
+    if values is not None and result._storage.data is not None:
+        out = result._numpy()
+        out[...] = _cast(np.asarray(values).reshape(out.shape), target)
+    if requires_grad:
+        result.requires_grad = True
+    return result
+
+
+def _cast(values: np.ndarray, target: DType) -> np.ndarray:
+    if values.dtype == target.numpy:
+        return values
+    if values.dtype.kind == "c" and not target.is_complex:
+        # Like PyTorch, converting complex to real keeps the real part.
+        values = values.real
+    return values.astype(target.numpy)
+
+
+def _flat_to_numpy(flat: list, target: DType) -> np.ndarray:
+    try:
+        if target.is_complex or target.category == dt.BOOL_CATEGORY:
+            return np.array(flat, dtype=target.numpy)
+        if any(isinstance(v, builtins.complex) for v in flat):
+            return np.array([v.real if isinstance(v, builtins.complex) else v for v in flat],
+                            dtype=target.numpy)
+        if target is dt.bfloat16:
+            return np.array(flat, dtype=np.float64).astype(target.numpy)
+        return np.array(flat, dtype=target.numpy)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+
+
+def as_tensor(data: object, dtype: DType | None = None, device: object = None) -> Tensor:
+    """`data` itself when it is already a tensor of that dtype/device, else `tensor(data)`."""
+    if isinstance(data, Tensor):
+        if (dtype is None or dtype is data._dtype) and (
+            device is None or as_device(device) == data._device
+        ):
+            return data
+        return tensor(data._numpy().copy(), dtype=dtype or data._dtype, device=device)
+    if isinstance(data, np.ndarray) and device is None and (
+        dtype is None or dtype.numpy == data.dtype
+    ):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array` (writes through in both directions)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    d = dt.from_numpy_dtype(array.dtype)
+    itemsize = array.dtype.itemsize
+    for s in array.strides:
+        if s < 0:
+            raise ValueError(
+                "At least one stride in the given numpy array is negative, and tensors with "
+                "negative strides are not currently supported. (You can probably work around "
+                "this by making a copy of your array  with array.copy().) "
+            )
+        if s % itemsize:
+            raise ValueError(
+                "given numpy array strides not a multiple of the element byte size. Copy the "
+                "numpy array to reallocate the memory."
+            )
+    if not array.flags.writeable:
+        warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable "
+            "tensors. This means writing to this tensor will result in undefined behavior. You "
+            "may want to copy the array to protect its data or make it writable before "
+            "converting it to a tensor. This type of warning will be suppressed for the rest of "
+            "this program.",
+            UserWarning,
+            stacklevel=2,
+        )
+    sizes = tuple(array.shape)
+    strides = tuple(s // itemsize for s in array.strides)
+    if array.size == 0:
+        data = np.empty(0, _U8)
+        strides = contiguous_strides(sizes)
+    else:
+        extent = sum((n - 1) * s for n, s in zip(sizes, array.strides)) + itemsize
+        first = array[(slice(0, 1),) * array.ndim].reshape(1).view(_U8)
+        data = np.lib.stride_tricks.as_strided(first, shape=(extent,), strides=(1,))
+    storage = Storage(data.nbytes, CPU, data=data, resizable=False)
+    return Tensor._make(storage, sizes, strides, 0, d, CPU)
+
+
+def scalar_tensor(value: object, dtype: DType | None = None, device: object = None) -> Tensor:
+    """A 0-dim tensor holding a Python number (dtype inferred like `tensor`)."""
+    target = dtype or scalar_dtype(value)
+    t = empty_tensor((), target, as_device(device))
+    if t._storage.data is not None:
+        t._numpy()[()] = value
+    return t
+
+
+_WRAPPED_DTYPE = {
+    builtins.bool: dt.bool,
+    builtins.int: dt.int64,
+    builtins.float: dt.float64,
+    builtins.complex: dt.complex128,
+}
+
+
+def wrapped_scalar_tensor(value: object, device: object = None) -> Tensor:
+    """A 0-dim "wrapped number" tensor for a Python scalar argument (float stored as
+    float64, int as int64); it promotes like a Python scalar, not like a tensor."""
+    d = _WRAPPED_DTYPE.get(type(value))
+    if d is None:
+        d = scalar_dtype(value)
+        d = {dt.BOOL_CATEGORY: dt.bool, dt.INT_CATEGORY: dt.int64}.get(d.category, d)
+        if d.is_floating_point:
+            d = dt.float64
+        elif d.is_complex:
+            d = dt.complex128
+    t = empty_tensor((), d, CPU if device is None else as_device(device))
+    if t._storage.data is not None:
+        t._numpy()[()] = value
+    t._wrapped_number = True
+    return t

@@ -1,0 +1,184 @@
+"""Scalar types: the twelve dtypes, their NumPy twins, and the default dtype.
+
+A `dtype` is an immutable singleton (compare with `is`). Each knows its PyTorch name
+(`float32`), its C++ ScalarType name (`Float`, used in error messages), its NumPy dtype
+and its promotion category.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "dtype",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "half",
+    "float",
+    "double",
+    "short",
+    "int",
+    "long",
+    "cfloat",
+    "cdouble",
+    "get_default_dtype",
+    "set_default_dtype",
+]
+
+_builtin_bool = bool
+
+# Promotion categories, lowest first (DESIGN.md, tensor core).
+BOOL_CATEGORY = 0
+INT_CATEGORY = 1
+FLOAT_CATEGORY = 2
+COMPLEX_CATEGORY = 3
+
+
+class dtype:  # noqa: N801 - named like torch.dtype
+    """A tensor element type; one instance per type, compared by identity."""
+
+    __slots__ = (
+        "name",
+        "scalar_name",
+        "itemsize",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "category",
+        "index",
+        "numpy",
+        "_to_real",
+        "_to_complex",
+    )
+
+    def __init__(
+        self, name: str, scalar_name: str, np_dtype: np.dtype, category: int, signed: bool
+    ) -> None:
+        self.name = name
+        self.scalar_name = scalar_name
+        self.numpy = np.dtype(np_dtype)
+        self.itemsize = self.numpy.itemsize
+        self.category = category
+        self.is_floating_point = category == FLOAT_CATEGORY
+        self.is_complex = category == COMPLEX_CATEGORY
+        self.is_signed = signed
+        self.index = len(_ALL)
+        self._to_real = self
+        self._to_complex = self
+        _ALL.append(self)
+
+    def __repr__(self) -> str:
+        return "pyaten." + self.name
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> str:
+        # Pickle as the module-level singleton.
+        return self.name
+
+    def __copy__(self) -> dtype:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> dtype:
+        return self
+
+    def to_real(self) -> dtype:
+        """The real counterpart (complex64 -> float32); identity for real dtypes."""
+        return self._to_real
+
+    def to_complex(self) -> dtype:
+        """The complex counterpart (float32 -> complex64); identity for complex dtypes."""
+        return self._to_complex
+
+    @property
+    def is_integral(self) -> _builtin_bool:
+        """True for bool and the integer types (torch's isIntegralType(includeBool=True))."""
+        return self.category <= INT_CATEGORY
+
+
+_ALL: list[dtype] = []
+
+bool = dtype("bool", "Bool", np.bool_, BOOL_CATEGORY, False)  # noqa: A001
+uint8 = dtype("uint8", "Byte", np.uint8, INT_CATEGORY, False)
+int8 = dtype("int8", "Char", np.int8, INT_CATEGORY, True)
+int16 = dtype("int16", "Short", np.int16, INT_CATEGORY, True)
+int32 = dtype("int32", "Int", np.int32, INT_CATEGORY, True)
+int64 = dtype("int64", "Long", np.int64, INT_CATEGORY, True)
+float16 = dtype("float16", "Half", np.float16, FLOAT_CATEGORY, True)
+bfloat16 = dtype("bfloat16", "BFloat16", ml_dtypes.bfloat16, FLOAT_CATEGORY, True)
+float32 = dtype("float32", "Float", np.float32, FLOAT_CATEGORY, True)
+float64 = dtype("float64", "Double", np.float64, FLOAT_CATEGORY, True)
+complex64 = dtype("complex64", "ComplexFloat", np.complex64, COMPLEX_CATEGORY, True)
+complex128 = dtype("complex128", "ComplexDouble", np.complex128, COMPLEX_CATEGORY, True)
+
+# torch's aliases
+half = float16
+float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+cfloat = complex64
+cdouble = complex128
+
+complex64._to_real = float32
+complex128._to_real = float64
+float32._to_complex = complex64
+float64._to_complex = complex128
+float16._to_complex = complex64  # torch has complex32 here; we have no chalf
+
+ALL_DTYPES: tuple[dtype, ...] = tuple(_ALL)
+BY_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}
+_BY_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES}
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    """The pyaten dtype for a NumPy dtype; TypeError naming it when there is none."""
+    found = _BY_NUMPY.get(np.dtype(np_dtype))
+    if found is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+            "are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint8, and bool."
+        )
+    return found
+
+
+def to_numpy_dtype(d: dtype) -> np.dtype:
+    """The NumPy dtype that stores `d` (bfloat16 through ml_dtypes)."""
+    return d.numpy
+
+
+_default_dtype: list[dtype] = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype Python floats become (float32 unless changed)."""
+    return _default_dtype[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the dtype Python floats become; only float dtypes are allowed, as in torch."""
+    if not isinstance(d, dtype):
+        raise TypeError(
+            f"set_default_dtype(): argument 'd' must be pyaten.dtype, not {type(d).__name__}"
+        )
+    if d not in (float16, bfloat16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_dtype[0] = d
+
+
+def default_complex_dtype() -> dtype:
+    """The dtype Python complex numbers become: complex128 iff the default is float64."""
+    return complex128 if _default_dtype[0] is float64 else complex64

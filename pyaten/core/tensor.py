@@ -1,0 +1,484 @@
+"""The Tensor data model: storage + sizes + strides + offset + dtype + device + key set.
+
+Note: the per-op path. `Tensor._make` builds a tensor with no validation; it is called for
+every op result, so it only assigns slots. The NumPy view of a CPU tensor is built on first
+use and cached in `_np`; it is rebuilt when the storage's buffer was replaced (resize) or
+when `_np` is cleared (`set_`-style metadata changes call `_refresh`).
+
+Ops (`add`, `view`, ...) are attached to this class by the native/codegen layers; this module
+only holds data, properties, conversions and printing hooks.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.device import CPU, device
+from pyaten.core.dtypes import dtype
+from pyaten.core.storage import Storage
+
+__all__ = ["Tensor", "Size", "VersionCounter", "strided", "contiguous_format", "channels_last"]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as `pyaten.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"pyaten.Size({list(self)!r})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):  # type: ignore[override]
+        got = tuple.__getitem__(self, item)
+        return Size(got) if isinstance(item, slice) else got
+
+    def __add__(self, other: tuple) -> Size:  # type: ignore[override]
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+class _Token:
+    """A named singleton such as `pyaten.strided` or `pyaten.contiguous_format`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return "pyaten." + self.name
+
+
+strided = _Token("strided")
+contiguous_format = _Token("contiguous_format")
+channels_last = _Token("channels_last")
+preserve_format = _Token("preserve_format")
+
+
+class VersionCounter:
+    """Counts in-place writes; shared by a tensor and all its views (autograd checks it)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int = 0) -> None:
+        self.value = value
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    # Returns the non-negative dim or raises torch's IndexError.
+    if ndim == 0:
+        if dim in (0, -1):
+            return 0
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+        )
+    if -ndim <= dim < ndim:
+        return dim + ndim if dim < 0 else dim
+    raise IndexError(
+        f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
+    )
+
+
+class Tensor:
+    """A strided view of a Storage. Create with `pyaten.tensor`, factories or ops."""
+
+    __slots__ = (
+        "_storage",
+        "_sizes",
+        "_strides",
+        "_offset",
+        "_dtype",
+        "_device",
+        "_keyset",
+        "_np",
+        "_version_counter",
+        "_base",
+        "_requires_grad",
+        "grad_fn",
+        "grad",
+        "_hooks",
+        "retains_grad",
+        "output_nr",
+        "_wrapped_number",
+        "__weakref__",
+        "__dict__",
+    )
+
+    # ------------------------------------------------------------------ construction
+    @staticmethod
+    def _make(
+        storage: Storage,
+        sizes: tuple,
+        strides: tuple,
+        offset: int,
+        dtype: dtype,
+        device: device,
+    ) -> Tensor:
+        """Fast internal constructor: no validation, a fresh version counter, no autograd."""
+        t = _new(Tensor)
+        t._storage = storage
+        t._sizes = sizes
+        t._strides = strides
+        t._offset = offset
+        t._dtype = dtype
+        t._device = device
+        t._keyset = device._keyset
+        t._np = None
+        t._version_counter = VersionCounter()
+        t._base = None
+        t._requires_grad = False
+        t.grad_fn = None
+        t.grad = None
+        t._hooks = None
+        t.retains_grad = False
+        t.output_nr = 0
+        t._wrapped_number = False
+        return t
+
+    def __new__(cls, *args: object) -> Tensor:
+        # Legacy constructor: Tensor() / Tensor(2, 3) (uninitialised) / Tensor([1, 2]).
+        from pyaten.core.creation import tensor as make_tensor
+        from pyaten.core.views import empty_tensor
+
+        default = dt.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], builtins.int):
+            return make_tensor(args[0], dtype=default)
+        if all(isinstance(a, builtins.int) for a in args):
+            return empty_tensor(tuple(args) if args else (0,), default, CPU)
+        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+
+    def _refresh(self) -> None:
+        """Forget the cached NumPy view after sizes/strides/offset/storage changed."""
+        self._np = None
+
+    def _numpy(self) -> np.ndarray:
+        """The (cached) writable NumPy view of this tensor's elements, any dtype."""
+        view = self._np
+        storage = self._storage
+        if view is not None and view.base is storage.data:
+            return view
+        data = storage.data
+        if data is None:
+            raise RuntimeError(
+                f"Cannot access data of a tensor on device '{self._device}' (it has no storage "
+                "bytes)"
+            )
+        itemsize = self._dtype.itemsize
+        view = np.ndarray(
+            self._sizes,
+            self._dtype.numpy,
+            data,
+            self._offset * itemsize,
+            tuple([s * itemsize for s in self._strides]),
+        )
+        self._np = view
+        return view
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._sizes)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        if dim is None:
+            return Size(self._sizes)
+        if not self._sizes:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return self._sizes[_wrap_dim(operator.index(dim), len(self._sizes))]
+
+    def stride(self, dim: int | None = None) -> tuple | int:
+        if dim is None:
+            return self._strides
+        if not self._sizes:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return self._strides[_wrap_dim(operator.index(dim), len(self._sizes))]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def dim(self) -> int:
+        return len(self._sizes)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return len(self._sizes)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._sizes:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    @property
+    def dtype(self) -> dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def layout(self) -> _Token:
+        return strided
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        """-1 on the CPU, else the device index (0 when unset)."""
+        if self._device.type == "cpu":
+            return -1
+        return self._device.index or 0
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def is_contiguous(self, memory_format: _Token = contiguous_format) -> bool:
+        from pyaten.core.views import is_channels_last_strides, is_contiguous_strides
+
+        if memory_format is channels_last:
+            return is_channels_last_strides(self._sizes, self._strides)
+        return is_contiguous_strides(self._sizes, self._strides)
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        from pyaten.core.views import is_non_overlapping_and_dense
+
+        return is_non_overlapping_and_dense(self._sizes, self._strides)
+
+    def untyped_storage(self) -> Storage:
+        return self._storage
+
+    def data_ptr(self) -> int:
+        return self._storage.data_ptr() + self._offset * self._dtype.itemsize
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # ------------------------------------------------------------------ autograd fields
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            msg = "you can only change requires_grad flags of leaf variables."
+            if not value:
+                msg += (
+                    " If you want to use a computed variable in a subgraph that doesn't "
+                    "require differentiation use var_no_grad = var.detach()."
+                )
+            raise RuntimeError(msg)
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = builtins.bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    def _bump_version(self) -> None:
+        """Record an in-place write (seen by every view sharing the counter)."""
+        self._version_counter.value += 1
+
+    @property
+    def data(self) -> Tensor:
+        """An alias sharing storage, detached from autograd and from the version counter."""
+        t = Tensor._make(
+            self._storage, self._sizes, self._strides, self._offset, self._dtype, self._device
+        )
+        return t
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(other).__name__}")
+        self._storage = other._storage
+        self._sizes = other._sizes
+        self._strides = other._strides
+        self._offset = other._offset
+        self._dtype = other._dtype
+        self._device = other._device
+        self._keyset = other._keyset
+        self._np = None
+
+    # ------------------------------------------------------------------ Python conversions
+    def _check_cpu_data(self, what: str) -> np.ndarray:
+        if self._storage.data is None:
+            raise NotImplementedError(f"Cannot copy out of {self._device.type} tensor; no data!")
+        return self._numpy()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A NumPy array sharing memory with this tensor (bfloat16 as ml_dtypes.bfloat16)."""
+        if self._storage.data is None or self._device.type not in ("cpu",) and not force:
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._numpy()
+
+    def __array__(self, dtype: object = None, copy: bool | None = None) -> np.ndarray:
+        array = self.numpy()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        if copy:
+            return array.copy()
+        return array
+
+    def tolist(self) -> object:
+        """Nested Python lists of Python numbers (a number for a 0-dim tensor)."""
+        array = self._check_cpu_data("tolist")
+        if self._dtype is dt.bfloat16:
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    def item(self) -> builtins.int | builtins.float | builtins.bool | builtins.complex:
+        """The value of a one-element tensor as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if self._storage.data is None:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        value = self._numpy().reshape(())
+        if self._dtype is dt.bfloat16:
+            return builtins.float(value)
+        return value.item()
+
+    def __bool__(self) -> bool:
+        n = self.numel()
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    def __int__(self) -> int:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        value = self.item()
+        if isinstance(value, builtins.complex):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return builtins.int(value)
+
+    def __float__(self) -> float:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        value = self.item()
+        if isinstance(value, builtins.complex):
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return builtins.float(value)
+
+    def __complex__(self) -> complex:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return builtins.complex(self.item())
+
+    def __index__(self) -> int:
+        if self.numel() != 1 or self._dtype.category > dt.INT_CATEGORY:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    def __len__(self) -> int:
+        if not self._sizes:
+            raise TypeError("len() of a 0-d tensor")
+        return self._sizes[0]
+
+    def __iter__(self):  # noqa: ANN204
+        if not self._sizes:
+            raise TypeError("iteration over a 0-d tensor")
+        from pyaten.core.views import select_view
+
+        return (select_view(self, 0, i) for i in range(self._sizes[0]))
+
+    def __format__(self, spec: str) -> str:
+        if not self._sizes and self._storage.data is not None:
+            return format(self.item(), spec)
+        return object.__format__(self, spec) if spec == "" else format(repr(self), spec)
+
+    def __repr__(self) -> str:
+        from pyaten.core.printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    # ------------------------------------------------------------------ DLPack
+    def __dlpack__(self, *, stream: object = None, max_version: tuple | None = None,
+                   dl_device: tuple | None = None, copy: bool | None = None) -> object:
+        from pyaten.core.interop import to_dlpack
+
+        return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                         copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from pyaten.core.interop import dlpack_device
+
+        return dlpack_device(self)
+
+
+_new = object.__new__
