@@ -202,7 +202,10 @@ class Library:
         qualified = name if "::" in name else f"{self.ns}::{name}"
         if dispatch_key == "Meta":
             entry = registry.find_operator(qualified)
-            if entry is not None and entry.kernels.get(registry.CATCH_ALL):
+            if entry is None:
+                # torch's CIA lookup fails for an operator it has never heard of.
+                raise RuntimeError(f"operator {qualified} does not exist")
+            if entry.kernels.get(registry.CATCH_ALL):
                 raise RuntimeError(
                     f"We should not register a meta kernel directly to the operator '{name}', "
                     "because it has a CompositeImplicitAutograd kernel in core. Instead we should "
@@ -279,13 +282,13 @@ class Library:
                 f"Input function is required to be a callable but found type {type(fn)}"
             )
         key = parse_dispatch_key(dispatch_key)
-        handle = registry.register_fallback(
+        registry.register_fallback(
             key,
             None if fn is fallthrough_kernel else fn,
             fallthrough=fn is fallthrough_kernel,
             debug=self.debug,
+            handles=self._handles,
         )
-        self._handles.append(handle)
 
 
 def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Iterable[str] = ()):

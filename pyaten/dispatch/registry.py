@@ -185,14 +185,18 @@ def register_fallback(
     *,
     fallthrough: bool = False,
     debug: str = "no debug info",
+    handles: list[RegistrationHandle] | None = None,
 ) -> RegistrationHandle:
     """Register a boxed fallback `fn(op, keyset, *args)` for every operator on `key`.
 
     An alias key registers one fallback per runtime key it covers, in table order, stopping
-    at the first key that already has one (those registered so far stay, as in PyTorch).
+    at the first key that already has one (those registered so far stay, as in PyTorch, and
+    the handle, appended to `handles` first, still removes them).
     """
     done: list[int] = []
     handle = RegistrationHandle(lambda: _clear_fallbacks(done), f"fallback {key.name}")
+    if handles is not None:
+        handles.append(handle)
     with LOCK:
         for slot in fallback_slots(key):
             previous = _FALLBACKS[slot]
