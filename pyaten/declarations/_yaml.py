@@ -16,7 +16,7 @@ try:  # the C composer when libyaml is present; the pure-Python one otherwise
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader
 
-__all__ = ["YamlMap", "YamlSyntaxError", "load_yaml", "C_LOADER"]
+__all__ = ["YamlList", "YamlMap", "YamlSyntaxError", "load_yaml", "C_LOADER"]
 
 C_LOADER: bool = _Loader.__name__.startswith("C")
 
@@ -48,6 +48,15 @@ class YamlMap(dict):
         return self.key_lines.get(key, self.line)
 
 
+class YamlList(list):
+    """A YAML sequence: a plain list plus `lines`, the 1-based line of each item."""
+
+    __slots__ = ("lines",)
+
+    def line_of(self, index: int) -> int:
+        return self.lines[index]
+
+
 class YamlSyntaxError(ValueError):
     """The text is not YAML; `line` and `column` are 1-based (0 when unknown)."""
 
@@ -74,7 +83,9 @@ def _build(node: yaml.Node) -> object:
     if type(node) is _ScalarNode:
         return _scalar(node)
     if type(node) is _SequenceNode:
-        return [_build(item) for item in node.value]
+        out_list = YamlList(_build(item) for item in node.value)
+        out_list.lines = [item.start_mark.line + 1 for item in node.value]
+        return out_list
     if isinstance(node, yaml.MappingNode):
         out = YamlMap(node.start_mark.line + 1)
         key_lines = out.key_lines

@@ -274,7 +274,7 @@ def read_derivatives(
         return [], diagnostics
     if not isinstance(data, list):
         report(
-            1,
+            getattr(data, "line", 1),
             "bad-file",
             "derivatives.yaml must be a list of entries",
             "each entry starts with `- name: ...`",
@@ -283,9 +283,9 @@ def read_derivatives(
     reader = _Reader(path, report, native_functions)
     entries: list[DerivativeEntry] = []
     seen: dict[str, int] = {}
-    for e in data:
+    for index, e in enumerate(data):
         if not isinstance(e, YamlMap):
-            report(1, "bad-entry", f"entry is not a mapping: {e!r}")
+            report(data.line_of(index), "bad-entry", f"entry is not a mapping: {e!r}")
             continue
         entry = reader.read(e)
         if entry is None:

@@ -83,6 +83,22 @@ _UFUNC_KEYS = frozenset(
     }
 )
 _COMPOSITE_KEYS = frozenset(ALIAS_KEYS)
+# (key, its default) for the `redundant-default` warning
+_DEFAULTS: tuple[tuple[str, object], ...] = (
+    ("structured", False),
+    ("device_guard", True),
+    ("device_check", "ExactSame"),
+    ("manual_kernel_registration", False),
+    ("manual_cpp_binding", False),
+    ("use_const_ref_for_mutable_tensors", False),
+)
+
+
+def _default_kernel_name(fn: NativeFunction) -> str:
+    """The kernel name an entry without `dispatch:` gets: its name, `_out` added for out ops."""
+    name = fn.func.name.name
+    return f"{name}_out" if fn.func.out else name
+
 
 Report = Callable[..., None]
 
@@ -109,7 +125,7 @@ _SCHEMA_RULE_CODES: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "out-not-mutable",
         "out arguments are keyword-only and mutable: `*, Tensor(a!) out`",
     ),
-    (("out argument", "keyword-only"), "out-not-keyword-only", "out arguments come after `*`"),
+    (("out argument", "is returned"), "out-not-keyword-only", "out arguments come after `*`"),
     (
         ("cannot follow out arguments",),
         "out-not-last",
@@ -506,6 +522,39 @@ class _EntryReader:
                 "function",
             )
 
+        self._warnings(e, fn)
+
+    def _warnings(self, e: YamlMap, fn: NativeFunction) -> None:
+        """Style problems: keys that change nothing."""
+        report = self.report
+        for key, default in _DEFAULTS:
+            if key in e and e[key] == default and type(e[key]) is type(default):
+                report(
+                    e.line_of(key),
+                    "redundant-default",
+                    f"'{key}: {default}' is the default",
+                    "remove the line",
+                    severity="warning",
+                )
+        if len(fn.dispatch) == 1 and fn.dispatch.get("CompositeImplicitAutograd") == (
+            _default_kernel_name(fn)
+        ):
+            report(
+                e.line_of("dispatch"),
+                "redundant-dispatch",
+                f"{fn.func.name}: a lone CompositeImplicitAutograd kernel with the default "
+                "name is what no 'dispatch:' means",
+                "remove the dispatch section",
+                severity="warning",
+            )
+        if fn.structured_inherits is not None and not fn.structured:
+            report(
+                e.line_of("structured_inherits"),
+                "inherits-without-structured",
+                f"{fn.func.name}: 'structured_inherits' has no effect without 'structured: True'",
+                severity="warning",
+            )
+
 
 def read_native_functions(
     text: str, path: str = "<string>", *, valid_tags: frozenset[str] | None = None
@@ -525,7 +574,7 @@ def read_native_functions(
         return [], diagnostics
     if not isinstance(data, list):
         report(
-            1,
+            getattr(data, "line", 1),
             "bad-file",
             "native_functions.yaml must be a list of entries",
             "each entry starts with `- func: ...`",
@@ -535,9 +584,9 @@ def read_native_functions(
         valid_tags = load_tags(tags_path_for(path if path != "<string>" else None))
     reader = _EntryReader(path, valid_tags, report)
     functions: list[NativeFunction] = []
-    for entry in data:
+    for index, entry in enumerate(data):
         if not isinstance(entry, YamlMap):
-            report(1, "bad-entry", f"entry is not a mapping: {entry!r}")
+            report(data.line_of(index), "bad-entry", f"entry is not a mapping: {entry!r}")
             continue
         fn = reader.read(entry)
         if fn is not None:

@@ -1,0 +1,142 @@
+"""The linter: one fixture per rule, each marking its expected diagnostics in place.
+
+A fixture line that should get a diagnostic ends with `# expect: CODE[, CODE]`; the test
+lints the file (warnings included) and compares the (line, code) pairs exactly. PyTorch's
+own three files must produce nothing at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pyaten.cli import main
+from pyaten.declarations import Diagnostic, lint, lint_files
+from pyaten.declarations.rules import RULES
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lint"
+ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*.yaml"))
+TORCHGEN = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "torchgen" / "packaged"
+if not TORCHGEN.exists():  # another Python version in the virtualenv
+    import torchgen
+
+    TORCHGEN = Path(torchgen.__file__).parent / "packaged"
+REAL_NATIVE = TORCHGEN / "ATen" / "native" / "native_functions.yaml"
+REAL_TAGS = TORCHGEN / "ATen" / "native" / "tags.yaml"
+REAL_DERIVATIVES = TORCHGEN / "autograd" / "derivatives.yaml"
+
+_EXPECT = re.compile(r"#\s*expect:\s*([a-z, -]+?)\s*$")
+# codes that no file fixture can trigger; each has its own test below
+_NO_FIXTURE = {"no-native-file"}
+
+
+def expectations(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        m = _EXPECT.search(line)
+        if m:
+            out.extend((number, code.strip()) for code in m.group(1).split(","))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fixture_diagnostics_at_the_marked_lines(path: Path) -> None:
+    found = lint(path, warnings=True)
+    assert sorted((d.line, d.code) for d in found) == expectations(path)
+    for d in found:
+        assert d.path == str(path)
+        assert d.message and d.code in RULES
+        assert d.severity == RULES[d.code].severity
+
+
+def test_every_rule_has_a_fixture() -> None:
+    covered = {code for p in ALL_FIXTURES for _, code in expectations(p)}
+    assert set(RULES) - _NO_FIXTURE <= covered
+    assert covered <= set(RULES)
+
+
+def test_warnings_only_when_asked() -> None:
+    path = FIXTURES / "redundant_default.yaml"
+    assert lint(path) == []
+    assert [d.severity for d in lint(path, warnings=True)] == ["warning"]
+
+
+@pytest.mark.parametrize("path", [REAL_NATIVE, REAL_TAGS, REAL_DERIVATIVES], ids=lambda p: p.name)
+def test_pytorch_files_are_clean(path: Path) -> None:
+    assert lint(path, warnings=True) == []
+
+
+def test_hints_say_what_to_write() -> None:
+    (d,) = lint(FIXTURES / "unknown_key.yaml")
+    assert "dispatch" in d.hint
+    bad = lint(FIXTURES / "unknown_dispatch_key.yaml")
+    assert "SparseCPU" in bad[0].hint
+    assert "derivatives.yaml" in bad[1].hint
+    (tag,) = lint(FIXTURES / "unknown_tag.yaml")
+    assert "'pointwise'" in tag.hint
+    (syntax,) = lint(FIXTURES / "schema_syntax.yaml")
+    assert "column" in syntax.message and "^" in syntax.hint
+
+
+def test_derivatives_checked_against_the_native_file_given(tmp_path: Path) -> None:
+    # The derivatives file alone in a folder: nothing beside it, so pass the native file.
+    text = (FIXTURES / "derivatives_unknown_input.yaml").read_text()
+    lone = tmp_path / "derivatives.yaml"
+    lone.write_text(text)
+    native = FIXTURES / "native_functions.yaml"
+    expected = expectations(FIXTURES / "derivatives_unknown_input.yaml")
+    found = lint_files([native, lone])
+    assert [(d.line, d.code) for d in found] == expected
+    assert all(d.path == str(lone) for d in found)
+    assert [(d.line, d.code) for d in lint(lone, native=native)] == expected
+
+
+def test_no_native_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyaten.declarations.derivatives as derivatives
+
+    monkeypatch.setattr(derivatives, "_PYATEN_NATIVE", str(tmp_path / "absent.yaml"))
+    lone = tmp_path / "derivatives.yaml"
+    lone.write_text("- name: abs(Tensor self) -> Tensor\n  self: grad\n")
+    (d,) = lint(lone)
+    assert d.code == "no-native-file" and "pyaten lint" in d.hint
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    (d,) = lint(missing)
+    assert d.code == "unreadable"
+
+
+def test_cli_prints_path_line_code_message_and_hint(capsys: pytest.CaptureFixture) -> None:
+    path = FIXTURES / "unknown_key.yaml"
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    line = expectations(path)[0][0]
+    assert out[0] == f"{path}:{line}: unknown-key: unknown key 'dispach'"
+    assert out[1].startswith("    ") and "dispatch" in out[1]
+
+
+def test_cli_exit_status() -> None:
+    clean = FIXTURES / "native_functions.yaml"
+    warned = FIXTURES / "redundant_default.yaml"
+    assert main(["lint", str(clean)]) == 0
+    assert main(["lint", "-W", str(warned)]) == 0  # warnings alone do not fail
+    assert main(["lint", str(clean), str(FIXTURES / "clean_derivatives.yaml")]) == 0
+
+
+def test_cli_runs_as_a_program_on_pytorch_files() -> None:
+    cmd = [sys.executable, "-m", "pyaten.cli", "lint", str(REAL_NATIVE), str(REAL_DERIVATIVES)]
+    root = Path(__file__).parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_diagnostic_str() -> None:
+    d = Diagnostic("f.yaml", 3, "unknown-key", "unknown key 'x'", "hint")
+    assert str(d) == "f.yaml:3: unknown-key: unknown key 'x'"
