@@ -4,3 +4,15 @@ __version__ = "0.1.0"
 
 # --- tensor core (issue 5): Tensor, dtypes, devices, promotion, creation, interop
 from pyaten.core import *  # noqa: E402,F401,F403
+
+
+# --- generated API (issue 6): pyaten.add, Tensor.add, operators, pyaten.ops handles
+def _load_generated_api() -> None:
+    import pyaten.ops
+    from pyaten.native.loader import load
+
+    globals().update(load().functions)
+    globals()["ops"] = pyaten.ops
+
+
+_load_generated_api()

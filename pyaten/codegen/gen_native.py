@@ -1,0 +1,543 @@
+"""From native-function records to the source of one Python module: wrappers, registrations,
+bindings.
+
+The generated module (written to `pyaten/_generated/`, see `pyaten.native.loader`) holds:
+
+1. structured wrappers: per structured group and backend key, the functional, in-place and
+   out wrappers around one `meta` and one `impl` (see Note: structured wrappers);
+2. autogen kernels: the out variants listed under `autogen:`, built from the functional op;
+3. `REGISTRATIONS`: every (operator, dispatch key, kernel) to register, with the kernel names
+   the registration needs so a missing kernel is reported, not crashed on;
+4. bindings: one function per Python name (`add`, `Tensor_add`, `Tensor___add__`) with a fast
+   path for the commonest call shape and the generic parser for everything else.
+
+Every function here is pure: records in, text out.
+
+Note: structured wrappers
+    PyTorch's structured kernels split an op into `meta` (shapes, dtypes, output allocation
+    or checks) and `impl` (compute into the outputs meta chose). The wrapper kind decides what
+    "set the output" means: functional allocates, in-place checks against `self`, out resizes
+    `out` and, where `out` cannot be written directly, hands `impl` a proxy that is copied back.
+    The decision lives in a `StructuredMeta` object (`pyaten.native.structured`) created by
+    the wrapper and passed to both functions. A `Meta` registration runs `meta` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyaten.codegen import naming
+from pyaten.codegen.python_signature import PythonSignature, group_signatures
+from pyaten.schema.model import (
+    NO_DEFAULT,
+    BaseType,
+    FunctionSchema,
+    ListType,
+    OperatorName,
+    OptionalType,
+    SchemaKind,
+)
+
+# Python operators and the method binding each one calls; reflected forms swap operands
+# through a composite (see pyaten.native.operators).
+BINARY_DUNDERS: dict[str, str] = {
+    "__add__": "add",
+    "__radd__": "add",
+    "__iadd__": "add_",
+    "__sub__": "sub",
+    "__isub__": "sub_",
+    "__mul__": "mul",
+    "__rmul__": "mul",
+    "__imul__": "mul_",
+    "__truediv__": "div",
+    "__itruediv__": "div_",
+    "__div__": "div",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__matmul__": "matmul",
+}
+UNARY_DUNDERS: dict[str, str] = {"__neg__": "neg", "__abs__": "abs"}
+
+
+@dataclass
+class Registration:
+    """One kernel to register: `kernel` is a global of the generated module or a kernel name."""
+
+    operator: str
+    key: str
+    kernel: str
+    needs: tuple[str, ...]
+    kind: str  # "structured", "native", "autogen"
+    source: str  # where it was declared (file:line)
+
+
+@dataclass
+class GeneratedOp:
+    """What was generated for one overload: for `pyaten codegen show`."""
+
+    name: str
+    chunks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Generated:
+    source: str
+    per_op: dict[str, GeneratedOp]
+    registrations: list[Registration]
+
+
+def _q(name: OperatorName, namespace: str) -> str:
+    ns = name.namespace or namespace
+    return f"{ns}::{name.name}.{name.overload}" if name.overload else f"{ns}::{name.name}"
+
+
+def _short(name: OperatorName) -> str:
+    return f"{name.name}.{name.overload}" if name.overload else name.name
+
+
+def _params(schema: FunctionSchema) -> list[str]:
+    return [a.name for a in schema.arguments]
+
+
+def _loc(fn: Any) -> str:
+    loc = getattr(fn, "loc", None)
+    return f"{loc.path}:{loc.line}" if loc is not None else "<unknown>"
+
+
+# --- structured wrappers ------------------------------------------------------------------------
+
+
+def _meta_base(out_fn: Any) -> str:
+    inherits = getattr(out_fn, "structured_inherits", None)
+    return "TensorIteratorMeta" if inherits == "TensorIteratorBase" else "StructuredMeta"
+
+
+def _precomputed_call(out_fn: Any, out_schema: FunctionSchema) -> tuple[str, list[str]]:
+    """The impl's argument list: out-schema order with precomputed replacements."""
+    pre = getattr(out_fn, "precomputed", None)
+    args: list[str] = []
+    replaced = dict(pre.replace) if pre is not None else {}
+    for arg in out_schema.arguments:
+        if arg.is_out:
+            continue
+        if arg.name in replaced:
+            for new in replaced[arg.name]:
+                new_name = new.split()[-1]
+                args.append(f"pre[{new_name!r}]")
+        else:
+            args.append(arg.name)
+    if pre is not None:
+        for extra in pre.add:
+            args.append(f"pre[{extra.split()[-1]!r}]")
+    return ("pre = " if pre is not None else ""), args
+
+
+def gen_structured_wrapper(
+    kind: str, key: str, fn: Any, out_fn: Any, functional: Any, impl_name: str | None
+) -> str:
+    """Source of one wrapper. `kind` is functional/inplace/out; `impl_name` None runs meta only."""
+    schema: FunctionSchema = fn.func
+    out_schema: FunctionSchema = out_fn.func
+    meta = naming.meta_name(functional.func.name if functional is not None else out_schema.name)
+    wrapper = naming.wrapper_name(key, schema.name)
+    params = _params(schema)
+    meta_args = [a.name for a in schema.arguments if not a.is_out]
+    n_out = len(out_schema.out)
+    if kind == "functional":
+        preset = "(" + "None, " * n_out + ")"
+    elif kind == "inplace":
+        preset = "(self,)"
+    else:
+        preset = "(" + "".join(f"{a.name}, " for a in schema.out) + ")"
+    base = _meta_base(out_fn)
+    assign, impl_args = _precomputed_call(out_fn, out_schema)
+    lines = [
+        f"def {wrapper}({', '.join(params)}):",
+        f'    """{_short(schema.name)}: {kind} wrapper of structured {_short(out_schema.name)}'
+        f' ({key}; {"meta + " + impl_name if impl_name else "meta only"})."""',
+        f"    op = {base}({kind!r}, {preset}, {_short(schema.name)!r}, {key!r})",
+        f"    {assign}{meta}(op, {', '.join(meta_args)})",
+    ]
+    if impl_name is not None:
+        outs = ", ".join(f"op.outputs[{i}]" for i in range(n_out))
+        lines.append("    if TRACE.ACTIVE:")
+        lines.append(f"        op.note_impl({impl_name!r})")
+        lines.append(f"    {impl_name}(op, {', '.join(impl_args + [outs])})")
+        lines.append("    op.finish()")
+    if kind == "functional":
+        result = "op.outputs[0]" if n_out == 1 else \
+            "(" + ", ".join(f"op.outputs[{i}]" for i in range(n_out)) + ")"
+    elif kind == "inplace":
+        result = "self"
+    else:
+        result = schema.out[0].name if n_out == 1 else \
+            "(" + ", ".join(a.name for a in schema.out) + ")"
+    lines.append(f"    return {result}")
+    return "\n".join(lines) + "\n"
+
+
+# --- autogen out kernels ----------------------------------------------------------------------
+
+
+def gen_autogen_kernel(fn: Any, source_fn: Any, namespace: str) -> str:
+    """Out kernel of an `autogen` entry: run the functional op, resize `out`, copy into it."""
+    schema: FunctionSchema = fn.func
+    src: FunctionSchema = source_fn.func
+    name = naming.autogen_name(schema.name)
+    params = _params(schema)
+    outs = [a.name for a in schema.out]
+    call_args = [a.name for a in src.arguments if not a.is_out]
+    if src.kind is SchemaKind.inplace:
+        # Built from an in-place op: run it on a copy of self.
+        call = ("CLONE(self)", ", ".join(["tmp"] + call_args[1:]))
+        body = [
+            f"    tmp = {call[0]}",
+            f"    result = {naming.entry_global(src.name)}.call({call[1]})",
+        ]
+    else:
+        body = [f"    result = {naming.entry_global(src.name)}.call({', '.join(call_args)})"]
+    lines = [
+        f"def {name}({', '.join(params)}):",
+        f'    """{_short(schema.name)}: autogen out variant of {_short(src.name)} '
+        f'(compute, resize out, copy)."""',
+        *body,
+    ]
+    if len(outs) == 1:
+        lines.append(f"    return copy_to_out(result, {outs[0]}, {_short(schema.name)!r})")
+    else:
+        lines.append(
+            "    return tuple(copy_to_out(r, o, "
+            f"{_short(schema.name)!r}) for r, o in zip(result, ({', '.join(outs)},)))"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# --- bindings -----------------------------------------------------------------------------------
+
+
+def _literal_default(arg_type: Any, value: object) -> str | None:
+    """Python source for a default the kernel takes as is, or None when it needs converting."""
+    if value is NO_DEFAULT:
+        return None
+    base = arg_type.elem if isinstance(arg_type, OptionalType) else arg_type
+    if value is None:
+        return "None"
+    if isinstance(base, ListType):
+        if isinstance(value, (list, tuple)) and all(type(v) in (int, float, bool) for v in value):
+            return repr(tuple(value))
+        if base.size is not None and type(value) in (int, float, bool):
+            return repr((value,) * base.size)
+        return None
+    if isinstance(base, BaseType) and base.name in ("ScalarType", "MemoryFormat", "Layout",
+                                                    "Device"):
+        return None
+    if type(value) in (int, float, bool, str):
+        text = repr(value)
+        return text if "inf" not in text and "nan" not in text else None
+    return None
+
+
+def _fast_call(sig: PythonSignature) -> tuple[int, str] | None:
+    """For the commonest call (required tensors positionally, no kwargs): how many tensors, and
+    the entry's argument list in schema order using `a0, a1, ...`; None when not applicable."""
+    functional = sig.functional
+    if functional is None or sig.has_requires_grad:
+        return None
+    required = [p for p in sig.params if p.required]
+    if any(p.keyword_only for p in required):
+        return None
+    if any(not (isinstance(p.type, BaseType) and p.type.name == "Tensor") for p in required):
+        return None
+    if [p for p in sig.params if not p.keyword_only][: len(required)] != required:
+        return None
+    values: dict[str, str] = {}
+    for i, p in enumerate(required):
+        values[p.schema_name] = f"a{i}"
+    for p in sig.params:
+        if p.required or p.name == "out":
+            continue
+        text = _literal_default(p.type, p.default)
+        if text is None:
+            return None
+        values[p.schema_name] = text
+    if sig.method:
+        values["self"] = "self"
+    return len(required), ", ".join(values[a.name] for a in functional.arguments)
+
+
+def _fast_path(sig: PythonSignature) -> list[str]:
+    """Lines of the binding's fast path (empty when the first signature has none)."""
+    fast = _fast_call(sig)
+    if fast is None:
+        return []
+    n, call = fast
+    entry = naming.entry_global(sig.functional.name)
+    lines = [f"    if not kwargs and len(args) == {n} and not TRACE.ACTIVE:"]
+    if n:
+        lines.append(f"        {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''}"
+                     " = args")
+    checks = " and ".join(f"a{i}.__class__ is Tensor" for i in range(n)) or "True"
+    lines.append(f"        if {checks}:")
+    lines.append(f"            return {entry}.call({call})")
+    if sig.allow_numbers_as_tensors and n >= 1:
+        last = f"a{n - 1}"
+        others = " and ".join(f"a{i}.__class__ is Tensor" for i in range(n - 1))
+        cond = f"({last}.__class__ is float or {last}.__class__ is int)"
+        if others:
+            cond = f"{others} and {cond}"
+        lines.append(f"        if {cond}:")
+        lines.append(f"            {last} = wrapped_number({last})")
+        lines.append(f"            return {entry}.call({call})")
+    return lines
+
+
+def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method: bool) -> str:
+    """Source of one binding function (`add` or `Tensor_add`)."""
+    fname = naming.binding_name(python_name, method)
+    table = naming.binding_table(python_name, method)
+    doc = "\n".join(f"    {python_name}{s.signature_text()}" for s in signatures)
+    head = f"def {fname}(self, *args, **kwargs):" if method else f"def {fname}(*args, **kwargs):"
+    lines = [head, f'    """\n{doc}\n    """']
+    if signatures:
+        lines.extend(_fast_path(signatures[0]))
+    self_arg = ", self" if method else ""
+    lines.append(f"    return bind_and_call({table}, args, kwargs{self_arg})")
+    return "\n".join(lines) + "\n"
+
+
+def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignature]) -> str:
+    """A Python operator method: the method binding, NotImplemented when the operand is wrong."""
+    table = naming.binding_table(python_name, True)
+    lines = [f"def Tensor_{dunder}(self, other):",
+             f'    """Tensor.{dunder}: Tensor.{python_name}(other)."""']
+    fast = _fast_call(signatures[0]) if signatures else None
+    if fast is not None and fast[0] == 1:
+        call = fast[1].replace("a0", "other")
+        entry = naming.entry_global(signatures[0].functional.name)
+        lines.append("    if not TRACE.ACTIVE:")
+        lines.append("        if other.__class__ is Tensor:")
+        lines.append(f"            return {entry}.call({call})")
+        if signatures[0].allow_numbers_as_tensors:
+            lines.append("        if other.__class__ is float or other.__class__ is int:")
+            lines.append("            other = wrapped_number(other)")
+            lines.append(f"            return {entry}.call({call})")
+    lines.append("    try:")
+    lines.append(f"        return bind_and_call({table}, (other,), {{}}, self)")
+    lines.append("    except ArgumentParseError:")
+    lines.append("        return NotImplemented")
+    return "\n".join(lines) + "\n"
+
+
+def gen_unary_dunder(dunder: str, python_name: str) -> str:
+    table = naming.binding_table(python_name, True)
+    return (
+        f"def Tensor_{dunder}(self):\n"
+        f'    """Tensor.{dunder}: Tensor.{python_name}()."""\n'
+        f"    return bind_and_call({table}, (), {{}}, self)\n"
+    )
+
+
+# --- the module ---------------------------------------------------------------------------------
+
+
+def python_names(functions: Iterable[Any]) -> tuple[dict[str, list[FunctionSchema]],
+                                                    dict[str, list[FunctionSchema]]]:
+    """Schemas per Python function name and per Tensor method name."""
+    funcs: dict[str, list[FunctionSchema]] = {}
+    methods: dict[str, list[FunctionSchema]] = {}
+    for fn in functions:
+        schema = fn.func
+        name = schema.name.name
+        variants = fn.variants
+        is_out = schema.kind is SchemaKind.out
+        if "function" in variants or is_out:
+            funcs.setdefault(name, []).append(schema)
+        if "method" in variants and schema.self_arg is not None:
+            methods.setdefault(name, []).append(schema)
+    # An out variant with no visible functional sibling keeps its own name only if declared so.
+    return funcs, methods
+
+
+HEADER = '''"""Generated by pyaten.codegen from {path}. Do not edit: edit the YAML or the generator.
+
+`pyaten codegen show NAME` prints the part of this module that belongs to one operator.
+"""
+# ruff: noqa
+from pyaten.native.gen_support import (
+    TRACE, Tensor, TensorIteratorMeta, StructuredMeta, ArgumentParseError, bind_and_call,
+    copy_to_out, wrapped_number, CLONE, K,
+)
+'''
+
+
+def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Generated:
+    """Generate the module for `functions` (records with autogen entries already expanded)."""
+    by_name: dict[tuple[str, str], Any] = {
+        (fn.func.name.name, fn.func.name.overload): fn for fn in functions
+    }
+    per_op: dict[str, GeneratedOp] = {}
+    registrations: list[Registration] = []
+    kernel_names: set[str] = set()
+    chunks: list[str] = [HEADER.format(path=path)]
+    defs: list[str] = []
+
+    def record(name: OperatorName, text: str) -> None:
+        per_op.setdefault(_short(name), GeneratedOp(_short(name))).chunks.append(text)
+
+    # Structured groups: out entries with `structured: True` and their delegates.
+    delegates: dict[tuple[str, str], list[Any]] = {}
+    for fn in functions:
+        d = fn.structured_delegate
+        if d is not None:
+            delegates.setdefault((d.name, d.overload), []).append(fn)
+    entry_globals: set[OperatorName] = set()
+    for fn in functions:
+        schema = fn.func
+        loc = _loc(fn)
+        if fn.structured:
+            members = delegates.get((schema.name.name, schema.name.overload), [])
+            functional = next((m for m in members if m.func.kind is SchemaKind.functional), None)
+            meta = naming.meta_name(functional.func.name if functional else schema.name)
+            kernel_names.add(meta)
+            keys = dict(fn.dispatch)
+            kernel_names.update(keys.values())
+            # Meta gets meta-only wrappers unless the YAML names a Meta kernel itself.
+            targets = [(k, v) for k, v in keys.items()]
+            if "Meta" not in keys:
+                targets.append(("Meta", None))
+            for key, impl in targets:
+                variants = [("out", fn)] + [
+                    ("functional" if m.func.kind is SchemaKind.functional else "inplace", m)
+                    for m in members
+                    if m.func.kind in (SchemaKind.functional, SchemaKind.inplace)
+                ]
+                for kind, member in variants:
+                    text = gen_structured_wrapper(kind, key, member, fn, functional, impl)
+                    defs.append(text)
+                    record(member.func.name, text)
+                    needs = (meta,) + ((impl,) if impl else ())
+                    registrations.append(Registration(
+                        _q(member.func.name, namespace), key,
+                        naming.wrapper_name(key, member.func.name), needs, "structured",
+                        _loc(member)))
+            continue
+        if fn.structured_delegate is not None:
+            # Its CPU/Meta kernels come from the group; other keys may still be listed.
+            for key, kernel in fn.dispatch.items():
+                kernel_names.add(kernel)
+                registrations.append(Registration(
+                    _q(schema.name, namespace), key, kernel, (kernel,), "native", loc))
+            continue
+        generated_from = getattr(fn, "generated_from", None)
+        if generated_from is not None and schema.kind is SchemaKind.out and not fn.dispatch:
+            source = _autogen_source(fn, by_name)
+            if source is not None:
+                text = gen_autogen_kernel(fn, source, namespace)
+                defs.append(text)
+                record(schema.name, text)
+                entry_globals.add(source.func.name)
+                registrations.append(Registration(
+                    _q(schema.name, namespace), "CompositeExplicitAutograd",
+                    naming.autogen_name(schema.name), (), "autogen", loc))
+            continue
+        dispatch = dict(fn.dispatch)
+        if not dispatch:
+            dispatch = {"CompositeImplicitAutograd": naming.default_kernel_name(schema.name)}
+        for key, kernel in dispatch.items():
+            kernel_names.add(kernel)
+            registrations.append(Registration(
+                _q(schema.name, namespace), key, kernel, (kernel,), "native", loc))
+
+    # Kernel globals, resolved from the @native registry when the module is imported.
+    chunks.append("# Kernels named in the YAML, from the @native registry (None when missing).")
+    for name in sorted(kernel_names):
+        chunks.append(f"{name} = K.get({name!r})")
+    chunks.append("")
+
+    # Bindings.
+    funcs, methods = python_names(functions)
+    binding_defs: list[str] = []
+    binding_tables: list[tuple[str, str, bool]] = []
+    for name, schemas in sorted(funcs.items()):
+        sigs = group_signatures(name, schemas, method=False)
+        if not sigs:
+            continue
+        text = gen_binding(name, sigs, method=False)
+        binding_defs.append(text)
+        binding_tables.append((naming.binding_table(name, False), name, False))
+        for s in sigs:
+            for sch in (s.functional, s.out_variant):
+                if sch is not None:
+                    entry_globals.add(sch.name)
+                    record(sch.name, text)
+    method_sigs: dict[str, list[PythonSignature]] = {}
+    for name, schemas in sorted(methods.items()):
+        sigs = group_signatures(name, schemas, method=True)
+        if not sigs:
+            continue
+        method_sigs[name] = sigs
+        text = gen_binding(name, sigs, method=True)
+        binding_defs.append(text)
+        binding_tables.append((naming.binding_table(name, True), name, True))
+        for s in sigs:
+            if s.functional is not None:
+                entry_globals.add(s.functional.name)
+                record(s.functional.name, text)
+    dunders: list[str] = []
+    for dunder, target in BINARY_DUNDERS.items():
+        if target in method_sigs:
+            text = gen_dunder(dunder, target, method_sigs[target])
+            binding_defs.append(text)
+            dunders.append(dunder)
+    for dunder, target in UNARY_DUNDERS.items():
+        if target in method_sigs:
+            binding_defs.append(gen_unary_dunder(dunder, target))
+            dunders.append(dunder)
+
+    chunks.append("# Operator entries, filled by setup() once the operators are defined.")
+    for name in sorted(entry_globals, key=_short):
+        chunks.append(f"{naming.entry_global(name)} = None")
+    chunks.append("")
+    chunks.append("# Parsed signatures per Python name, filled by setup().")
+    for table, _, _ in binding_tables:
+        chunks.append(f"{table} = None")
+    chunks.append("")
+    chunks.extend(defs)
+    chunks.extend(binding_defs)
+
+    chunks.append("ENTRIES = {")
+    for name in sorted(entry_globals, key=_short):
+        chunks.append(f"    {naming.entry_global(name)!r}: {_q(name, namespace)!r},")
+    chunks.append("}")
+    chunks.append("BINDINGS = [")
+    for table, name, method in binding_tables:
+        chunks.append(f"    ({table!r}, {name!r}, {method!r}),")
+    chunks.append("]")
+    chunks.append("FUNCTIONS = [" + ", ".join(repr(n) for n, _ in sorted(funcs.items())) + "]")
+    chunks.append("METHODS = [" + ", ".join(repr(n) for n in sorted(method_sigs)) + "]")
+    chunks.append("DUNDERS = [" + ", ".join(repr(d) for d in dunders) + "]")
+    chunks.append("REGISTRATIONS = [")
+    for r in registrations:
+        chunks.append(f"    ({r.operator!r}, {r.key!r}, {r.kernel!r}, {r.needs!r}, {r.kind!r}, "
+                      f"{r.source!r}),")
+    chunks.append("]")
+    return Generated("\n".join(chunks) + "\n", per_op, registrations)
+
+
+def _autogen_source(fn: Any, by_name: dict[tuple[str, str], Any]) -> Any:
+    """The entry an autogen out variant is computed from: the functional sibling if declared,
+    else the entry that listed it."""
+    target = fn.func.functional_signature()
+    for other in by_name.values():
+        if other is fn or other.func.kind is SchemaKind.out:
+            continue
+        if other.func.kind is SchemaKind.functional and other.func.functional_signature() == target:
+            return other
+    origin = fn.generated_from
+    return by_name.get((origin.name, origin.overload))

@@ -1,0 +1,496 @@
+"""The runtime half of the generated bindings: matching Python arguments to a signature.
+
+`ParsedSignature` is built once per `PythonSignature` (at import): each parameter gets a
+converter that turns an accepted Python value into what the schema promises the kernel
+(`int[]` -> tuple of ints, `Scalar` -> Python number, `ScalarType` -> dtype, ...) or returns
+`FAIL`. `bind(signatures, args, kwargs)` tries the signatures in order, as PyTorch's parser
+does, and raises PyTorch's `TypeError` when none matches. The generated binding calls the op
+entry with every argument positionally in schema order.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from pyaten.codegen.python_signature import PythonParam, PythonSignature
+from pyaten.core import dtypes as _dtypes
+from pyaten.core.device import as_device
+from pyaten.core.device import device as _device_class
+from pyaten.native import runtime
+from pyaten.schema.model import NO_DEFAULT, BaseType, ListType, OptionalType, Type
+
+FAIL: Any = object()  # a converter's "this value does not fit"
+_MISSING: Any = object()
+
+_PY_TYPES_AS_DTYPES = {
+    builtins.float: _dtypes.float64,
+    builtins.int: _dtypes.int64,
+    builtins.bool: _dtypes.bool,
+    builtins.complex: _dtypes.complex128,
+}
+
+
+class ArgumentParseError(TypeError):
+    """A call matched no signature; Python operators turn it into NotImplemented."""
+
+
+# --- converters: value -> converted value or FAIL --------------------------------------------
+
+
+def _is_tensor(obj: object) -> bool:
+    return isinstance(obj, runtime.Tensor)
+
+
+def _conv_tensor(obj: object) -> object:
+    return obj if isinstance(obj, runtime.Tensor) else FAIL
+
+
+def _conv_tensor_or_number(obj: object) -> object:
+    if isinstance(obj, runtime.Tensor):
+        return obj
+    if isinstance(obj, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
+        return runtime.wrapped_number(obj)
+    return FAIL
+
+
+def _conv_int(obj: object) -> object:
+    cls = obj.__class__
+    if cls is builtins.int:
+        return obj
+    if cls is builtins.bool:
+        return FAIL
+    if isinstance(obj, runtime.Tensor):
+        if obj.dim() == 0 and not obj.dtype.is_floating_point and not obj.dtype.is_complex \
+                and obj.dtype is not _dtypes.bool:
+            return builtins.int(obj.item())
+        return FAIL
+    if isinstance(obj, (builtins.float, builtins.complex, np.floating, np.complexfloating)):
+        return FAIL
+    try:
+        return operator.index(obj)
+    except TypeError:
+        return FAIL
+
+
+def _conv_float(obj: object) -> object:
+    cls = obj.__class__
+    if cls is builtins.float:
+        return obj
+    if cls is builtins.int or cls is builtins.bool:
+        return builtins.float(obj)
+    if isinstance(obj, (np.floating, np.integer)):
+        return builtins.float(obj)
+    if isinstance(obj, runtime.Tensor):
+        if obj.dim() == 0 and not obj.requires_grad:
+            return builtins.float(obj.item())
+        return FAIL
+    return FAIL
+
+
+def _conv_bool(obj: object) -> object:
+    if obj.__class__ is builtins.bool:
+        return obj
+    if isinstance(obj, np.bool_):
+        return builtins.bool(obj)
+    return FAIL
+
+
+def _conv_str(obj: object) -> object:
+    return obj if isinstance(obj, str) else FAIL
+
+
+def _conv_scalar(obj: object) -> object:
+    cls = obj.__class__
+    if cls is builtins.int or cls is builtins.float or cls is builtins.bool:
+        return obj
+    if cls is builtins.complex:
+        return obj
+    if isinstance(obj, np.bool_):
+        return builtins.bool(obj)
+    if isinstance(obj, np.integer):
+        return builtins.int(obj)
+    if isinstance(obj, np.floating):
+        return builtins.float(obj)
+    if isinstance(obj, np.complexfloating):
+        return builtins.complex(obj)
+    if isinstance(obj, runtime.Tensor):
+        if obj.dim() == 0 and not obj.requires_grad:
+            return obj.item()
+        return FAIL
+    if isinstance(obj, numbers.Number):
+        return obj
+    return FAIL
+
+
+def _conv_dtype(obj: object) -> object:
+    if isinstance(obj, _dtypes.dtype):
+        return obj
+    if isinstance(obj, type) and obj in _PY_TYPES_AS_DTYPES:
+        return _PY_TYPES_AS_DTYPES[obj]
+    return FAIL
+
+
+def _conv_device(obj: object) -> object:
+    if isinstance(obj, _device_class):
+        return obj
+    if isinstance(obj, str) or (obj.__class__ is builtins.int and obj >= 0):
+        try:
+            return as_device(obj if isinstance(obj, str) else f"cuda:{obj}")
+        except (RuntimeError, ValueError):
+            return FAIL
+    return FAIL
+
+
+def _conv_layout(obj: object) -> object:
+    return obj if runtime.is_layout(obj) else FAIL
+
+
+def _conv_memory_format(obj: object) -> object:
+    return obj if runtime.is_memory_format(obj) else FAIL
+
+
+def _conv_generator(obj: object) -> object:
+    return obj if runtime.is_generator(obj) else FAIL
+
+
+def _conv_any(obj: object) -> object:
+    return obj
+
+
+_BASE_CONVERTERS: dict[str, Callable[[object], object]] = {
+    "Tensor": _conv_tensor,
+    "int": _conv_int,
+    "SymInt": _conv_int,
+    "float": _conv_float,
+    "bool": _conv_bool,
+    "str": _conv_str,
+    "Scalar": _conv_scalar,
+    "ScalarType": _conv_dtype,
+    "Device": _conv_device,
+    "Layout": _conv_layout,
+    "MemoryFormat": _conv_memory_format,
+    "Generator": _conv_generator,
+    "Dimname": _conv_str,
+}
+
+
+def _optional(conv: Callable[[object], object]) -> Callable[[object], object]:
+    def convert_optional(obj: object) -> object:
+        return None if obj is None else conv(obj)
+
+    return convert_optional
+
+
+def _list_of(
+    elem: Callable[[object], object], size: int | None, bare_ok: bool
+) -> Callable[[object], object]:
+    def convert_list(obj: object) -> object:
+        if isinstance(obj, (tuple, list)):
+            values = []
+            for item in obj:
+                value = elem(item)
+                if value is FAIL:
+                    return FAIL
+                values.append(value)
+            return tuple(values)
+        if bare_ok and size is not None:
+            # `int[2] stride=1` accepts a bare int, repeated to the list's size.
+            value = elem(obj)
+            if value is not FAIL and not isinstance(obj, runtime.Tensor):
+                return (value,) * size
+        return FAIL
+
+    return convert_list
+
+
+def converter_for(t: Type, numbers_as_tensors: bool = False) -> Callable[[object], object]:
+    """The converter for a schema type."""
+    if isinstance(t, OptionalType):
+        return _optional(converter_for(t.elem, numbers_as_tensors))
+    if isinstance(t, ListType):
+        elem_type = t.elem
+        elem = converter_for(elem_type, False)
+        base = elem_type.elem if isinstance(elem_type, OptionalType) else elem_type
+        bare = isinstance(base, BaseType) and base.name in ("int", "SymInt", "float", "bool")
+        return _list_of(elem, t.size, bare)
+    if isinstance(t, BaseType):
+        if t.name == "Tensor" and numbers_as_tensors:
+            return _conv_tensor_or_number
+        return _BASE_CONVERTERS.get(t.name, _conv_any)
+    return _conv_any
+
+
+def convert_default(t: Type, value: object) -> object:
+    """A schema default as the kernel expects it (`long` -> int64, `[0, 1]` -> (0, 1))."""
+    if value is None or value is NO_DEFAULT:
+        return value
+    base = t.elem if isinstance(t, OptionalType) else t
+    if isinstance(base, BaseType):
+        if base.name == "ScalarType" and isinstance(value, str):
+            return runtime.dtype_by_schema_name(value)
+        if base.name == "MemoryFormat" and isinstance(value, str):
+            return runtime.memory_format_by_name(value)
+        if base.name == "Layout" and isinstance(value, str):
+            return runtime.layout_by_name(value)
+        if base.name == "Device" and isinstance(value, str):
+            return as_device(value)
+    if isinstance(base, ListType):
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+        if base.size is not None:
+            return (value,) * base.size
+    return value
+
+
+# --- python type names for messages ------------------------------------------------------------
+
+
+def value_type_name(obj: object) -> str:
+    """How PyTorch names a value's type in "got (Tensor, str)"."""
+    if isinstance(obj, runtime.Tensor):
+        return "Tensor"
+    if isinstance(obj, _dtypes.dtype):
+        return "pyaten.dtype"
+    if isinstance(obj, _device_class):
+        return "pyaten.device"
+    if isinstance(obj, (tuple, list)):
+        inner = ", ".join(value_type_name(v) for v in obj)
+        return f"{type(obj).__name__} of {inner}" if obj else type(obj).__name__
+    return type(obj).__name__
+
+
+# --- signatures -------------------------------------------------------------------------------
+
+
+class ParsedParam:
+    __slots__ = ("name", "convert", "required", "default", "keyword_only", "type_name",
+                 "schema_name", "is_int_list")
+
+    def __init__(self, param: PythonParam, numbers_as_tensors: bool) -> None:
+        self.name = param.name
+        self.schema_name = param.schema_name
+        self.keyword_only = param.keyword_only
+        self.required = param.required
+        self.type_name = param.type_name()
+        if param.name == "out" and isinstance(param.type, ListType):
+            self.convert = _optional(_list_of(_conv_tensor, None, False))
+        else:
+            self.convert = converter_for(param.type, numbers_as_tensors)
+        self.default = convert_default(param.type, param.default)
+        t = param.type
+        self.is_int_list = isinstance(t, ListType) and str(t.elem) in ("int", "SymInt")
+
+
+class ParsedSignature:
+    """One Python signature, ready to match calls; `call(values)` runs the op."""
+
+    __slots__ = ("name", "method", "text", "params", "by_name", "max_pos", "min_args",
+                 "max_args", "varargs_intlist", "functional_entry", "out_entry",
+                 "functional_name", "out_name", "self_index", "functional_order", "out_order",
+                 "n_outs", "requires_grad_index", "out_index", "signature")
+
+    def __init__(self, sig: PythonSignature) -> None:
+        self.signature = sig
+        self.name = sig.name
+        self.method = sig.method
+        self.text = sig.signature_text()
+        self.params = tuple(ParsedParam(p, sig.allow_numbers_as_tensors) for p in sig.params)
+        self.by_name = {p.name: i for i, p in enumerate(self.params)}
+        self.max_pos = sum(1 for p in self.params if not p.keyword_only)
+        self.min_args = sum(1 for p in self.params if p.required)
+        self.max_args = len(self.params)
+        self.varargs_intlist = sig.allow_varargs_intlist
+        self.functional_name = sig.functional.name.qualified if sig.functional else None
+        self.out_name = sig.out_variant.name.qualified if sig.out_variant else None
+        self.functional_entry = None
+        self.out_entry = None
+        self.requires_grad_index = self.by_name.get("requires_grad") if sig.has_requires_grad \
+            else None
+        self.out_index = self.by_name.get("out") if sig.out_variant is not None else None
+        self.n_outs = len(sig.out_variant.out) if sig.out_variant is not None else 0
+        # Where each schema argument comes from: a parameter index, or -1 for `self`.
+        schema_index = {p.schema_name: i for i, p in enumerate(self.params) if p.schema_name}
+        self.functional_order = self._order(sig.functional, schema_index)
+        self.out_order = self._order(sig.out_variant, schema_index)
+
+    def _order(self, schema, schema_index) -> tuple[int, ...] | None:
+        if schema is None:
+            return None
+        order = []
+        out_k = 0
+        for arg in schema.arguments:
+            if arg.is_out:
+                order.append(-2 - out_k)  # -2, -3, ...: the k-th out tensor
+                out_k += 1
+            elif self.method and arg.name == "self":
+                order.append(-1)
+            else:
+                order.append(schema_index[arg.name])
+        return tuple(order)
+
+    def resolve(self, get_operator: Callable[[str], Any]) -> None:
+        """Look up the operator entries (once, after registration)."""
+        if self.functional_name is not None:
+            self.functional_entry = get_operator(self.functional_name)
+        if self.out_name is not None:
+            self.out_entry = get_operator(self.out_name)
+
+    # -- matching ----------------------------------------------------------------------------
+
+    def match(self, args: Sequence[object], kwargs: dict[str, object],
+              raise_errors: bool = False) -> list[object] | str:
+        """Converted values (one per parameter), or a reason string when the call doesn't fit."""
+        nargs = len(args)
+        params = self.params
+        if self.varargs_intlist and nargs > 1 and not kwargs.keys() & {params[0].name}:
+            first = params[0]
+            value = first.convert(tuple(args))
+            if value is not FAIL:
+                args = (tuple(args),)
+                nargs = 1
+        if nargs > self.max_pos:
+            if self.min_args != self.max_pos and self.min_args < self.max_pos:
+                why = (f"{self.name}() takes from {self.min_args} to {self.max_pos} positional "
+                       f"arguments but {nargs} were given")
+            else:
+                why = (f"{self.name}() takes {self.max_pos} positional argument"
+                       f"{'' if self.max_pos == 1 else 's'} but {nargs} "
+                       f"{'was' if nargs == 1 else 'were'} given")
+            return self._fail(why, raise_errors)
+        values: list[object] = [None] * len(params)
+        used = 0
+        for i, param in enumerate(params):
+            if i < nargs and not param.keyword_only:
+                obj = args[i]
+                positional = True
+                if param.name in kwargs:
+                    return self._fail(
+                        f"{self.name}() got multiple values for argument '{param.name}'",
+                        raise_errors,
+                    )
+            else:
+                obj = kwargs.get(param.name, _MISSING)
+                positional = False
+                if obj is not _MISSING:
+                    used += 1
+            if obj is _MISSING:
+                if param.required:
+                    return self._fail(
+                        f'{self.name}() missing 1 required positional arguments: "{param.name}"'
+                        if not param.keyword_only else
+                        f"{self.name}() missing required keyword argument '{param.name}'",
+                        raise_errors,
+                    )
+                values[i] = param.default
+                continue
+            if obj is None and not param.required and param.default is None:
+                values[i] = None
+                continue
+            value = param.convert(obj)
+            if value is FAIL:
+                if param.is_int_list and positional and not isinstance(obj, (tuple, list)):
+                    pass
+                where = f" (position {i + 1})" if positional else ""
+                return self._fail(
+                    f"{self.name}(): argument '{param.name}'{where} must be {param.type_name}, "
+                    f"not {value_type_name(obj)}",
+                    raise_errors,
+                )
+            values[i] = value
+        if used != len(kwargs):
+            for key in kwargs:
+                if key not in self.by_name:
+                    return self._fail(
+                        f"{self.name}() got an unexpected keyword argument '{key}'", raise_errors
+                    )
+        return values
+
+    def _fail(self, why: str, raise_errors: bool) -> str:
+        if raise_errors:
+            raise ArgumentParseError(why)
+        return why
+
+    # -- calling -----------------------------------------------------------------------------
+
+    def call(self, values: list[object], self_tensor: object = None) -> object:
+        """Run the op: functional entry when `out` is None, else the out entry."""
+        out = values[self.out_index] if self.out_index is not None else None
+        if out is None:
+            order = self.functional_order
+            entry = self.functional_entry
+            outs = ()
+        else:
+            order = self.out_order
+            entry = self.out_entry
+            outs = out if self.n_outs > 1 else (out,)
+            if self.n_outs > 1 and len(outs) != self.n_outs:
+                raise ArgumentParseError(
+                    f"{self.name}(): argument 'out' must be tuple of {self.n_outs} Tensors, "
+                    f"not tuple of {len(outs)}"
+                )
+        if entry is None:
+            raise RuntimeError(f"{self.name}(): operator is not registered")
+        call_args = [
+            values[k] if k >= 0 else (self_tensor if k == -1 else outs[-2 - k]) for k in order
+        ]
+        result = entry.call(*call_args)
+        if self.requires_grad_index is not None and values[self.requires_grad_index]:
+            runtime.set_requires_grad(result)
+        return result
+
+
+def format_invalid(name: str, signatures: Sequence[ParsedSignature], args: Sequence[object],
+                   kwargs: dict[str, object]) -> str:
+    """PyTorch's "received an invalid combination of arguments" message."""
+    got = [value_type_name(a) for a in args]
+    got += [f"{k}={value_type_name(v)}" for k, v in kwargs.items()]
+    header = f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), "
+    if len(signatures) == 1:
+        return header + f"but expected {signatures[0].text}"
+    lines = [header + "but expected one of:"]
+    for sig in signatures:
+        lines.append(f" * {sig.text}")
+        if not kwargs and len(args) == sig.max_pos and sig.min_args <= len(args):
+            marks = []
+            mismatch = False
+            for param, obj in zip(sig.params, args):
+                if param.convert(obj) is FAIL:
+                    marks.append(f"!{value_type_name(obj)}!")
+                    mismatch = True
+                else:
+                    marks.append(value_type_name(obj))
+            if mismatch:
+                lines.append("      didn't match because some of the arguments have invalid "
+                             f"types: ({', '.join(marks)})")
+    return "\n".join(lines) + "\n"
+
+
+def bind(name: str, signatures: Sequence[ParsedSignature], args: Sequence[object],
+         kwargs: dict[str, object]) -> tuple[ParsedSignature, list[object], list[str]]:
+    """The first signature that accepts the call, its values, and why earlier ones did not."""
+    rejected: list[str] = []
+    for sig in signatures:
+        result = sig.match(args, kwargs)
+        if not isinstance(result, str):
+            return sig, result, rejected
+        rejected.append(result)
+    raise_no_match(name, signatures, args, kwargs)
+    raise AssertionError("unreachable")
+
+
+def raise_no_match(name: str, signatures: Sequence[ParsedSignature], args: Sequence[object],
+                   kwargs: dict[str, object]) -> None:
+    """Raise PyTorch's TypeError: the specific reason when one signature is plausible."""
+    nargs = len(args) + len(kwargs)
+    plausible = [s for s in signatures if s.min_args <= nargs <= s.max_args]
+    if len(signatures) == 1:
+        signatures[0].match(args, kwargs, raise_errors=True)
+    elif len(plausible) == 1:
+        plausible[0].match(args, kwargs, raise_errors=True)
+    raise ArgumentParseError(format_invalid(name, signatures, args, kwargs))

@@ -1,0 +1,131 @@
+"""The names a generated module imports: everything its wrappers and bindings call.
+
+Kept in one place so the generated source reads plainly (`bind_and_call(B_add, args, kwargs)`)
+and a change of runtime API touches the generator's header and this file only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pyaten.dispatch import trace as TRACE  # noqa: N812 - read as a constant in generated code
+from pyaten.native.arg_parser import (
+    ArgumentParseError,
+    ParsedSignature,
+    raise_no_match,
+    value_type_name,
+)
+from pyaten.native.registry import NATIVE as K
+from pyaten.native.runtime import Tensor, empty_tensor, wrapped_number
+from pyaten.native.structured import StructuredMeta, TensorIteratorMeta, resize_output
+
+__all__ = [
+    "TRACE",
+    "Tensor",
+    "TensorIteratorMeta",
+    "StructuredMeta",
+    "ArgumentParseError",
+    "Binding",
+    "bind_and_call",
+    "copy_to_out",
+    "wrapped_number",
+    "CLONE",
+    "K",
+]
+
+
+class Binding:
+    """The parsed signatures of one Python name, in the order they are tried."""
+
+    __slots__ = ("name", "method", "signatures")
+
+    def __init__(self, name: str, method: bool, signatures: Sequence[ParsedSignature]) -> None:
+        self.name = name
+        self.method = method
+        self.signatures = tuple(signatures)
+
+    def __repr__(self) -> str:
+        kind = "method" if self.method else "function"
+        return f"<binding {kind} {self.name}: {len(self.signatures)} signature(s)>"
+
+
+def bind_and_call(
+    binding: Binding, args: tuple, kwargs: dict[str, Any], self_tensor: Any = None
+) -> Any:
+    """Match the call against each signature in order and run the first that accepts it."""
+    rejected: list[tuple[str, str]] | None = [] if TRACE.ACTIVE else None
+    for sig in binding.signatures:
+        values = sig.match(args, kwargs)
+        if values.__class__ is str:
+            if rejected is not None:
+                rejected.append((sig.text, values))
+            continue
+        if rejected is not None:
+            return _traced_call(binding, sig, values, rejected, self_tensor)
+        return sig.call(values, self_tensor)
+    raise_no_match(binding.name, binding.signatures, args, kwargs)
+    raise AssertionError("unreachable")
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return f"Tensor(shape={list(value._sizes)}, dtype={value._dtype}, device={value._device})"
+    return f"{value_type_name(value)} {value!r}"
+
+
+def _traced_call(binding, sig, values, rejected, self_tensor) -> Any:
+    out = values[sig.out_index] if sig.out_index is not None else None
+    chosen = sig.out_name if out is not None else sig.functional_name
+    bound = {p.name: _describe(v) for p, v in zip(sig.params, values)}
+    if self_tensor is not None:
+        bound = {"self": _describe(self_tensor), **bound}
+    note = {
+        "kind": "binding",
+        "python_name": ("Tensor." if binding.method else "pyaten.") + binding.name,
+        "overload": chosen,
+        "signature": sig.text,
+        "arguments": bound,
+        "rejected": [{"signature": text, "why": why} for text, why in rejected],
+    }
+    before = _current_children()
+    try:
+        return sig.call(values, self_tensor)
+    finally:
+        _attach_to_new_node(before, note)
+
+
+def _current_children() -> tuple[list, int]:
+    """Where the dispatcher will put the node of the call about to happen, and its length."""
+    stack = TRACE._STACK.nodes
+    if stack:
+        children = stack[-1].children
+    else:
+        recorders = [r for r in TRACE._RECORDERS if getattr(r, "nodes", None) is not None]
+        children = recorders[-1].nodes if recorders else []
+    return children, len(children)
+
+
+def _attach_to_new_node(before: tuple[list, int], note: dict[str, Any]) -> None:
+    # The binding runs before the dispatcher makes the call's node: add the note to it after.
+    children, length = before
+    if len(children) > length:
+        children[length].notes.insert(0, note)
+
+
+def copy_to_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
+    """Autogen out kernels: resize `out` to the result and copy into it (casting)."""
+    resize_output(out, tuple(result._sizes), op_name)
+    if out._storage.data is not None and result._storage.data is not None:
+        np.copyto(out._numpy(), result._numpy(), casting="unsafe")
+    return out
+
+
+def CLONE(t: Tensor) -> Tensor:  # noqa: N802 - a constant-like helper in generated code
+    """A contiguous copy of `t` (autogen kernels built from in-place ops run on it)."""
+    copy = empty_tensor(tuple(t._sizes), t._dtype, t._device)
+    if t._storage.data is not None:
+        np.copyto(copy._numpy(), t._numpy())
+    return copy

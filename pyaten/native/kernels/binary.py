@@ -1,0 +1,229 @@
+"""Arithmetic: add, sub, mul, div (Tensor and Scalar overloads, alpha, rounding modes), rsub.
+
+Structured through `TensorIteratorMeta` (`structured_inherits: TensorIteratorBase`): the
+`meta_*` functions broadcast and promote, the `*_out` impls compute with NumPy in the common
+dtype (float16/bfloat16 in float32) and write the result, cast, into the output. Integer
+overflow wraps as in PyTorch; integer division by zero raises `ZeroDivisionError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyaten.native.registry import native
+from pyaten.native.runtime import wrapped_number
+
+_ROUNDING_MODES = (None, "trunc", "floor")
+
+
+def _check_alpha(op_name: str, dtype, alpha) -> None:
+    # PyTorch's alpha_check: integral results take integral alpha, bool results bool alpha.
+    if isinstance(alpha, bool) and dtype.name != "bool":
+        if alpha is not True:
+            pass
+    if dtype.name == "bool":
+        if not isinstance(alpha, bool):
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif not (dtype.is_floating_point or dtype.is_complex):
+        if isinstance(alpha, (float, complex)):
+            raise RuntimeError(
+                "For integral input tensors, argument alpha must not be a floating point number."
+            )
+    elif not dtype.is_complex and isinstance(alpha, complex):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+
+
+def _check_sub(self, other) -> None:
+    if self.dtype.name == "bool" and other.dtype.name == "bool":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if self.dtype.name == "bool" or other.dtype.name == "bool":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _scaled(op, b: np.ndarray, alpha) -> np.ndarray:
+    if alpha == 1 and not isinstance(alpha, complex):
+        return b
+    return b * np.asarray(alpha).astype(op.compute_dtype())
+
+
+@native
+def meta_add_Tensor(op, self, other, alpha):
+    op.build_binary_op(self, other)
+    _check_alpha("add", op.common_dtype, alpha)
+
+
+@native
+def add_out(op, self, other, alpha, out):
+    a, b = op.input_arrays()
+    with np.errstate(over="ignore", invalid="ignore"):
+        op.write(a + _scaled(op, b, alpha))
+
+
+@native
+def meta_sub_Tensor(op, self, other, alpha):
+    _check_sub(self, other)
+    op.build_binary_op(self, other)
+    _check_alpha("sub", op.common_dtype, alpha)
+
+
+@native
+def sub_out(op, self, other, alpha, out):
+    a, b = op.input_arrays()
+    with np.errstate(over="ignore", invalid="ignore"):
+        op.write(a - _scaled(op, b, alpha))
+
+
+@native
+def meta_mul_Tensor(op, self, other):
+    op.build_binary_op(self, other)
+
+
+@native
+def mul_out(op, self, other, out):
+    a, b = op.input_arrays()
+    with np.errstate(over="ignore", invalid="ignore"):
+        op.write(a * b)
+
+
+@native
+def meta_div_Tensor(op, self, other):
+    op.build_binary_float_op(self, other)
+
+
+@native
+def div_out(op, self, other, out):
+    a, b = op.input_arrays()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        op.write(a / b)
+
+
+def _check_rounding_mode(mode) -> None:
+    if mode not in _ROUNDING_MODES:
+        raise ValueError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{mode}'"
+        )
+
+
+@native
+def meta_div_Tensor_mode(op, self, other, rounding_mode):
+    _check_rounding_mode(rounding_mode)
+    if rounding_mode is None:
+        op.build_binary_float_op(self, other)
+    else:
+        op.build_binary_op(self, other)
+
+
+@native
+def div_out_mode(op, self, other, rounding_mode, out):
+    a, b = op.input_arrays()
+    kind = a.dtype.kind
+    if rounding_mode is None:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            op.write(a / b)
+        return
+    if kind in "iub":
+        if np.any(b == 0):
+            raise RuntimeError("ZeroDivisionError")
+        if kind == "b":
+            a = a.astype(np.int64)
+            b = b.astype(np.int64)
+        with np.errstate(over="ignore"):
+            quotient = np.floor_divide(a, b)
+            if rounding_mode == "trunc":
+                # Floor and truncation differ where the signs differ and it isn't exact.
+                fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+                quotient = quotient + fix.astype(quotient.dtype)
+        op.write(quotient)
+        return
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if rounding_mode == "trunc":
+            op.write(np.trunc(a / b))
+        else:
+            op.write(_floor_divide_float(a, b))
+
+
+def _floor_divide_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # PyTorch's div_floor for floats: division by zero gives a/b (inf or nan), not nan.
+    result = np.floor_divide(a, b)
+    zero = b == 0
+    if np.any(zero):
+        result = np.where(zero, a / b, result)
+    return result
+
+
+# --- Scalar overloads: composites over the Tensor overloads ------------------------------------
+
+
+def _aten():
+    from pyaten.ops import aten
+
+    return aten
+
+
+@native
+def add_Scalar(self, other, alpha):
+    return _aten().add.Tensor(self, wrapped_number(other), alpha)
+
+
+@native
+def add__Scalar(self, other, alpha):
+    return _aten().add_.Tensor(self, wrapped_number(other), alpha)
+
+
+@native
+def sub_Scalar(self, other, alpha):
+    return _aten().sub.Tensor(self, wrapped_number(other), alpha)
+
+
+@native
+def sub__Scalar(self, other, alpha):
+    return _aten().sub_.Tensor(self, wrapped_number(other), alpha)
+
+
+@native
+def mul_Scalar(self, other):
+    return _aten().mul.Tensor(self, wrapped_number(other))
+
+
+@native
+def mul__Scalar(self, other):
+    return _aten().mul_.Tensor(self, wrapped_number(other))
+
+
+@native
+def div_Scalar(self, other):
+    return _aten().div.Tensor(self, wrapped_number(other))
+
+
+@native
+def div__Scalar(self, other):
+    return _aten().div_.Tensor(self, wrapped_number(other))
+
+
+@native
+def div_Scalar_mode(self, other, rounding_mode):
+    return _aten().div.Tensor_mode(self, wrapped_number(other), rounding_mode=rounding_mode)
+
+
+@native
+def div__Scalar_mode(self, other, rounding_mode):
+    return _aten().div_.Tensor_mode(self, wrapped_number(other), rounding_mode=rounding_mode)
+
+
+@native
+def rsub_Tensor(self, other, alpha):
+    return _aten().sub.Tensor(other, self, alpha)
+
+
+@native
+def rsub_Scalar(self, other, alpha):
+    return _aten().sub.Tensor(wrapped_number(other), self, alpha)

@@ -1,0 +1,201 @@
+"""Turn `native_functions.yaml` into live operators at import: generate, cache, register, attach.
+
+`load()` (run once by `import pyaten`):
+1. imports `pyaten.native.kernels`, which registers every `@native` kernel;
+2. reads the YAML into records (`pyaten.declarations.load_native_functions`);
+3. generates the module source with `pyaten.codegen.gen_native.generate` - or reuses the
+   copy cached in `pyaten/_generated/` under a hash of the YAML and the generator's sources;
+4. defines every schema in the dispatcher and registers the kernels the module lists
+   (a kernel name the registry lacks is recorded in `Loaded.missing`, not fatal);
+5. builds the parsed signatures of each Python name and attaches the methods and operators
+   to `Tensor`. The functions are returned for `pyaten/__init__.py` to export.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pyaten.native import gen_support, registry
+from pyaten.native.arg_parser import ParsedSignature
+from pyaten.native.runtime import Tensor
+
+NATIVE_YAML = Path(__file__).with_name("native_functions.yaml")
+GENERATED_DIR = Path(__file__).resolve().parent.parent / "_generated"
+_CODEGEN_DIR = Path(__file__).resolve().parent.parent / "codegen"
+NAMESPACE = "aten"
+
+
+@dataclass
+class Loaded:
+    """What `load()` produced."""
+
+    module: ModuleType
+    functions: dict[str, Any]
+    methods: dict[str, Any]
+    records: list[Any]
+    missing: list[str] = field(default_factory=list)
+    source_path: str = ""
+    handles: list[Any] = field(default_factory=list)
+
+
+_LOADED: Loaded | None = None
+_LOCK = threading.Lock()
+
+
+def _cache_key(yaml_text: str) -> str:
+    digest = hashlib.sha256(yaml_text.encode())
+    for path in sorted(_CODEGEN_DIR.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()[:16]
+
+
+def _generate_source(records: list[Any], yaml_path: str) -> str:
+    from pyaten.codegen.gen_native import generate
+
+    return generate(records, yaml_path, NAMESPACE).source
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _import_file(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def generated_module_source(yaml_path: Path = NATIVE_YAML) -> tuple[str, list[Any]]:
+    """The module source for a YAML file and its records (always freshly generated)."""
+    from pyaten.declarations import load_native_functions
+
+    records = load_native_functions(str(yaml_path))
+    return _generate_source(records, _display_path(yaml_path)), records
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path(__file__).resolve().parent.parent.parent))
+    except ValueError:
+        return str(path)
+
+
+def _register(module: ModuleType, records: list[Any], loaded: Loaded) -> None:
+    from pyaten.dispatch import registry as dispatch_registry
+    from pyaten.dispatch.keys import parse_dispatch_key
+
+    for fn in records:
+        schema = dispatch_registry.with_namespace(fn.func, NAMESPACE)
+        debug = f"registered at {fn.loc.path}:{fn.loc.line}" if fn.loc else "native_functions"
+        loaded.handles.append(
+            dispatch_registry.define(schema, debug=debug, tags=tuple(sorted(fn.tags)))
+        )
+    for operator, key, kernel, needs, kind, source in module.REGISTRATIONS:
+        lacking = [n for n in needs if registry.lookup(n) is None]
+        if lacking:
+            loaded.missing.append(f"{operator} [{key}]: no @native kernel {', '.join(lacking)}")
+            continue
+        fn = getattr(module, kernel) if kind in ("structured", "autogen") else registry.lookup(
+            kernel
+        )
+        where = registry.site(needs[-1]) if needs else source
+        loaded.handles.append(
+            dispatch_registry.register_kernel(
+                operator,
+                parse_dispatch_key(key),
+                fn,
+                debug=f"{kind} kernel {kernel} at {where} (declared at {source})",
+            )
+        )
+
+
+def _bind(module: ModuleType, records: list[Any]) -> None:
+    from pyaten.codegen.gen_native import python_names
+    from pyaten.codegen.python_signature import group_signatures
+    from pyaten.dispatch.registry import get_operator
+
+    for global_name, qualified in module.ENTRIES.items():
+        setattr(module, global_name, get_operator(qualified))
+    funcs, methods = python_names(records)
+    for table, name, method in module.BINDINGS:
+        schemas = (methods if method else funcs)[name]
+        parsed = []
+        for sig in group_signatures(name, schemas, method):
+            p = ParsedSignature(sig)
+            p.functional_name = _qualify(p.functional_name)
+            p.out_name = _qualify(p.out_name)
+            p.resolve(get_operator)
+            parsed.append(p)
+        setattr(module, table, gen_support.Binding(name, method, parsed))
+
+
+def _qualify(name: str | None) -> str | None:
+    if name is None or "::" in name:
+        return name
+    return f"{NAMESPACE}::{name}"
+
+
+# Tensor attributes core defines that a YAML method must not replace.
+_PROTECTED = frozenset({"data", "grad", "requires_grad", "shape", "dtype", "device"})
+
+
+def _attach(module: ModuleType, loaded: Loaded) -> None:
+    for name in module.FUNCTIONS:
+        fn = getattr(module, name, None)
+        if fn is not None:
+            loaded.functions[name] = fn
+    for name in module.METHODS:
+        if name in _PROTECTED:
+            continue
+        method = getattr(module, f"Tensor_{name}")
+        method.__name__ = name
+        method.__qualname__ = f"Tensor.{name}"
+        loaded.methods[name] = method
+        setattr(Tensor, name, method)
+    for dunder in module.DUNDERS:
+        method = getattr(module, f"Tensor_{dunder}")
+        method.__name__ = dunder
+        method.__qualname__ = f"Tensor.{dunder}"
+        setattr(Tensor, dunder, method)
+    for name, fn in loaded.functions.items():
+        fn.__qualname__ = name
+        fn.__module__ = "pyaten"
+
+
+def load() -> Loaded:
+    """Generate (or reuse), register and attach everything; runs once per process."""
+    global _LOADED
+    with _LOCK:
+        if _LOADED is not None:
+            return _LOADED
+        import pyaten.native.kernels  # noqa: F401 - registers every @native kernel
+        from pyaten.declarations import load_native_functions
+
+        yaml_text = NATIVE_YAML.read_text()
+        records = load_native_functions(str(NATIVE_YAML))
+        cache = GENERATED_DIR / f"native_{_cache_key(yaml_text)}.py"
+        if not cache.exists():
+            _write_atomic(cache, _generate_source(records, _display_path(NATIVE_YAML)))
+        module = _import_file("pyaten._generated.native_functions", cache)
+        loaded = Loaded(module, {}, {}, records, source_path=str(cache))
+        _register(module, records, loaded)
+        _bind(module, records)
+        _attach(module, loaded)
+        _LOADED = loaded
+        return loaded

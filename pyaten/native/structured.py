@@ -1,0 +1,289 @@
+"""Runtime of structured kernels: the object a generated wrapper hands to `meta` and `impl`.
+
+See Note: structured wrappers in `pyaten.codegen.gen_native`. A wrapper creates
+`StructuredMeta(kind, preset_outputs, op_name, key)`; `meta` calls `set_output(...)` (or, for
+`structured_inherits: TensorIteratorBase`, one of the `build_*_op` helpers of
+`TensorIteratorMeta`) and `impl` computes into `op.outputs`. `finish()` copies proxies back.
+
+What `set_output` means per wrapper kind:
+- functional: allocate a new tensor with the sizes, strides and dtype meta asked for;
+- inplace: `self` must already have those sizes and dtype; meta's strides differing from
+  self's make a proxy that is copied back after `impl`;
+- out: `out` must have the dtype and device; it is resized (PyTorch's deprecation warning
+  when it had elements) and, when meta asked strides `out` lacks, a proxy is used.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from pyaten.core import dtypes as _dtypes
+from pyaten.core.promotion import can_cast, result_type
+from pyaten.core.views import contiguous_strides, empty_tensor, resize_tensor_
+from pyaten.dispatch import trace as _trace
+from pyaten.native.runtime import Tensor
+
+KINDS = ("functional", "inplace", "out")
+
+
+def _shape_text(sizes: tuple) -> str:
+    return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+def resize_output(out: Tensor, sizes: tuple, op_name: str) -> bool:
+    """Resize `out` to `sizes` as PyTorch's resize_output does; True if it changed shape."""
+    if tuple(out._sizes) == tuple(sizes):
+        return False
+    numel = 1
+    for s in out._sizes:
+        numel *= s
+    if numel != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{_shape_text(out._sizes)}, which does not match the required output shape "
+            f"{_shape_text(sizes)}. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can "
+            "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+            "t.resize_(0).",
+            UserWarning,
+            stacklevel=6,
+        )
+    resize_tensor_(out, tuple(sizes))
+    return True
+
+
+class StructuredMeta:
+    """State shared by a structured op's `meta` and `impl` for one call."""
+
+    __slots__ = ("kind", "outputs", "op_name", "key", "proxies", "decisions")
+
+    def __init__(self, kind: str, preset: tuple, op_name: str, key: str) -> None:
+        self.kind = kind
+        self.outputs: list[Any] = list(preset)
+        self.op_name = op_name
+        self.key = key
+        self.proxies: list[tuple[int, Tensor]] | None = None
+        self.decisions: dict[str, Any] | None = None
+
+    def maybe_get_output(self, index: int = 0) -> Tensor | None:
+        """The output the caller supplied (`self` for in-place, `out`), or None (functional)."""
+        return self.outputs[index]
+
+    def set_output(
+        self,
+        index: int,
+        sizes: tuple,
+        dtype: _dtypes.dtype,
+        device: Any,
+        strides: tuple | None = None,
+    ) -> Tensor:
+        """Set output `index` as the wrapper kind says (see the module docstring)."""
+        sizes = tuple(sizes)
+        if self.kind == "functional":
+            result = empty_tensor(sizes, dtype, device, strides)
+            self.outputs[index] = result
+            action = "allocated"
+        elif self.kind == "inplace":
+            target = self.outputs[index]
+            if target._dtype is not dtype:
+                raise RuntimeError(
+                    f"{self.op_name}: Bad in-place call: input tensor dtype {target._dtype} and "
+                    f"output tensor dtype {dtype} should match"
+                )
+            if tuple(target._sizes) != sizes:
+                raise RuntimeError(
+                    f"{self.op_name}: Bad in-place call: input tensor size "
+                    f"{_shape_text(target._sizes)} and output tensor size {_shape_text(sizes)} "
+                    "should match"
+                )
+            action = "checked in place"
+            self._maybe_proxy(index, target, sizes, strides)
+        else:
+            target = self.outputs[index]
+            if target._dtype is not dtype:
+                raise RuntimeError(
+                    f"Expected out tensor to have dtype {dtype}, but got {target._dtype} instead"
+                )
+            if target._device != device:
+                raise RuntimeError(
+                    f"Expected out tensor to have device {device}, but got {target._device} "
+                    "instead"
+                )
+            resized = resize_output(target, sizes, self.op_name)
+            action = "resized" if resized else "reused"
+            if resized and strides is not None:
+                resize_tensor_(target, sizes, strides)
+            self._maybe_proxy(index, target, sizes, strides)
+        if _trace.ACTIVE:
+            _trace.note(
+                "structured.meta",
+                wrapper=self.kind,
+                output=index,
+                sizes=list(sizes),
+                dtype=str(dtype),
+                action=action,
+                proxy=bool(self.proxies),
+                **(self.decisions or {}),
+            )
+        return self.outputs[index]
+
+    def _maybe_proxy(self, index: int, target: Tensor, sizes: tuple, strides: tuple | None):
+        if strides is None or tuple(target._strides) == tuple(strides):
+            return
+        proxy = empty_tensor(sizes, target._dtype, target._device, strides)
+        if self.proxies is None:
+            self.proxies = []
+        self.proxies.append((index, target))
+        self.outputs[index] = proxy
+
+    def note_impl(self, impl_name: str) -> None:
+        _trace.note("structured.impl", wrapper=self.kind, impl=impl_name, key=self.key)
+
+    def finish(self) -> None:
+        """After `impl`: copy proxies back into the tensors the caller gave."""
+        if self.proxies is None:
+            return
+        for index, target in self.proxies:
+            proxy = self.outputs[index]
+            if target._storage.data is not None:
+                np.copyto(target._numpy(), proxy._numpy(), casting="unsafe")
+            self.outputs[index] = target
+
+
+def broadcast_shapes(op_name: str, *shapes: tuple) -> tuple:
+    """Broadcast sizes with PyTorch's error text."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, size in enumerate(shape):
+            j = offset + i
+            current = result[j]
+            if current == size or size == 1:
+                continue
+            if current == 1:
+                result[j] = size
+                continue
+            # Find which earlier shape fixed this dimension, for the message.
+            raise RuntimeError(
+                f"The size of tensor a ({current}) must match the size of tensor b ({size}) "
+                f"at non-singleton dimension {i}"
+            )
+    return tuple(result)
+
+
+_COMPUTE_UPCAST = {"float16": np.float32, "bfloat16": np.float32}
+
+
+class TensorIteratorMeta(StructuredMeta):
+    """Structured meta for ops with `structured_inherits: TensorIteratorBase`: elementwise
+    broadcasting, type promotion and output checks, then NumPy views for `impl`."""
+
+    __slots__ = ("inputs", "common_dtype", "shape", "device")
+
+    def __init__(self, kind: str, preset: tuple, op_name: str, key: str) -> None:
+        StructuredMeta.__init__(self, kind, preset, op_name, key)
+        self.inputs: tuple[Tensor, ...] = ()
+        self.common_dtype: _dtypes.dtype | None = None
+        self.shape: tuple = ()
+        self.device: Any = None
+
+    def build(
+        self,
+        inputs: tuple[Tensor, ...],
+        *,
+        promote_integer_inputs_to_float: bool = False,
+        output_dtype: _dtypes.dtype | None = None,
+        check_all_same_dtype: bool = False,
+        cast_common_dtype_to_outputs: bool = True,
+    ) -> None:
+        """Broadcast `inputs`, compute the common dtype and set output 0."""
+        self.inputs = inputs
+        out = self.outputs[0]
+        shapes = [tuple(t._sizes) for t in inputs]
+        shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(self.op_name, *shapes)
+        device = None
+        for t in inputs:
+            if not t._wrapped_number and (device is None or t._sizes):
+                device = t._device
+        if device is None:
+            device = inputs[0]._device
+        if check_all_same_dtype:
+            first = inputs[0]._dtype
+            for t in inputs[1:]:
+                if t._dtype is not first:
+                    raise RuntimeError(
+                        f"{self.op_name}: Expected all tensors to have the same dtype, but got "
+                        f"{first} and {t._dtype}"
+                    )
+            common = first
+        else:
+            common = inputs[0]._dtype if len(inputs) == 1 else result_type(*inputs)
+        if promote_integer_inputs_to_float and not (
+            common.is_floating_point or common.is_complex
+        ):
+            common = _dtypes.get_default_dtype()
+        self.common_dtype = common
+        self.shape = shape
+        self.device = device
+        result_dtype = output_dtype if output_dtype is not None else common
+        if out is not None:
+            if self.kind == "inplace" and tuple(out._sizes) != shape:
+                raise RuntimeError(
+                    f"output with shape {_shape_text(out._sizes)} doesn't match the broadcast "
+                    f"shape {_shape_text(shape)}"
+                )
+            if output_dtype is None and not can_cast(common, out._dtype):
+                raise RuntimeError(
+                    f"result type {common.scalar_name} can't be cast to the desired output "
+                    f"type {out._dtype.scalar_name}"
+                )
+            result_dtype = out._dtype
+        if _trace.ACTIVE:
+            self.decisions = {"broadcast_shape": list(shape), "common_dtype": str(common)}
+        self.set_output(0, shape, result_dtype, device, None)
+
+    def build_binary_op(self, a: Tensor, b: Tensor) -> None:
+        self.build((a, b))
+
+    def build_binary_float_op(self, a: Tensor, b: Tensor) -> None:
+        self.build((a, b), promote_integer_inputs_to_float=True)
+
+    def build_comparison_op(self, a: Tensor, b: Tensor) -> None:
+        self.build((a, b), output_dtype=None if self.outputs[0] is not None else _dtypes.bool)
+
+    def build_unary_op(self, a: Tensor) -> None:
+        self.build((a,))
+
+    def build_unary_float_op(self, a: Tensor) -> None:
+        self.build((a,), promote_integer_inputs_to_float=True)
+
+    # -- for impl ----------------------------------------------------------------------------
+
+    def compute_dtype(self) -> np.dtype:
+        """The NumPy dtype computations run in (float16/bfloat16 computed in float32)."""
+        common = self.common_dtype
+        return np.dtype(_COMPUTE_UPCAST.get(common.name, common.numpy))
+
+    def input_arrays(self, dtype: np.dtype | None = None) -> list[np.ndarray]:
+        """Each input as a NumPy array in the compute dtype (not broadcast; NumPy does that)."""
+        target = self.compute_dtype() if dtype is None else dtype
+        arrays = []
+        for t in self.inputs:
+            arr = t._numpy()
+            if arr.dtype != target:
+                arr = arr.astype(target)
+            arrays.append(arr)
+        return arrays
+
+    def write(self, value: np.ndarray, index: int = 0) -> None:
+        """Store `value` (broadcast as needed) into output `index`, casting to its dtype."""
+        out = self.outputs[index]
+        np.copyto(out._numpy(), value, casting="unsafe")
+
+
+def contiguous(sizes: tuple) -> tuple:
+    return contiguous_strides(tuple(sizes))

@@ -1,0 +1,215 @@
+"""Operator handles, like `torch.ops`: `pyaten.ops.aten.add` and `pyaten.ops.aten.add.Tensor`.
+
+- `pyaten.ops.<ns>` is a namespace; `pyaten.ops.<ns>.<name>` an `OpOverloadPacket` (callable:
+  it picks the overload from the arguments; `.overloads()` lists them); `packet.<overload>`
+  (`default` for the empty overload name) an `OpOverload` with `_schema`, `name()`,
+  `redispatch(keyset, ...)`, callable with positional or keyword arguments by schema name.
+- Handles are looked up in the dispatcher when first used, so an operator defined at run time
+  with `Library.define` has its handle (and its argument parsing) at once; handles of an
+  operator that was deregistered stop resolving.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pyaten.dispatch.registry import get_operator, list_operators
+from pyaten.native.arg_parser import ParsedSignature
+from pyaten.native.gen_support import Binding, bind_and_call
+
+__all__ = ["ops", "aten", "OpOverload", "OpOverloadPacket"]
+
+
+def _signature_for(schema: Any) -> ParsedSignature:
+    """A parser for one schema as torch.ops sees it: argument names as in the schema, numbers
+    accepted for Tensor arguments, `out` as its own keyword."""
+    from pyaten.codegen.python_signature import PythonParam, PythonSignature
+
+    params = tuple(
+        PythonParam(a.name, a.type, a.kwarg_only or a.is_out, a.default, a.default_text, a.name)
+        for a in schema.arguments
+    )
+    sig = PythonSignature(
+        name=schema.name.name,
+        method=False,
+        functional=schema,
+        out_variant=None,
+        params=params,
+        allow_numbers_as_tensors=True,
+        has_requires_grad=False,
+    )
+    return ParsedSignature(sig)
+
+
+class OpOverload:
+    """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
+
+    __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs")
+
+    def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
+        self._packet = packet
+        self._overloadname = overload or "default"
+        self._qualified = entry.name if hasattr(entry, "name") else str(entry)
+        self._entry = entry
+        self._parser: ParsedSignature | None = None
+        self._nargs = len(entry.schema.arguments)
+
+    @property
+    def _schema(self) -> Any:
+        return self._entry.schema
+
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        return self._packet
+
+    def name(self) -> str:
+        """`aten::add.Tensor` (`aten::exp` for a default overload)."""
+        return str(self._entry.schema.name.qualified) if hasattr(
+            self._entry.schema.name, "qualified") else self._qualified
+
+    def _parse(self) -> ParsedSignature:
+        parser = self._parser
+        if parser is None:
+            parser = self._parser = _signature_for(self._entry.schema)
+            parser.functional_entry = self._entry
+        return parser
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == self._nargs:
+            return self._entry.call(*args)  # already in schema order: the fast path
+        parser = self._parse()
+        values = parser.match(args, kwargs)
+        if values.__class__ is str:
+            raise RuntimeError(f"{self.name()}(): {values}")
+        return self._entry.call(*values)
+
+    def redispatch(self, keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call the kernel for `keyset` as is (below the current key)."""
+        return self._entry.redispatch(keyset, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='{self._packet._qualified}', overload='{self._overloadname}')>"
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+class OpOverloadPacket:
+    """All overloads of one name, e.g. `pyaten.ops.aten.add`."""
+
+    __slots__ = ("_ns", "_name", "_qualified", "_overloads", "_binding", "_lock", "__dict__")
+
+    def __init__(self, ns: str, name: str) -> None:
+        self._ns = ns
+        self._name = name
+        self._qualified = f"{ns}::{name}"
+        self._overloads: dict[str, OpOverload] = {}
+        self._binding: tuple[tuple[str, ...], Binding] | None = None
+        self._lock = threading.Lock()
+
+    def overloads(self) -> list[str]:
+        """Overload names (`default` for the empty one), in definition order."""
+        names = []
+        prefix = self._qualified
+        for qualified in list_operators(self._ns):
+            base, _, overload = qualified.partition(".")
+            if base == prefix:
+                names.append(overload or "default")
+        return names
+
+    def __getattr__(self, overload: str) -> OpOverload:
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        cached = self._overloads.get(overload)
+        if cached is not None and get_operator(cached._entry.name) is cached._entry:
+            return cached
+        real = "" if overload == "default" else overload
+        qualified = f"{self._qualified}.{real}" if real else self._qualified
+        entry = get_operator(qualified)
+        if entry is None or entry.schema is None:
+            raise AttributeError(
+                f"The underlying op of '{self._qualified}' has no overload name '{overload}'"
+            )
+        handle = OpOverload(self, real, entry)
+        self._overloads[overload] = handle
+        return handle
+
+    def _current_binding(self) -> Binding:
+        names = tuple(self.overloads())
+        cached = self._binding
+        if cached is not None and cached[0] == names:
+            return cached[1]
+        signatures = []
+        for overload in names:
+            handle = getattr(self, overload)
+            signatures.append(handle._parse())
+        binding = Binding(self._name, False, signatures)
+        self._binding = (names, binding)
+        return binding
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Pick the first overload whose schema accepts the arguments, and call it."""
+        binding = self._current_binding()
+        try:
+            return bind_and_call(binding, args, kwargs)
+        except TypeError as error:
+            raise RuntimeError(f"{self._qualified}: {error}") from None
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self._qualified}')>"
+
+    def __str__(self) -> str:
+        return self._qualified
+
+
+class OpNamespace:
+    """`pyaten.ops.<ns>`: packets by operator name."""
+
+    def __init__(self, name: str) -> None:
+        self._ns_name = name
+        self._packets: dict[str, OpOverloadPacket] = {}
+
+    def __getattr__(self, name: str) -> OpOverloadPacket:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        packet = self._packets.get(name)
+        if packet is None:
+            prefix = f"{self._ns_name}::{name}"
+            if not any(q == prefix or q.startswith(prefix + ".") for q in
+                       list_operators(self._ns_name)):
+                raise AttributeError(
+                    f"'_OpNamespace' '{self._ns_name}' object has no attribute '{name}'"
+                )
+            packet = OpOverloadPacket(self._ns_name, name)
+            self._packets[name] = packet
+        return packet
+
+    def __repr__(self) -> str:
+        return f"<OpNamespace '{self._ns_name}'>"
+
+
+class _Ops:
+    """`pyaten.ops`: namespaces by name (`aten`, or any namespace a Library defined)."""
+
+    def __init__(self) -> None:
+        self._namespaces: dict[str, OpNamespace] = {}
+
+    def __getattr__(self, name: str) -> OpNamespace:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        ns = self._namespaces.get(name)
+        if ns is None:
+            ns = self._namespaces[name] = OpNamespace(name)
+        return ns
+
+
+ops = _Ops()
+aten = ops.aten
+
+
+def __getattr__(name: str) -> OpNamespace:
+    # `pyaten.ops.myns` as a module attribute, like `torch.ops.myns`.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(ops, name)
