@@ -2,6 +2,10 @@
 
 Storage, Tensor, dtypes, devices, type promotion, TensorIterator, DispatchStub, generators,
 printing and interop (NumPy, DLPack). Knows no particular op.
+
+`__all__` is what `pyaten` re-exports at the top level (torch's public names); kernel-side
+names (TensorIterator, DispatchStub, empty_tensor, ...) are imported from `pyaten.core`
+or its modules.
 """
 
 from pyaten.core.creation import as_tensor, from_numpy, scalar_tensor, tensor
@@ -31,8 +35,12 @@ from pyaten.core.dtypes import (
     short,
     uint8,
 )
+from pyaten.core.iterator import TensorIterator as TensorIterator
+from pyaten.core.iterator import TensorIteratorConfig as TensorIteratorConfig
+from pyaten.core.iterator import broadcast_shapes
 from pyaten.core.promotion import can_cast, promote_types, result_type
 from pyaten.core.storage import Storage
+from pyaten.core.stub import DispatchStub as DispatchStub
 from pyaten.core.tensor import (
     Size,
     Tensor,
@@ -81,4 +89,5 @@ __all__ = [
     "contiguous_format",
     "channels_last",
     "preserve_format",
+    "broadcast_shapes",
 ]
