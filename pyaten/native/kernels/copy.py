@@ -1,0 +1,398 @@
+"""Copy kernels: copy_, fill_, zero_, clone, contiguous, _to_copy and the four `to` overloads.
+
+`copy_` is the one place data moves between dtypes and devices; `clone` and `_to_copy`
+allocate (keeping the source's layout when it is dense, as `preserve_format` asks) and then
+move the data themselves. The `to` overloads are composites that return `self` when nothing
+would change and otherwise call `_to_copy`, so `t.to(t.dtype) is t` as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from pyaten.core.device import device as make_device
+from pyaten.core.tensor import Tensor
+from pyaten.core.views import empty_tensor
+from pyaten.native.kernels.shape import aten_ops as _aten
+from pyaten.native.kernels.shape import (
+    contiguous_strides,
+    format_shape,
+    is_contiguous_layout,
+    is_non_overlapping_and_dense,
+)
+from pyaten.native.registry import native
+
+# --- helpers shared with other families ---------------------------------------------------
+
+# The C++ type names ATen prints in "value cannot be converted to type X without overflow".
+_CPP_TYPE_NAMES = {
+    "Byte": "uint8_t",
+    "Char": "int8_t",
+    "Short": "int16_t",
+    "Int": "int",
+    "Long": "int64_t",
+    "Half": "c10::Half",
+    "BFloat16": "c10::BFloat16",
+    "Float": "float",
+    "Double": "double",
+    "ComplexFloat": "c10::complex<float>",
+    "ComplexDouble": "c10::complex<double>",
+}
+
+
+def _overflows(value, dtype) -> bool:
+    """ATen's checked scalar conversion: would `value` overflow `dtype`?"""
+    if dtype.scalar_name == "Bool" or isinstance(value, bool):
+        return False
+    if isinstance(value, complex):
+        if not dtype.is_complex and value.imag != 0:
+            return True
+        value = value.real
+    if dtype.is_complex:
+        real_dtype = dtype.to_real()
+        return _overflows(value, real_dtype)
+    if dtype.is_floating_point:
+        value = float(value)
+        if dtype.itemsize == 2:
+            # Half and BFloat16 are reached through float, which may already be inf
+            with np.errstate(over="ignore"):
+                value = float(np.float32(value))
+        if not np.isfinite(value):
+            return False
+        return abs(value) > float(np.finfo(dtype.numpy).max)
+    info = np.iinfo(dtype.numpy)
+    if isinstance(value, float):
+        if not np.isfinite(value):
+            return True
+        return value < info.min or value > info.max
+    if info.min == 0:
+        # unsigned targets accept negatives down to -max (they wrap), like ATen
+        return value > info.max or value < -info.max
+    return value < info.min or value > info.max
+
+
+def checked_scalar(value, dtype):
+    """`value` as a NumPy scalar of `dtype`, raising ATen's overflow error when it can't fit."""
+    if _overflows(value, dtype):
+        raise RuntimeError(
+            f"value cannot be converted to type {_CPP_TYPE_NAMES[dtype.scalar_name]} "
+            "without overflow"
+        )
+    return cast_scalar(value, dtype)
+
+
+def cast_scalar(value, dtype):
+    """`value` converted to `dtype` the way a C++ static_cast would (wrapping, truncating)."""
+    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if dtype.is_complex:
+            return np.asarray(complex(value)).astype(dtype.numpy)
+        if isinstance(value, complex):
+            value = value.real
+        if isinstance(value, int) and not dtype.is_floating_point and dtype.scalar_name != "Bool":
+            # wrap Python ints into the integer type's range before NumPy sees them
+            bits = dtype.itemsize * 8
+            value &= (1 << bits) - 1
+            if dtype.is_signed and value >= 1 << (bits - 1):
+                value -= 1 << bits
+            return np.asarray(value, dtype=dtype.numpy)
+        return np.asarray(value).astype(dtype.numpy)
+
+
+def assign(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[...] = src with C-style casts (no NumPy cast warnings, complex keeps the real part)."""
+    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.copyto(dst, src, casting="unsafe")
+
+
+def memory_format_name(memory_format) -> str:
+    """'preserve_format', 'contiguous_format', 'channels_last' or 'channels_last_3d'."""
+    if memory_format is None:
+        return "preserve_format"
+    name = getattr(memory_format, "name", None) or str(memory_format)
+    return name.rsplit(".", 1)[-1]
+
+
+def strides_for_format(sizes: tuple, fmt: str, op: str) -> tuple[int, ...]:
+    """Strides of a fresh tensor of `sizes` laid out in the memory format `fmt`."""
+    if fmt == "channels_last":
+        if len(sizes) != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        n, c, h, w = sizes
+        c1, h1, w1 = max(c, 1), max(h, 1), max(w, 1)
+        return (h1 * w1 * c1, 1, w1 * c1, c1)
+    if fmt == "channels_last_3d":
+        if len(sizes) != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        n, c, d, h, w = sizes
+        c1, d1, h1, w1 = max(c, 1), max(d, 1), max(h, 1), max(w, 1)
+        return (d1 * h1 * w1 * c1, 1, h1 * w1 * c1, w1 * c1, c1)
+    return contiguous_strides(sizes)
+
+
+def is_in_format(t: Tensor, fmt: str) -> bool:
+    """Whether `t` already has the layout `fmt` asks for (what `contiguous` tests)."""
+    sizes = t._sizes
+    strides = t._strides
+    if fmt in ("contiguous_format", "preserve_format"):
+        return is_contiguous_layout(sizes, strides)
+    if len(sizes) not in (4, 5):
+        return False
+    expected = strides_for_format(sizes, fmt, "contiguous")
+    return all(s == e or n == 1 for s, e, n in zip(strides, expected, sizes))
+
+
+def like_strides(t: Tensor, memory_format) -> tuple[int, ...]:
+    """Strides of a new tensor shaped like `t` for `memory_format` (preserve keeps dense)."""
+    fmt = memory_format_name(memory_format)
+    sizes = t._sizes
+    if fmt == "preserve_format":
+        if is_non_overlapping_and_dense(sizes, t._strides):
+            return t._strides
+        return contiguous_strides(sizes)
+    return strides_for_format(sizes, fmt, "clone")
+
+
+def check_broadcast_into(dst_sizes: tuple, src_sizes: tuple) -> None:
+    """`src` must broadcast to exactly `dst`'s shape (copy_'s rule, with its messages)."""
+    if dst_sizes == src_sizes:
+        return
+    nd, ns = len(dst_sizes), len(src_sizes)
+    n = max(nd, ns)
+    broadcast = []
+    for i in range(n):
+        a = dst_sizes[i - n + nd] if i - n + nd >= 0 else 1
+        b = src_sizes[i - n + ns] if i - n + ns >= 0 else 1
+        if a != b and a != 1 and b != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                f"non-singleton dimension {i}"
+            )
+        broadcast.append(a if b == 1 else b)
+    if tuple(broadcast) != tuple(dst_sizes):
+        raise RuntimeError(
+            f"output with shape {format_shape(dst_sizes)} doesn't match the broadcast shape "
+            f"{format_shape(broadcast)}"
+        )
+
+
+def check_no_internal_overlap(t: Tensor) -> None:
+    """A written-to tensor must not have two elements at one address (an expanded dim)."""
+    for size, stride in zip(t._sizes, t._strides):
+        if stride == 0 and size > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation."
+            )
+
+
+# ATen's messages name dtypes by their C++ type in "Expected out tensor to have dtype ...".
+CPP_DTYPE_NAMES = {
+    "Bool": "bool",
+    "Byte": "unsigned char",
+    "Char": "signed char",
+    "Short": "short int",
+    "Int": "int",
+    "Long": "long int",
+    "Half": "c10::Half",
+    "BFloat16": "c10::BFloat16",
+    "Float": "float",
+    "Double": "double",
+    "ComplexFloat": "c10::complex<float>",
+    "ComplexDouble": "c10::complex<double>",
+}
+
+
+def check_out_dtype(out: Tensor, dtype) -> None:
+    """An `out=` tensor must already have the result's dtype (ATen's structured check)."""
+    if out.dtype is not dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {CPP_DTYPE_NAMES[dtype.scalar_name]}, but got "
+            f"{CPP_DTYPE_NAMES[out.dtype.scalar_name]} instead"
+        )
+
+
+def _no_data_error() -> NotImplementedError:
+    return NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+def _warn_complex_to_real(src_dtype, dst_dtype) -> None:
+    if src_dtype.is_complex and not dst_dtype.is_complex:
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part", UserWarning,
+            stacklevel=4,
+        )
+
+
+def copy_data(dst: Tensor, src: Tensor) -> None:
+    """Move `src`'s values into `dst` (same shape or broadcastable), casting like C++."""
+    if src.device.type == "meta":
+        if dst.device.type != "meta":
+            raise _no_data_error()
+        return
+    if dst.device.type == "meta":
+        return
+    _warn_complex_to_real(src.dtype, dst.dtype)
+    assign(dst._numpy(), src._numpy())
+
+
+# --- kernels ------------------------------------------------------------------------------
+
+
+@native
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    if self is src:
+        return self
+    check_broadcast_into(self._sizes, src._sizes)
+    check_no_internal_overlap(self)
+    copy_data(self, src)
+    self._bump_version()
+    return self
+
+
+def _fill_value(self: Tensor, value):
+    if isinstance(value, Tensor):
+        if len(value._sizes) != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{len(value._sizes)} dimensions."
+            )
+        if value.device.type == "meta":
+            if self.device.type != "meta":
+                raise _no_data_error()
+            return None
+        # a tensor value is cast without the overflow check, as in ATen
+        return cast_scalar(value._numpy().item(), self.dtype)
+    return checked_scalar(value, self.dtype)
+
+
+@native
+def fill_(self: Tensor, value) -> Tensor:
+    scalar = _fill_value(self, value)
+    if self.numel() != 0:
+        self._numpy()[...] = scalar
+    self._bump_version()
+    return self
+
+
+@native
+def fill_meta_(self: Tensor, value) -> Tensor:
+    _fill_value(self, value)
+    self._bump_version()
+    return self
+
+
+@native
+def zero_(self: Tensor) -> Tensor:
+    if self.numel() != 0:
+        self._numpy()[...] = 0
+    self._bump_version()
+    return self
+
+
+@native
+def zero_meta_(self: Tensor) -> Tensor:
+    self._bump_version()
+    return self
+
+
+@native
+def clone(self: Tensor, memory_format=None) -> Tensor:
+    strides = like_strides(self, memory_format)
+    result = empty_tensor(self._sizes, self.dtype, self.device, strides)
+    if self.device.type != "meta":
+        assign(result._numpy(), self._numpy())
+    return result
+
+
+@native
+def contiguous(self: Tensor, memory_format=None) -> Tensor:
+    fmt = memory_format_name(memory_format) if memory_format is not None else "contiguous_format"
+    if is_in_format(self, fmt):
+        return self
+    if fmt == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return _aten().clone.default(self, memory_format=memory_format)
+
+
+@native
+def _to_copy(
+    self: Tensor,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=None,
+    non_blocking: bool = False,
+    memory_format=None,
+) -> Tensor:
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else _as_device(device)
+    if self.device.type == "meta" and device.type != "meta":
+        raise _no_data_error()
+    strides = like_strides(self, memory_format)
+    result = empty_tensor(self._sizes, dtype, device, strides)
+    if device.type != "meta":
+        _warn_complex_to_real(self.dtype, dtype)
+        assign(result._numpy(), self._numpy())
+    return result
+
+
+def _to_impl(self: Tensor, dtype, device, copy: bool, memory_format) -> Tensor:
+    target_dtype = self.dtype if dtype is None else dtype
+    target_device = self.device if device is None else _as_device(device)
+    same = (
+        target_dtype is self.dtype
+        and target_device.type == self.device.type
+        and (target_device.index is None or target_device == self.device)
+    )
+    fmt = memory_format_name(memory_format)
+    if same and not copy and (fmt == "preserve_format" or is_in_format(self, fmt)):
+        return self
+    return _aten()._to_copy.default(
+        self, dtype=target_dtype, device=target_device, memory_format=memory_format
+    )
+
+
+@native
+def to_dtype_layout(
+    self: Tensor,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=None,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format=None,
+) -> Tensor:
+    return _to_impl(self, dtype, device, copy, memory_format)
+
+
+@native
+def to_device(
+    self: Tensor, device, dtype, non_blocking: bool = False, copy: bool = False,
+    memory_format=None,
+) -> Tensor:
+    return _to_impl(self, dtype, device, copy, memory_format)
+
+
+@native
+def to_dtype(
+    self: Tensor, dtype, non_blocking: bool = False, copy: bool = False, memory_format=None
+) -> Tensor:
+    return _to_impl(self, dtype, None, copy, memory_format)
+
+
+@native
+def to_other(
+    self: Tensor, other: Tensor, non_blocking: bool = False, copy: bool = False,
+    memory_format=None,
+) -> Tensor:
+    return _to_impl(self, other.dtype, other.device, copy, memory_format)
+
+
+def _as_device(device):
+    return make_device(device)

@@ -1,0 +1,434 @@
+"""Indexing: the `index.Tensor` (structured) and `index_put_` kernels, and Python's
+`Tensor.__getitem__` / `Tensor.__setitem__`.
+
+Note: how `t[...]` is routed. The Python index is walked left to right, as PyTorch does:
+an int becomes `select`, a slice `slice`, None `unsqueeze`, Ellipsis skips dims, a Python
+bool `unsqueeze` plus a one-or-zero-element index; integer and boolean tensors (and lists,
+which become tensors) are collected and applied at the end by one `index.Tensor` call with
+`None` for the dims they skip. Every step is an operator call, so it dispatches (and is
+seen by tracing and autograd). `t[...] = v` walks the same way and finishes with `copy_` /
+`fill_` on the view, or `index_put_` when tensors were collected.
+
+Advanced indexing follows NumPy's placement rule, which PyTorch shares: when the indexed
+dims are adjacent, the broadcast index shape replaces them in place; otherwise it goes first.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.creation import tensor as make_tensor
+from pyaten.core.tensor import Tensor
+from pyaten.core.views import empty_tensor
+from pyaten.native.kernels.copy import assign, check_no_internal_overlap
+from pyaten.native.kernels.shape import aten_ops as _aten
+from pyaten.native.kernels.shape import format_shape
+from pyaten.native.registry import native
+
+_INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
+
+# --- index.Tensor ------------------------------------------------------------------------
+
+
+def _broadcast_shapes(shapes: list[tuple]) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = ", ".join(format_shape(s) for s in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{listed}"
+        ) from None
+
+
+def expand_indices(self: Tensor, indices) -> list:
+    """One entry per indexed dim: None (whole dim) or an integer Tensor/ndarray of positions.
+
+    Boolean (and deprecated uint8) masks become one integer array per masked dim, which needs
+    the mask's data: on Meta they raise NotImplementedError, as in PyTorch.
+    """
+    ndim = len(self._sizes)
+    expanded: list = []
+    for index in indices:
+        if index is None:
+            expanded.append(None)
+            continue
+        dtype = index.dtype
+        if dtype not in _INDEX_DTYPES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if dtype is dt.uint8 or dtype is dt.bool:
+            if dtype is dt.uint8:
+                warnings.warn(
+                    "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                    "torch.bool instead.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            start = len(expanded)
+            for j, size in enumerate(index._sizes):
+                if start + j >= ndim:
+                    break
+                if size != self._sizes[start + j]:
+                    raise IndexError(
+                        f"The shape of the mask {format_shape(index._sizes)} at index {j} does "
+                        f"not match the shape of the indexed tensor {format_shape(self._sizes)} "
+                        f"at index {start + j}"
+                    )
+            if index.device.type == "meta":
+                raise NotImplementedError(
+                    "aten::nonzero: boolean mask indexing needs the mask's data, which a meta "
+                    "tensor does not have"
+                )
+            expanded.extend(np.nonzero(index._numpy()))
+        else:
+            expanded.append(index)
+    if len(expanded) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return expanded
+
+
+def _index_shape(self: Tensor, expanded: list) -> tuple:
+    positions = [i for i, e in enumerate(expanded) if e is not None]
+    if not positions:
+        return self._sizes
+    shapes = [tuple(expanded[i].shape if isinstance(expanded[i], np.ndarray)
+                    else expanded[i]._sizes) for i in positions]
+    broadcast = _broadcast_shapes(shapes)
+    sizes = self._sizes
+    rest_before = sizes[: positions[0]]
+    if positions == list(range(positions[0], positions[-1] + 1)):
+        kept_after = sizes[positions[-1] + 1 :]
+        return rest_before + broadcast + kept_after
+    kept = tuple(s for i, s in enumerate(sizes) if i >= len(expanded) or expanded[i] is None)
+    return broadcast + kept
+
+
+def numpy_index(self: Tensor, expanded: list) -> tuple:
+    """The NumPy index tuple for `expanded`, with PyTorch's bounds check and messages."""
+    items = []
+    for d, entry in enumerate(expanded):
+        if entry is None:
+            items.append(slice(None))
+            continue
+        array = entry if isinstance(entry, np.ndarray) else entry._numpy()
+        size = self._sizes[d]
+        if array.size:
+            low, high = int(array.min()), int(array.max())
+            bad = high if high >= size else (low if low < -size else None)
+            if bad is not None:
+                raise IndexError(
+                    f"index {bad} is out of bounds for dimension {d} with size {size}"
+                )
+        items.append(array.astype(np.intp, copy=False))
+    return tuple(items)
+
+
+@native
+def meta_index_Tensor(op, self: Tensor, indices) -> None:  # noqa: N802
+    expanded = expand_indices(self, indices)
+    op.set_output(0, _index_shape(self, expanded), self.dtype, self.device)
+
+
+@native
+def index_out(op, self: Tensor, indices, out: Tensor) -> None:
+    expanded = expand_indices(self, indices)
+    index = numpy_index(self, expanded)
+    if out.numel():
+        assign(out._numpy(), self._numpy()[index])
+
+
+# --- index_put_ --------------------------------------------------------------------------
+
+
+def _check_put(self: Tensor, indices, values: Tensor) -> list:
+    if values.dtype is not self.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{self.dtype.scalar_name} for the destination and {values.dtype.scalar_name} for "
+            "the source."
+        )
+    check_no_internal_overlap(self)
+    expanded = expand_indices(self, indices)
+    shape = _index_shape(self, expanded)
+    if not _broadcastable(values._sizes, shape):
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {format_shape(values._sizes)} cannot be "
+            f"broadcast to indexing result of shape {format_shape(shape)}"
+        )
+    return expanded
+
+
+def _broadcastable(src: tuple, dst: tuple) -> bool:
+    if len(src) > len(dst):
+        # leading ones of the value may be dropped
+        extra = len(src) - len(dst)
+        if any(s != 1 for s in src[:extra]):
+            return False
+        src = src[extra:]
+    return all(s == 1 or s == d for s, d in zip(reversed(src), reversed(dst)))
+
+
+@native
+def index_put_impl_cpu_(
+    self: Tensor, indices, values: Tensor, accumulate: bool = False, unsafe: bool = False
+) -> Tensor:
+    expanded = _check_put(self, indices, values)
+    index = numpy_index(self, expanded)
+    target = self._numpy()
+    source = values._numpy()
+    shape = _index_shape(self, expanded)
+    if source.ndim > len(shape):
+        source = source.reshape(source.shape[source.ndim - len(shape) :])
+    if accumulate:
+        np.add.at(target, index, source)
+    else:
+        target[index] = source
+    self._bump_version()
+    return self
+
+
+@native
+def index_put_impl_meta_(
+    self: Tensor, indices, values: Tensor, accumulate: bool = False, unsafe: bool = False
+) -> Tensor:
+    _check_put(self, indices, values)
+    self._bump_version()
+    return self
+
+
+@native
+def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    return _aten()._index_put_impl_.default(self, indices, values, accumulate, False)
+
+
+@native
+def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    aten = _aten()
+    return aten.index_put_.default(aten.clone.default(self), indices, values, accumulate)
+
+
+# --- Python indexing ---------------------------------------------------------------------
+
+
+def _is_int_like(obj) -> bool:
+    if isinstance(obj, (bool, np.bool_)):
+        return False
+    if isinstance(obj, (int, np.integer)):
+        return True
+    return False
+
+
+def _treat_as_tuple(index) -> bool:
+    """PyTorch's (and old NumPy's) rule for when a list index means several indices."""
+    if isinstance(index, tuple):
+        return True
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, (slice, Tensor, list, tuple)):
+            return True
+    return False
+
+
+def _as_index_tensor(item) -> Tensor:
+    if isinstance(item, Tensor):
+        return item
+    try:
+        return make_tensor(item)
+    except (TypeError, ValueError, RuntimeError):
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+            f"are valid indices (got {type(item).__name__})"
+        ) from None
+
+
+def _count_specified(items) -> int:
+    count = 0
+    ellipses = 0
+    for item in items:
+        if item is None or isinstance(item, (bool, np.bool_)):
+            continue
+        if item is Ellipsis:
+            ellipses += 1
+            if ellipses > 1:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            continue
+        if isinstance(item, Tensor) and item.dtype in (dt.bool, dt.uint8):
+            count += len(item._sizes)
+        else:
+            count += 1
+    return count
+
+
+def _slice_args(item: slice, dim: int) -> tuple:
+    def bound(v):
+        return None if v is None else operator.index(v)
+
+    step = 1 if item.step is None else operator.index(item.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step < 0:
+        raise ValueError("step must be greater than zero")
+    return bound(item.start), bound(item.stop), step
+
+
+def _bool_index(value: bool, device) -> Tensor:
+    if value:
+        return make_tensor([0], dtype=dt.int64, device=device)
+    return empty_tensor((0,), dt.int64, device)
+
+
+def _apply_slicing(self: Tensor, index):
+    """Apply the basic part of `index` (views); return (view, [(dim, index tensor)...])."""
+    aten = _aten()
+    items = index if _treat_as_tuple(index) else (index,)
+    self_ndim = len(self._sizes)
+    specified = _count_specified(items)
+    if specified > self_ndim:
+        if self_ndim == 0 and len(items) == 1 and _is_int_like(items[0]):
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        raise IndexError(f"too many indices for tensor of dimension {self_ndim}")
+    result = self
+    dim = 0
+    recorded: list = []
+    for item in items:
+        if _is_int_like(item):
+            i = int(item)
+            size = result._sizes[dim]
+            if i < -size or i >= size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            result = aten.select.int(result, dim, i)
+        elif isinstance(item, slice):
+            start, stop, step = _slice_args(item, dim)
+            if not (start is None and stop is None and step == 1):
+                result = aten.slice.Tensor(result, dim, start, stop, step)
+            dim += 1
+        elif item is None:
+            result = aten.unsqueeze.default(result, dim)
+            dim += 1
+        elif item is Ellipsis:
+            dim += self_ndim - specified
+        elif isinstance(item, (bool, np.bool_)):
+            result = aten.unsqueeze.default(result, dim)
+            recorded.append((dim, _bool_index(bool(item), self.device)))
+            dim += 1
+        else:
+            tensor = _as_index_tensor(item)
+            dtype = tensor.dtype
+            if not tensor._sizes and dtype.is_integral and dtype not in (dt.bool, dt.uint8):
+                # a 0-dim integer tensor indexes like an int (a view, via select)
+                i = int(tensor.item())
+                size = result._sizes[dim]
+                if i < -size or i >= size:
+                    raise IndexError(
+                        f"index {i} is out of bounds for dimension {dim} with size {size}"
+                    )
+                result = aten.select.int(result, dim, i)
+            elif not tensor._sizes and dtype in (dt.bool, dt.uint8):
+                result = aten.unsqueeze.default(result, dim)
+                recorded.append((dim, _bool_index(bool(tensor.item()), self.device)))
+                dim += 1
+            else:
+                recorded.append((dim, tensor))
+                dim += len(tensor._sizes) if dtype in (dt.bool, dt.uint8) else 1
+    return result, recorded
+
+
+def _mask_aware_index_list(recorded: list) -> list:
+    """Index list for index.Tensor: None fills skipped dims; a mask takes one slot."""
+    indices: list = []
+    covered = 0
+    for dim, tensor in recorded:
+        while covered < dim:
+            indices.append(None)
+            covered += 1
+        indices.append(tensor)
+        covered += len(tensor._sizes) if tensor.dtype in (dt.bool, dt.uint8) else 1
+    return indices
+
+
+def tensor_getitem(self: Tensor, index) -> Tensor:
+    """`self[index]`: views for ints/slices/None/Ellipsis, then one `index` for tensors."""
+    aten = _aten()
+    if type(index) is int:
+        # the commonest case, x[i]: one select
+        sizes = self._sizes
+        if not sizes:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        if index < -sizes[0] or index >= sizes[0]:
+            raise IndexError(
+                f"index {index} is out of bounds for dimension 0 with size {sizes[0]}"
+            )
+        return aten.select.int(self, 0, index)
+    result, recorded = _apply_slicing(self, index)
+    if recorded:
+        return aten.index.Tensor(result, _mask_aware_index_list(recorded))
+    if result is self:
+        # x[...] and x[:] still return a new tensor (a view), never self
+        return aten.alias.default(self)
+    return result
+
+
+def tensor_setitem(self: Tensor, index, value) -> None:
+    """`self[index] = value`: copy_/fill_ into the view, or index_put_ for tensor indices."""
+    aten = _aten()
+    result, recorded = _apply_slicing(self, index)
+    if isinstance(value, Tensor):
+        if not recorded:
+            _copy_to(aten, result, value)
+            return
+        aten.index_put_.default(
+            result, _mask_aware_index_list(recorded), _strip_leading_ones(aten, value)
+        )
+        return
+    if not isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        try:
+            value = make_tensor(value, dtype=self.dtype, device=self.device)
+        except (TypeError, ValueError) as error:
+            raise TypeError(
+                f"can't assign a {type(value).__name__} to a {self.dtype} tensor"
+            ) from error
+        tensor_setitem(self, index, value)
+        return
+    if not recorded:
+        aten.fill_.Scalar(result, value)
+        return
+    scalar = aten.fill_.Scalar(empty_tensor((), self.dtype, self.device), value)
+    aten.index_put_.default(result, _mask_aware_index_list(recorded), scalar)
+
+
+def _strip_leading_ones(aten, value: Tensor) -> Tensor:
+    sizes = value._sizes
+    first = 0
+    while first < len(sizes) and sizes[first] == 1:
+        first += 1
+    if first == 0:
+        return value
+    return aten.view.default(value, sizes[first:])
+
+
+def _copy_to(aten, dst: Tensor, src: Tensor) -> None:
+    """PyTorch's copy_to: same shape copies, 0-dim fills, else strip leading 1s and expand."""
+    if dst._sizes == src._sizes:
+        aten.copy_.default(dst, src)
+        return
+    if not src._sizes and src.device.type == "cpu":
+        aten.fill_.Tensor(dst, src)
+        return
+    stripped = _strip_leading_ones(aten, src)
+    expanded = aten.expand.default(stripped, dst._sizes)
+    aten.copy_.default(dst, expanded)
+
+
+Tensor.__getitem__ = tensor_getitem
+Tensor.__setitem__ = tensor_setitem

@@ -1,0 +1,529 @@
+"""View kernels: view, reshape, transpose, t, permute, expand, squeeze, unsqueeze, select,
+slice, as_strided, alias, and the size/stride arithmetic they share.
+
+Every kernel here only computes new sizes, strides and a storage offset and then asks
+`pyaten.core.as_strided_view` for a tensor on the same storage (shared version counter,
+`_base` set). None of them reads data, so one function serves the CPU and Meta keys.
+
+Note: the shared helpers (`wrap_dim`, `infer_size`, `compute_view_strides`,
+`contiguous_strides`, `format_shape`) are also used by the copy, reduce, linalg, cat and
+index kernel modules; they live here because views are where they are first needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyaten.core.tensor import Tensor
+from pyaten.core.views import as_strided_view
+from pyaten.core.views import contiguous_strides as _cached_contiguous_strides
+from pyaten.native.registry import native
+
+# --- shared size/stride arithmetic --------------------------------------------------------
+
+
+def format_shape(sizes: Sequence[int]) -> str:
+    """PyTorch prints shapes in messages as `[2, 3]`."""
+    return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
+    """Turn a possibly negative `dim` into an index in `range(ndim)` the way ATen does.
+
+    A 0-dim tensor accepts dims -1 and 0 (as if it had one dimension) when `wrap_scalar`.
+    """
+    if ndim <= 0:
+        if not wrap_scalar:
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions"
+            )
+        ndim = 1
+    if dim < -ndim or dim >= ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim
+
+
+def contiguous_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides in elements (core's cached helper; size-0 dims count as 1)."""
+    return _cached_contiguous_strides(tuple(sizes))
+
+
+def numel_of(sizes: Sequence[int]) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
+    """Resolve one `-1` in a requested shape against `numel` (ATen's infer_size)."""
+    known = 1
+    infer_at = -1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer_at >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            infer_at = i
+        elif s >= 0:
+            known *= s
+        else:
+            raise RuntimeError(
+                f"invalid shape dimension {s} at index {i} of shape {format_shape(shape)}"
+            )
+    if infer_at < 0:
+        if known != numel:
+            raise RuntimeError(
+                f"shape '{format_shape(shape)}' is invalid for input of size {numel}"
+            )
+        return tuple(shape)
+    # -1 is ambiguous when the other dims multiply to 0
+    if known == 0 or numel % known != 0:
+        raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size {numel}")
+    out = list(shape)
+    out[infer_at] = numel // known
+    return tuple(out)
+
+
+def compute_view_strides(
+    old_sizes: Sequence[int], old_strides: Sequence[int], new_sizes: Sequence[int]
+) -> tuple[int, ...] | None:
+    """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or None.
+
+    The old dims are cut into chunks that are each contiguous in memory (stride[i] ==
+    stride[i+1] * size[i+1]); a view is possible when every chunk's element count is made up
+    exactly by a run of new dims, which then get strides inside that chunk.
+    """
+    if not old_sizes:
+        return (1,) * len(new_sizes)
+    numel = numel_of(old_sizes)
+    if numel == 0:
+        # Empty tensors can take any shape; ATen uses contiguous strides for them
+        if tuple(old_sizes) == tuple(new_sizes):
+            return tuple(old_strides)
+        return contiguous_strides(new_sizes)
+    new_strides = [0] * len(new_sizes)
+    view_d = len(new_sizes) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_sizes) - 1, -1, -1):
+        tensor_numel *= old_sizes[tensor_d]
+        # a chunk ends at dim 0 or where the next-outer dim is not contiguous with this one
+        if tensor_d == 0 or (
+            old_sizes[tensor_d - 1] != 1
+            and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new_sizes[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_sizes[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def is_contiguous_layout(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """True when (sizes, strides) is row-major contiguous, ignoring size-1 dims' strides."""
+    expected = 1
+    for size, stride in zip(reversed(sizes), reversed(strides)):
+        if size == 1:
+            continue
+        if size == 0:
+            return True
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def is_non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """True when the elements fill a block of memory exactly once, in some dim order."""
+    if len(sizes) == 1:
+        return sizes[0] < 2 or strides[0] == 1
+    order = sorted(range(len(sizes)), key=lambda d: (sizes[d] < 2, strides[d]))
+    expected = 1
+    for d in order:
+        if sizes[d] == 1:
+            continue
+        if sizes[d] == 0:
+            return True
+        if strides[d] != expected:
+            return False
+        expected *= sizes[d]
+    return True
+
+
+# --- view kernels -------------------------------------------------------------------------
+
+
+def _view_as(self: Tensor, sizes: tuple, strides: tuple, offset: int) -> Tensor:
+    return as_strided_view(self, sizes, strides, offset)
+
+
+@native
+def view(self: Tensor, size: tuple) -> Tensor:
+    sizes = self._sizes
+    shape = infer_size(size, numel_of(sizes))
+    strides = compute_view_strides(sizes, self._strides, shape)
+    if strides is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return as_strided_view(self, shape, strides, self._offset)
+
+
+@native
+def _unsafe_view(self: Tensor, size: tuple) -> Tensor:
+    # Same result as view; ATen uses it to mark a reshape copy that autograd must not alias.
+    return view(self, size)
+
+
+@native
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return _aten().view.default(self, other._sizes)
+
+
+@native
+def reshape(self: Tensor, shape: tuple) -> Tensor:
+    sizes = self._sizes
+    new_shape = infer_size(shape, numel_of(sizes))
+    aten = _aten()
+    if compute_view_strides(sizes, self._strides, new_shape) is not None:
+        return aten.view.default(self, new_shape)
+    copied = aten.clone.default(self, memory_format=_contiguous_format())
+    return aten._unsafe_view.default(copied, new_shape)
+
+
+@native
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return _aten().reshape.default(self, other._sizes)
+
+
+@native
+def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = len(self._sizes)
+    d0 = wrap_dim(dim0, ndim)
+    d1 = wrap_dim(dim1, ndim)
+    sizes = list(self._sizes)
+    strides = list(self._strides)
+    if d0 != d1:
+        sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+        strides[d0], strides[d1] = strides[d1], strides[d0]
+    return as_strided_view(self, tuple(sizes), tuple(strides), self._offset)
+
+
+@native
+def t(self: Tensor) -> Tensor:
+    sizes = self._sizes
+    if len(sizes) > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {len(sizes)}D"
+        )
+    if len(sizes) < 2:
+        return as_strided_view(self, sizes, self._strides, self._offset)
+    strides = self._strides
+    return as_strided_view(
+        self, (sizes[1], sizes[0]), (strides[1], strides[0]), self._offset
+    )
+
+
+@native
+def permute(self: Tensor, dims: tuple) -> Tensor:
+    ndim = len(self._sizes)
+    if len(dims) != ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. "
+            f"input.dim() = {ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    wrapped = [wrap_dim(d, ndim) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    sizes = self._sizes
+    strides = self._strides
+    return as_strided_view(
+        self,
+        tuple(sizes[d] for d in wrapped),
+        tuple(strides[d] for d in wrapped),
+        self._offset,
+    )
+
+
+def expand_strides(
+    sizes: Sequence[int], strides: Sequence[int], target: Sequence[int], what: str
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Sizes and strides of `sizes`/`strides` broadcast to `target` (-1 keeps a size)."""
+    ndim = len(sizes)
+    new_ndim = len(target)
+    if new_ndim < ndim:
+        raise RuntimeError(
+            f"{what}, size={format_shape(target)}): the number of sizes provided "
+            f"({new_ndim}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({ndim})"
+        )
+    out_sizes = [0] * new_ndim
+    out_strides = [0] * new_ndim
+    for i in range(new_ndim - 1, -1, -1):
+        offset = ndim - new_ndim + i
+        want = target[i]
+        if offset < 0:
+            if want < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({want}) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+            out_sizes[i] = want
+            out_strides[i] = out_sizes[i + 1] * out_strides[i + 1] if i + 1 < new_ndim else 1
+            continue
+        have = sizes[offset]
+        if want == -1:
+            want = have
+        if have != want:
+            if have != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({want}) must match the existing size "
+                    f"({have}) at non-singleton dimension {i}.  Target sizes: "
+                    f"{format_shape(target)}.  Tensor sizes: {format_shape(sizes)}"
+                )
+            out_strides[i] = 0
+        else:
+            out_strides[i] = strides[offset]
+        out_sizes[i] = want
+    return tuple(out_sizes), tuple(out_strides)
+
+
+@native
+def expand(self: Tensor, size: tuple, implicit: bool = False) -> Tensor:
+    what = f"expand(pyaten.{self.dtype.scalar_name}Tensor{{{format_shape(self._sizes)}}}"
+    sizes, strides = expand_strides(self._sizes, self._strides, size, what)
+    return as_strided_view(self, sizes, strides, self._offset)
+
+
+@native
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    return _aten().expand.default(self, other._sizes)
+
+
+@native
+def squeeze(self: Tensor, dim=None) -> Tensor:
+    sizes = self._sizes
+    strides = self._strides
+    ndim = len(sizes)
+    if dim is None:
+        keep = [d for d in range(ndim) if sizes[d] != 1]
+    else:
+        dims = (dim,) if isinstance(dim, int) else dim
+        drop = {wrap_dim(d, ndim) for d in dims}
+        keep = [d for d in range(ndim) if d not in drop or sizes[d] != 1]
+    return as_strided_view(
+        self, tuple(sizes[d] for d in keep), tuple(strides[d] for d in keep), self._offset
+    )
+
+
+@native
+def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    sizes = self._sizes
+    strides = self._strides
+    d = wrap_dim(dim, len(sizes) + 1)
+    # the new dim's stride makes the result contiguous when self is
+    new_stride = sizes[d] * strides[d] if d < len(sizes) else 1
+    return as_strided_view(
+        self,
+        sizes[:d] + (1,) + sizes[d:],
+        strides[:d] + (new_stride,) + strides[d:],
+        self._offset,
+    )
+
+
+@native
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    sizes = self._sizes
+    ndim = len(sizes)
+    if ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, ndim)
+    size = sizes[d]
+    if index < -size or index >= size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {format_shape(sizes)} "
+            f"at dimension {d}"
+        )
+    if index < 0:
+        index += size
+    strides = self._strides
+    return as_strided_view(
+        self,
+        sizes[:d] + sizes[d + 1 :],
+        strides[:d] + strides[d + 1 :],
+        self._offset + index * strides[d],
+    )
+
+
+def clamp_slice(start: int | None, end: int | None, size: int) -> tuple[int, int]:
+    """Python-style clamping of slice bounds to [0, size], as ATen's slice does."""
+    if start is None:
+        start = 0
+    elif start < 0:
+        start = max(start + size, 0)
+    elif start > size:
+        start = size
+    if end is None or end > size:
+        end = size
+    elif end < 0:
+        end = max(end + size, 0)
+    if end < start:
+        end = start
+    return start, end
+
+
+@native
+def slice_view(
+    self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Tensor:
+    sizes = self._sizes
+    ndim = len(sizes)
+    if ndim == 0:
+        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    start, end = clamp_slice(start, end, sizes[d])
+    strides = self._strides
+    length = (end - start + step - 1) // step
+    return as_strided_view(
+        self,
+        sizes[:d] + (length,) + sizes[d + 1 :],
+        strides[:d] + (strides[d] * step,) + strides[d + 1 :],
+        self._offset + start * strides[d],
+    )
+
+
+@native
+def as_strided(
+    self: Tensor, size: tuple, stride: tuple, storage_offset: int | None = None
+) -> Tensor:
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    for s in size:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {format_shape(size)}"
+            )
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            "as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{format_shape(stride)}"
+        )
+    offset = self._offset if storage_offset is None else storage_offset
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    check_storage_bounds(self, size, stride, offset)
+    return as_strided_view(self, tuple(size), tuple(stride), offset)
+
+
+def check_storage_bounds(self: Tensor, size, stride, offset: int) -> None:
+    """ATen's setStorage check: the furthest element must lie inside the storage."""
+    if numel_of(size) == 0:
+        return
+    needed = offset + 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    itemsize = self.element_size()
+    available = self.untyped_storage().nbytes()
+    if needed * itemsize > available:
+        raise RuntimeError(
+            f"setStorage: sizes {format_shape(size)}, strides {format_shape(stride)}, storage "
+            f"offset {offset}, and itemsize {itemsize} requiring a storage size of "
+            f"{needed * itemsize} are out of bounds for storage of size {available}"
+        )
+
+
+@native
+def alias(self: Tensor) -> Tensor:
+    return as_strided_view(self, self._sizes, self._strides, self._offset)
+
+
+@native
+def view_dtype(self: Tensor, dtype) -> Tensor:
+    old = self.dtype
+    if dtype == old:
+        return as_strided_view(self, self._sizes, self._strides, self._offset)
+    old_size = old.itemsize
+    new_size = dtype.itemsize
+    sizes = list(self._sizes)
+    strides = list(self._strides)
+    if old_size == new_size:
+        return _retyped_view(self, tuple(sizes), tuple(strides), self._offset, dtype)
+    what = f"to view {_type_name(old)} as {_type_name(dtype)} (different element sizes)"
+    if not sizes:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+    if new_size > old_size:
+        ratio = new_size // old_size
+        if sizes[-1] % ratio != 0:
+            raise RuntimeError(
+                f"self.size(-1) must be divisible by {ratio} {what}, but got {sizes[-1]}"
+            )
+        if self._offset % ratio != 0:
+            raise RuntimeError(
+                f"self.storage_offset() must be divisible by {ratio} {what}, but got "
+                f"{self._offset}"
+            )
+        for i in range(len(sizes) - 1):
+            if strides[i] % ratio != 0:
+                raise RuntimeError(
+                    f"self.stride({i}) must be divisible by {ratio} {what}, but got {strides[i]}"
+                )
+        sizes[-1] //= ratio
+        strides = [s // ratio for s in strides[:-1]] + [1]
+        offset = self._offset // ratio
+    else:
+        ratio = old_size // new_size
+        sizes[-1] *= ratio
+        strides = [s * ratio for s in strides[:-1]] + [1]
+        offset = self._offset * ratio
+    return _retyped_view(self, tuple(sizes), tuple(strides), offset, dtype)
+
+
+def _retyped_view(self: Tensor, sizes: tuple, strides: tuple, offset: int, dtype) -> Tensor:
+    result = as_strided_view(self, sizes, strides, offset)
+    result._dtype = dtype
+    return result
+
+
+def _type_name(dtype) -> str:
+    # ATen names scalar types by their C++ name in these messages (Float, Long, ...)
+    return dtype.scalar_name
+
+
+_ATEN: list = []
+
+
+def aten_ops():
+    """The `pyaten.ops.aten` namespace, imported on first use (pyaten.ops sits above kernels).
+
+    Composite kernels call other operators through it, so every step dispatches.
+    """
+    if not _ATEN:
+        from pyaten.ops import aten
+
+        _ATEN.append(aten)
+    return _ATEN[0]
+
+
+_aten = aten_ops
+
+
+def _contiguous_format():
+    from pyaten.core.tensor import contiguous_format
+
+    return contiguous_format
