@@ -15,7 +15,6 @@ from typing import Any
 from pyaten.dispatch.errors import meta_fallback_message
 from pyaten.dispatch.keys import KEY_BY_NAME, DispatchKeySet, full_after
 from pyaten.dispatch.registry import register_fallback
-from pyaten.dispatch.tls import AutoDispatchBelowADInplaceOrView
 
 FALLTHROUGH_KEYS = (
     "BackendSelect", "ADInplaceOrView", "AutocastCPU", "AutocastMTIA", "AutocastMAIA",
@@ -35,13 +34,16 @@ PASS_THROUGH_KEYS = (
     "PythonDispatcher",
 )  # fmt: skip
 
-_BELOW_AD_INPLACE = full_after("ADInplaceOrView").raw
+_AFTER_AUTOGRAD = full_after("AutogradOther").raw
 
 
 def autograd_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
-    """An operator without an autograd kernel: run it below autograd (no graph recorded)."""
-    with AutoDispatchBelowADInplaceOrView():
-        return op.redispatch(keyset.raw & _BELOW_AD_INPLACE, *args)
+    """An operator without an autograd kernel: run it below autograd (no graph recorded).
+
+    Like torch 2.13's default ("warn") mode this sets no thread-local guard: nested calls
+    still see autograd keys, and ADInplaceOrView kernels of this operator still run.
+    """
+    return op.redispatch(keyset.raw & _AFTER_AUTOGRAD, *args)
 
 
 def meta_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
