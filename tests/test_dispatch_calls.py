@@ -90,7 +90,7 @@ def _run_torch(keys, fallthrough, device, guard):
     ns = f"pyaten_calls_t{next(_counter)}"
     lib = tl.Library(ns, "DEF")
     lib.define("f(Tensor x, Tensor y) -> Tensor")
-    op = getattr(getattr(torch.ops, ns), "f").default
+    op = getattr(torch.ops, ns).f.default
     log = []
     for key in keys:
         if key in fallthrough:
