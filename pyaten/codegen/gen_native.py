@@ -356,6 +356,8 @@ def python_names(functions: Iterable[Any]) -> tuple[dict[str, list[FunctionSchem
         name = schema.name.name
         variants = fn.variants
         is_out = schema.kind is SchemaKind.out
+        if getattr(fn, "generated_from", None) is not None:
+            continue  # autogen variants are not exposed to Python, as in PyTorch
         if "function" in variants or is_out:
             funcs.setdefault(name, []).append(schema)
         if "method" in variants and schema.self_arg is not None:
@@ -435,7 +437,7 @@ def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Ge
                     _q(schema.name, namespace), key, kernel, (kernel,), "native", loc))
             continue
         generated_from = getattr(fn, "generated_from", None)
-        if generated_from is not None and schema.kind is SchemaKind.out and not fn.dispatch:
+        if generated_from is not None and schema.kind is SchemaKind.out:
             source = _autogen_source(fn, by_name)
             if source is not None:
                 text = gen_autogen_kernel(fn, source, namespace)

@@ -348,7 +348,8 @@ class ParsedSignature:
         """Converted values (one per parameter), or a reason string when the call doesn't fit."""
         nargs = len(args)
         params = self.params
-        if self.varargs_intlist and nargs > 1 and not kwargs.keys() & {params[0].name}:
+        if self.varargs_intlist and nargs >= 1 and not isinstance(args[0], (tuple, list)) \
+                and params[0].name not in kwargs:
             first = params[0]
             value = first.convert(tuple(args))
             if value is not FAIL:

@@ -198,9 +198,13 @@ class TensorIteratorMeta(StructuredMeta):
         promote_integer_inputs_to_float: bool = False,
         output_dtype: _dtypes.dtype | None = None,
         check_all_same_dtype: bool = False,
-        cast_common_dtype_to_outputs: bool = True,
+        enforce_safe_casting_to_output: bool = True,
     ) -> None:
-        """Broadcast `inputs`, compute the common dtype and set output 0."""
+        """Broadcast `inputs`, compute the common dtype and set output 0.
+
+        `output_dtype` fixes the dtype of a new output (bool for comparisons); a caller's
+        output keeps its own dtype, checked as PyTorch's TensorIterator does.
+        """
         self.inputs = inputs
         out = self.outputs[0]
         shapes = [tuple(t._sizes) for t in inputs]
@@ -212,14 +216,11 @@ class TensorIteratorMeta(StructuredMeta):
         if device is None:
             device = inputs[0]._device
         if check_all_same_dtype:
-            first = inputs[0]._dtype
-            for t in inputs[1:]:
-                if t._dtype is not first:
-                    raise RuntimeError(
-                        f"{self.op_name}: Expected all tensors to have the same dtype, but got "
-                        f"{first} and {t._dtype}"
-                    )
-            common = first
+            common = inputs[0]._dtype
+            for t in inputs[1:] + ((out,) if out is not None else ()):
+                if t._dtype is not common:
+                    raise RuntimeError(f"Found dtype {t._dtype.scalar_name} but expected "
+                                       f"{common.scalar_name}")
         else:
             common = inputs[0]._dtype if len(inputs) == 1 else result_type(*inputs)
         if promote_integer_inputs_to_float and not (
@@ -236,7 +237,7 @@ class TensorIteratorMeta(StructuredMeta):
                     f"output with shape {_shape_text(out._sizes)} doesn't match the broadcast "
                     f"shape {_shape_text(shape)}"
                 )
-            if output_dtype is None and not can_cast(common, out._dtype):
+            if enforce_safe_casting_to_output and not can_cast(common, out._dtype):
                 raise RuntimeError(
                     f"result type {common.scalar_name} can't be cast to the desired output "
                     f"type {out._dtype.scalar_name}"
@@ -253,10 +254,10 @@ class TensorIteratorMeta(StructuredMeta):
         self.build((a, b), promote_integer_inputs_to_float=True)
 
     def build_comparison_op(self, a: Tensor, b: Tensor) -> None:
-        self.build((a, b), output_dtype=None if self.outputs[0] is not None else _dtypes.bool)
+        self.build((a, b), output_dtype=_dtypes.bool, enforce_safe_casting_to_output=False)
 
     def build_unary_op(self, a: Tensor) -> None:
-        self.build((a,))
+        self.build((a,), check_all_same_dtype=True, enforce_safe_casting_to_output=False)
 
     def build_unary_float_op(self, a: Tensor) -> None:
         self.build((a,), promote_integer_inputs_to_float=True)

@@ -107,7 +107,7 @@ def div_out(op, self, other, out):
 
 def _check_rounding_mode(mode) -> None:
     if mode not in _ROUNDING_MODES:
-        raise ValueError(
+        raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{mode}'"
         )

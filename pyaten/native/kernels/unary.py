@@ -1,0 +1,113 @@
+"""Unary pointwise ops: abs exp log neg sigmoid tanh relu (functional, in-place, out).
+
+Structured through `TensorIteratorMeta`: exp, log, sigmoid and tanh promote integer inputs to
+the default float dtype (`build_unary_float_op`); abs, neg and relu keep the input dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyaten.native.registry import native
+
+
+def _no_bool(op_name: str, dtype, message: str | None = None) -> None:
+    if dtype.name == "bool":
+        raise RuntimeError(message or f"{op_name}: bool tensors are not supported")
+
+
+@native
+def meta_abs(op, self):
+    if self.dtype.name == "bool":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    op.build_unary_op(self)
+
+
+@native
+def abs_out(op, self, out):
+    (a,) = op.input_arrays()
+    op.write(a if a.dtype.kind == "b" else np.abs(a))
+
+
+@native
+def meta_neg(op, self):
+    _no_bool(
+        "neg",
+        self.dtype,
+        "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+        "invert a mask, use the `~` or `logical_not()` operator instead.",
+    )
+    op.build_unary_op(self)
+
+
+@native
+def neg_out(op, self, out):
+    (a,) = op.input_arrays()
+    with np.errstate(over="ignore"):
+        op.write(np.negative(a))
+
+
+@native
+def meta_exp(op, self):
+    op.build_unary_float_op(self)
+
+
+@native
+def exp_out(op, self, out):
+    (a,) = op.input_arrays()
+    with np.errstate(over="ignore", invalid="ignore"):
+        op.write(np.exp(a))
+
+
+@native
+def meta_log(op, self):
+    op.build_unary_float_op(self)
+
+
+@native
+def log_out(op, self, out):
+    (a,) = op.input_arrays()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        op.write(np.log(a))
+
+
+@native
+def meta_sigmoid(op, self):
+    op.build_unary_float_op(self)
+
+
+@native
+def sigmoid_out(op, self, out):
+    (a,) = op.input_arrays()
+    with np.errstate(over="ignore", invalid="ignore"):
+        if a.dtype.kind == "c":
+            op.write(1 / (1 + np.exp(-a)))
+        else:
+            # exp of -|x| never overflows; pick the stable form per sign.
+            e = np.exp(-np.abs(a))
+            op.write(np.where(a >= 0, 1 / (1 + e), e / (1 + e)))
+
+
+@native
+def meta_tanh(op, self):
+    op.build_unary_float_op(self)
+
+
+@native
+def tanh_out(op, self, out):
+    (a,) = op.input_arrays()
+    op.write(np.tanh(a))
+
+
+@native
+def meta_relu(op, self):
+    _no_bool("relu", self.dtype, "Boolean inputs not supported for relu")
+    op.build_unary_op(self)
+
+
+@native
+def relu_out(op, self, out):
+    (a,) = op.input_arrays()
+    # NaN stays NaN, as PyTorch's clamp_min(0) keeps it.
+    op.write(np.where(a > 0, a, np.where(np.isnan(a), a, 0)) if a.dtype.kind == "f"
+             else np.maximum(a, 0))
