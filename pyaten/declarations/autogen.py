@@ -13,7 +13,9 @@ generated variants group with the declared ones:
 Like PyTorch, nothing is generated for functions that bypass the dispatcher
 (`manual_cpp_binding`), for views, or for non-core CompositeImplicitAutograd functions.
 A generated record carries the `generated` tag, its source in `generated_from`, the
-source's location, and no dispatch table (codegen writes its kernel).
+source's location, and a CompositeExplicitAutograd kernel name that codegen provides
+(`{name}_{overload}` for out variants, `{name}` for functional ones, `_symint` appended
+when the source takes SymInts), as PyTorch does.
 """
 
 from __future__ import annotations
@@ -158,21 +160,22 @@ def generate_autogen(functions: Sequence[NativeFunction]) -> list[NativeFunction
 
 def _generate(fn: NativeFunction, kind: str, name: OperatorName) -> NativeFunction:
     op = OperatorName(fn.func.name.namespace, name.name, name.overload)
-    if kind == "out":
-        func = _out_schema(fn.func, op)
-        tags = frozenset({"generated", "out"})
-    else:
-        func = _functional_schema(fn.func, op)
-        tags = frozenset({"generated"})
+    func = _out_schema(fn.func, op) if kind == "out" else _functional_schema(fn.func, op)
+    # PyTorch names the kernel `{name}_{overload}` for out variants, `{name}` otherwise
+    kernel = f"{op.name}_{op.overload}" if kind == "out" and op.overload else op.name
+    if any(a.type.is_symint_like() for a in fn.func.arguments):
+        kernel += "_symint"
     return NativeFunction(
         func=func,
         loc=fn.loc,
         variants=frozenset({"function"}),
-        dispatch=MappingProxyType({}),
-        tags=tags | (fn.tags & {"core", "pointwise", "nondeterministic_seeded"}),
+        dispatch=MappingProxyType({"CompositeExplicitAutograd": kernel}),
+        dispatch_declared=True,
+        tags=frozenset({"generated"}) | (fn.tags & {"nondeterministic_seeded", "view_copy"}),
         generated_from=fn.func.name,
-        device_check=fn.device_check,
-        device_guard=fn.device_guard,
+        device_guard=False,
+        device_check="NoCheck",
+        use_const_ref_for_mutable_tensors=fn.use_const_ref_for_mutable_tensors,
     )
 
 

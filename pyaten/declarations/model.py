@@ -27,6 +27,11 @@ __all__ = [
 ]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_IMPLICIT_ONLY = (
+    {"CompositeImplicitAutograd"},
+    {"CompositeImplicitAutogradNestedTensor"},
+    {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,7 @@ class NativeFunction:
     variants: frozenset[str] = frozenset({"function"})
     # one dispatch key -> kernel name, comma-separated keys split into one item each
     dispatch: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    dispatch_declared: bool = False  # a `dispatch:` key is written, even `dispatch: {}`
     structured: bool = False
     structured_delegate: OperatorName | None = None
     structured_inherits: str | None = None
@@ -122,7 +128,7 @@ class NativeFunction:
     def has_implicit_dispatch(self) -> bool:
         """No `dispatch:` and not structured: the entry is CompositeImplicitAutograd."""
         return (
-            not self.dispatch
+            not self.dispatch_declared
             and not self.structured
             and self.structured_delegate is None
             and not self.ufunc_inner_loop
@@ -150,8 +156,10 @@ class NativeFunction:
         """Kernels differ per backend (not only a composite-implicit kernel)."""
         if self.structured_delegate is not None:
             return True
-        implicit = {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"}
-        return not self.has_implicit_dispatch and not set(self.dispatch) <= implicit
+        keys = {"CompositeImplicitAutograd"} if self.has_implicit_dispatch else set(self.dispatch)
+        if self.ufunc_inner_loop:
+            keys |= {"CPU", "CUDA"}  # the kernels ufunc loops generate
+        return keys not in _IMPLICIT_ONLY
 
     def __repr__(self) -> str:
         return f"NativeFunction({self.func}, {self.loc})"

@@ -434,6 +434,7 @@ class _EntryReader:
                 else:
                     table[key] = kernel.strip()
         fields["dispatch"] = MappingProxyType(table)
+        fields["dispatch_declared"] = True
 
     def _unknown_key(self, key: str, line: int) -> None:
         if key in RUNTIME_ONLY_KEYS:
