@@ -283,7 +283,11 @@ def expand_strides(
                     f"non-existing dimension {i}"
                 )
             out_sizes[i] = want
-            out_strides[i] = out_sizes[i + 1] * out_strides[i + 1] if i + 1 < new_ndim else 1
+            # a new leading dim of size 1 gets the stride that keeps the layout contiguous
+            if want != 1:
+                out_strides[i] = 0
+            else:
+                out_strides[i] = out_sizes[i + 1] * out_strides[i + 1] if i + 1 < new_ndim else 1
             continue
         have = sizes[offset]
         if want == -1:
@@ -437,7 +441,7 @@ def check_storage_bounds(self: Tensor, size, stride, offset: int) -> None:
         return
     needed = offset + 1 + sum((s - 1) * st for s, st in zip(size, stride))
     itemsize = self.element_size()
-    available = self.untyped_storage().nbytes()
+    available = self.untyped_storage().nbytes
     if needed * itemsize > available:
         raise RuntimeError(
             f"setStorage: sizes {format_shape(size)}, strides {format_shape(stride)}, storage "
