@@ -26,22 +26,16 @@ _LIST_ITEM = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^,\s\]]+)\s
 _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
+# The words PyTorch's own schema parser accepts as defaults (it rejects the rest).
 SCALAR_TYPE_NAMES = frozenset(
-    """byte char short int long half float double bool bfloat16 cfloat cdouble chalf
-    complex32 complex64 complex128 uint8 int8 int16 int32 int64 float16 float32 float64
-    uint16 uint32 uint64 float8_e5m2 float8_e4m3fn float8_e5m2fnuz float8_e4m3fnuz""".split()
+    """short int long half float double bool bfloat16 cfloat cdouble chalf complex32
+    complex64 complex128 uint8 int8 int16 int32 int64 float16 float32 float64 uint16 uint32
+    uint64 float8_e5m2 float8_e4m3fn float8_e5m2fnuz float8_e4m3fnuz""".split()
 )
-LAYOUT_NAMES = frozenset(
-    "strided sparse_coo sparse_csr sparse_csc sparse_bsr sparse_bsc _mkldnn jagged".split()
-)
-MEMORY_FORMAT_NAMES = frozenset(
-    "contiguous_format preserve_format channels_last channels_last_3d".split()
-)
-QSCHEME_NAMES = frozenset(
-    """per_tensor_affine per_channel_affine per_tensor_symmetric per_channel_symmetric
-    per_channel_affine_float_qparams""".split()
-)
-REDUCTION_NAMES = frozenset(["Mean", "Sum"])
+LAYOUT_NAMES = frozenset(["strided"])
+MEMORY_FORMAT_NAMES = frozenset(["contiguous_format"])
+QSCHEME_NAMES: frozenset[str] = frozenset()
+REDUCTION_NAMES = frozenset(["Mean"])
 
 # Which literal kinds each base type accepts; words are checked against a name set.
 _ACCEPTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -154,7 +148,8 @@ def convert_default(typ: Type, text: str) -> object:
     if text.startswith("["):
         if not text.endswith("]"):
             raise DefaultError(f"unbalanced '[' in default {text!r}", 0)
-        if not isinstance(list_type, ListType):
+        if not isinstance(typ, ListType):
+            # PyTorch's parser takes list literals only for non-optional list types.
             raise DefaultError(f"a list default does not suit type {typ}", 0)
         items = _list(text)
         for kind, value, offset in items:

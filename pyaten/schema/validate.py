@@ -1,6 +1,8 @@
 """The rules a parsed schema must keep, each raising `SchemaError` at the offending column.
 
+- no name is a reserved word of PyTorch's schema lexer (`not`, `in`, `None`, ...);
 - argument names are unique;
+- a positional argument without a default does not follow one with a default;
 - out arguments (keyword-only, mutable-annotated) come after the other keyword-only
   arguments, and a keyword-only argument named `out` must be mutable-annotated;
 - a mutated argument that is returned is either `self` or keyword-only (an out argument);
@@ -17,6 +19,34 @@ from pyaten.schema.model import FunctionSchema
 
 _OUT_NAME = re.compile(r"out\d*$")
 
+_TYPE_THEN_SPACE = re.compile(r"[A-Za-z_][\w.]*(?:\([^()]*\))?(?:\?|\[\d*\])*\s+")
+
+# Words PyTorch's schema lexer reserves; it rejects them wherever a name is expected.
+RESERVED = frozenset(
+    """False None True and as assert break class continue def del elif else for global if
+    import in is not or pass raise return while with""".split()
+)
+
+
+def _check_reserved(name: str, what: str, text: str, col: int) -> None:
+    if name in RESERVED:
+        raise SchemaError(f"'{name}' is a reserved word and cannot be {what}", text, col)
+
+
+def _check_names(schema: FunctionSchema, text: str, name_col: int, arg_cols, ret_cols) -> None:
+    op = schema.name
+    for word, col in (
+        (op.namespace, name_col - len(op.namespace) - 2),
+        (op.name, name_col),
+        (op.overload, name_col + len(op.name) + 1),
+    ):
+        _check_reserved(word, "part of an operator name", text, col)
+    for arg, col in zip(schema.arguments, arg_cols):
+        _check_reserved(arg.name, "an argument name", text, _name_col(text, col))
+    for ret, col in zip(schema.returns, ret_cols):
+        if ret.name is not None:
+            _check_reserved(ret.name, "a return name", text, _name_col(text, col))
+
 
 def validate(
     schema: FunctionSchema,
@@ -27,14 +57,26 @@ def validate(
     star_col: int,
 ) -> None:
     """Check `schema` (parsed from `text`); the column lists locate each argument and return."""
+    _check_names(schema, text, name_col, arg_cols, ret_cols)
     args = schema.arguments
     seen: set[str] = set()
     alias_names: set[str] = set()
     out_started = False
+    defaulted: str | None = None
     for arg, col in zip(args, arg_cols):
         if arg.name in seen:
             raise SchemaError(f"duplicate argument name '{arg.name}'", text, _name_col(text, col))
         seen.add(arg.name)
+        if not arg.kwarg_only:
+            if arg.has_default:
+                defaulted = defaulted or arg.name
+            elif defaulted is not None:
+                raise SchemaError(
+                    f"positional argument '{arg.name}' has no default but follows "
+                    f"'{defaulted}', which has one",
+                    text,
+                    col,
+                )
         ann = arg.annotation
         if ann is not None:
             alias_names.update(ann.alias_set)
@@ -103,5 +145,5 @@ def validate(
 
 def _name_col(text: str, col: int) -> int:
     """Column of the argument name in the argument starting at `col`."""
-    m = re.compile(r"\S+\s+").match(text, col)
+    m = _TYPE_THEN_SPACE.match(text, col)
     return m.end() if m else col
