@@ -14,6 +14,7 @@ import sys
 COMMANDS: dict[str, str] = {
     "schema": "schema",
     "lint": "lint",
+    "codegen": "codegen",
 }
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pyaten.native import gen_support, registry
+from pyaten.native import gen_support, registry, tensor_api
 from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.runtime import Tensor
 
@@ -176,6 +176,7 @@ def _attach(module: ModuleType, loaded: Loaded) -> None:
     for name, fn in loaded.functions.items():
         fn.__qualname__ = name
         fn.__module__ = "pyaten"
+    tensor_api.attach(loaded.functions)
 
 
 def load() -> Loaded:
