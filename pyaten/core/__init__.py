@@ -35,9 +35,20 @@ from pyaten.core.dtypes import (
     short,
     uint8,
 )
+from pyaten.core.generator import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from pyaten.core.interop import from_dlpack
 from pyaten.core.iterator import TensorIterator as TensorIterator
 from pyaten.core.iterator import TensorIteratorConfig as TensorIteratorConfig
 from pyaten.core.iterator import broadcast_shapes
+from pyaten.core.printing import get_printoptions, set_printoptions
 from pyaten.core.promotion import can_cast, promote_types, result_type
 from pyaten.core.storage import Storage
 from pyaten.core.stub import DispatchStub as DispatchStub
@@ -90,4 +101,20 @@ __all__ = [
     "channels_last",
     "preserve_format",
     "broadcast_shapes",
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "from_dlpack",
+    "set_printoptions",
+    "get_printoptions",
+    "is_tensor",
 ]
+
+
+def is_tensor(obj: object) -> bool:
+    """True for pyaten tensors (and subclasses)."""
+    return isinstance(obj, Tensor)
