@@ -104,6 +104,7 @@ class TensorIteratorConfig:
         "_static_dtype",
         "_static_device",
         "_static_shape",
+        "_metadata_only",
     )
 
     def __init__(self) -> None:
@@ -121,6 +122,7 @@ class TensorIteratorConfig:
         self._static_dtype: DType | None = None
         self._static_device: Device | None = None
         self._static_shape: tuple | None = None
+        self._metadata_only = False
 
     def add_output(self, t: Tensor | None) -> TensorIteratorConfig:
         """An output: None (allocate), an out= tensor, or self for in-place ops."""
@@ -191,6 +193,13 @@ class TensorIteratorConfig:
         self._static_shape = tuple(shape)
         return self
 
+    def metadata_only(self, value: bool) -> TensorIteratorConfig:
+        """Plan without touching outputs: no allocation, no resize, no NumPy views. The
+        result's `output_dtypes`/`output_strides`/`will_resize` tell a structured wrapper
+        what to allocate (used by `set_output`-style meta functions)."""
+        self._metadata_only = value
+        return self
+
     def build(self) -> TensorIterator:
         return _build(self)
 
@@ -214,6 +223,9 @@ class TensorIterator:
         "np_outputs",
         "_writeback",
         "is_meta",
+        "output_dtypes",
+        "output_strides",
+        "will_resize",
     )
 
     # ---- builders matching PyTorch's TensorIteratorBase::build_*_op -------------------
@@ -397,6 +409,9 @@ def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> Tenso
     it.np_outputs = [result._numpy()]
     it._writeback = None
     it.is_meta = False
+    it.output_dtypes = [d]
+    it.output_strides = None
+    it.will_resize = [False]
     return it
 
 
@@ -480,8 +495,23 @@ def _build(cfg: TensorIteratorConfig) -> TensorIterator:
     it.device = device
     it.num_outputs = nout
     it.is_meta = device.type == "meta"
+    it.output_dtypes = out_dtypes
+    it.will_resize = will_resize
+    if cfg._metadata_only:
+        needs = any(o is None or will_resize[k] for k, o in enumerate(outs))
+        it.output_strides = (
+            _output_strides(outs, ins, will_resize, shape, all_same) if needs else None
+        )
+        it.tensors = outs + list(ins)
+        it.compute_dtype = _compute_type(common_dtype) if common_dtype is not None else None
+        it.np_inputs = []
+        it.np_outputs = []
+        it._writeback = None
+        return it
 
-    _allocate_outputs(cfg, outs, ins, out_dtypes, will_resize, shape, all_same, device)
+    it.output_strides = _allocate_outputs(
+        cfg, outs, ins, out_dtypes, will_resize, shape, all_same, device
+    )
     it.tensors = outs + list(ins)
     _make_numpy_views(cfg, it, outs, ins)
     return it
@@ -653,9 +683,9 @@ def _allocate_outputs(
     shape: tuple,
     all_same: bool,
     device: Device,
-) -> None:
+) -> tuple | None:
     if all(o is not None and not will_resize[k] for k, o in enumerate(outs)):
-        return
+        return None
     strides = _output_strides(outs, ins, will_resize, shape, all_same)
     for k, o in enumerate(outs):
         if o is None:
@@ -676,6 +706,7 @@ def _allocate_outputs(
             resize_tensor_(o, shape)
             if strides is not None:
                 resize_tensor_(o, shape, strides)
+    return strides
 
 
 def _make_numpy_views(cfg: TensorIteratorConfig, it: TensorIterator, outs: list, ins: list) -> None:
