@@ -238,3 +238,17 @@ def test_cli_reports_errors_with_caret(capsys):
     assert "unknown type 'Tensr'" in err
     lines = err.splitlines()
     assert lines[-1].index("^") == lines[-2].index("Tensr")
+
+
+def test_docs_example_prints_what_its_comments_say(capsys):
+    doc = pathlib.Path(__file__).resolve().parents[1] / "docs/schema.md"
+    code = re.search(r"```python\n(.*?)```", doc.read_text(), re.S).group(1)
+    exec(compile(code, "docs/schema.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    expected = [
+        line.split("#", 1)[1].strip()
+        for line in code.splitlines()
+        if line.lstrip().startswith("print(") and "#" in line
+    ]
+    assert printed[: len(expected)] == expected
+    assert printed[-1].index("^") - 2 == 15
