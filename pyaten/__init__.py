@@ -16,3 +16,8 @@ def _load_generated_api() -> None:
 
 
 _load_generated_api()
+
+# --- operators (engineer F): PyTorch's hand-bound Tensor.to / .cpu() / .float() ...
+from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conversions  # noqa: E402
+
+_attach_conversions()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from pyaten.core.device import device as make_device
@@ -61,7 +62,7 @@ def _overflows(value, dtype) -> bool:
                 value = float(np.float32(value))
         if not np.isfinite(value):
             return False
-        return abs(value) > float(np.finfo(dtype.numpy).max)
+        return abs(value) > float(ml_dtypes.finfo(dtype.numpy).max)
     info = np.iinfo(dtype.numpy)
     if isinstance(value, float):
         if not np.isfinite(value):
@@ -396,3 +397,120 @@ def to_other(
 
 def _as_device(device):
     return make_device(device)
+
+
+# --- Tensor.to and its shorthands ----------------------------------------------------------
+# PyTorch binds `Tensor.to` by hand (its Python forms are not the schemas': a device may come
+# first and positionally); these parse those forms and call the `to` overloads, which dispatch.
+
+_TO_FORMS = (
+    " * (pyaten.device device = None, pyaten.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, pyaten.memory_format memory_format = None)\n"
+    " * (pyaten.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "pyaten.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "pyaten.memory_format memory_format = None)\n"
+)
+
+
+def _to_error(args, kwargs) -> TypeError:
+    got = ", ".join(
+        [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    )
+    return TypeError(
+        f"to() received an invalid combination of arguments - got ({got}), but expected one "
+        f"of:\n{_TO_FORMS}"
+    )
+
+
+def _is_device_like(value) -> bool:
+    from pyaten.core.device import device as device_class
+
+    return isinstance(value, (str, device_class)) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
+    """`Tensor.to(...)`: `to(dtype)`, `to(device, dtype)`, `to(other)`, keywords as in torch."""
+    from pyaten.core.dtypes import dtype as dtype_class
+
+    allowed = {"device", "dtype", "non_blocking", "copy", "memory_format", "other"}
+    if not set(kwargs) <= allowed:
+        raise _to_error(args, kwargs)
+    options = dict(kwargs)
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        options["other"] = rest.pop(0)
+    elif rest and isinstance(rest[0], dtype_class):
+        options["dtype"] = rest.pop(0)
+    elif rest and _is_device_like(rest[0]):
+        options["device"] = rest.pop(0)
+        if rest and isinstance(rest[0], dtype_class):
+            options["dtype"] = rest.pop(0)
+    for name in ("non_blocking", "copy"):
+        if rest:
+            if name in options or not isinstance(rest[0], bool):
+                raise _to_error(args, kwargs)
+            options[name] = rest.pop(0)
+    if rest:
+        raise _to_error(args, kwargs)
+    non_blocking = bool(options.get("non_blocking", False))
+    copy = bool(options.get("copy", False))
+    memory_format = options.get("memory_format")
+    aten = _aten()
+    if "other" in options:
+        if "dtype" in options or "device" in options:
+            raise _to_error(args, kwargs)
+        return aten.to.other(self, options["other"], non_blocking, copy, memory_format)
+    device = options.get("device")
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"
+    return aten.to.dtype_layout(
+        self,
+        dtype=options.get("dtype"),
+        device=None if device is None else make_device(device),
+        non_blocking=non_blocking,
+        copy=copy,
+        memory_format=memory_format,
+    )
+
+
+def _dtype_shorthand(name: str, dtype_name: str):
+    def convert(self: Tensor, memory_format=None) -> Tensor:
+        from pyaten.core import dtypes
+
+        return tensor_to(self, getattr(dtypes, dtype_name), memory_format=memory_format)
+
+    convert.__name__ = name
+    convert.__qualname__ = f"Tensor.{name}"
+    convert.__doc__ = f"`self.to(pyaten.{dtype_name})`."
+    return convert
+
+
+_SHORTHANDS = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "int": "int32",
+    "long": "int64",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    "bool": "bool",
+    "cfloat": "complex64",
+    "cdouble": "complex128",
+}
+
+
+def _cpu(self: Tensor, memory_format=None) -> Tensor:
+    return tensor_to(self, "cpu", memory_format=memory_format)
+
+
+def attach_tensor_conversions() -> None:
+    """Install `Tensor.to`, `.cpu()` and `.float()`-style shorthands (after the generated API)."""
+    Tensor.to = tensor_to
+    Tensor.cpu = _cpu
+    for name, dtype_name in _SHORTHANDS.items():
+        setattr(Tensor, name, _dtype_shorthand(name, dtype_name))
