@@ -46,6 +46,10 @@ def autograd_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
     return op.redispatch(keyset.raw & _AFTER_AUTOGRAD, *args)
 
 
+# Operator entries skip straight to the redispatch target of fallbacks that only redispatch.
+autograd_fallback.redispatch_mask = _AFTER_AUTOGRAD
+
+
 def meta_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
     raise NotImplementedError(meta_fallback_message(op.name))
 
@@ -57,6 +61,7 @@ def _pass_through(key: str):
         return op.redispatch(keyset.raw & below, *args)
 
     fallback.__qualname__ = f"{key}_fallback"
+    fallback.redispatch_mask = below
     return fallback
 
 

@@ -33,7 +33,7 @@ from pyaten.dispatch.keys import (
     table_index,
 )
 from pyaten.dispatch.rules import AMBIGUOUS, Kernel, Resolution, compute_table
-from pyaten.dispatch.tls import STATE
+from pyaten.dispatch.tls import DEFAULT_INCLUDED, DEFAULT_KEEP, NONDEFAULT, STATE
 
 _CACHE_LIMIT = 4096  # distinct key sets seen by one operator before its cache is reset
 
@@ -133,6 +133,11 @@ class OperatorEntry:
         elif kernel.fallthrough:
             fn = _raise_fallthrough
         elif kernel.boxed_fallback:
+            below = getattr(kernel.fn, "redispatch_mask", None)
+            if below is not None and not trace.ACTIVE:
+                # A fallback that only redispatches below its key: go there directly (same
+                # kernel, same key set; traces still show the hop).
+                return self._target(ks & below, redispatch)
             fn = functools.partial(kernel.fn, self, DispatchKeySet.from_raw(ks))
         elif kernel.with_keyset:
             fn = functools.partial(kernel.fn, DispatchKeySet.from_raw(ks))
@@ -156,6 +161,12 @@ class OperatorEntry:
                     self._redispatch_cache.clear()
                 self._redispatch_cache[raw] = fn
         return fn(*args)
+
+    def _slow_call(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """`call` with keywords, missing defaults or extra arguments: bind, then dispatch."""
+        while args and args[-1] is _UNSET:
+            args = args[:-1]
+        return self.call(*self.normalize(args, kwargs))
 
     def normalize(self, args: tuple, kwargs: dict[str, Any]) -> tuple:
         """Bind positional and keyword arguments to the schema; fill defaults."""
@@ -229,49 +240,66 @@ def _tensor_positions(schema: Any) -> tuple[tuple[int, str], ...]:
     return tuple(positions)
 
 
+_UNSET = object()  # marks a parameter of a generated `call` that the caller did not pass
+
+
 def _build_call(entry: OperatorEntry) -> Callable[..., Any]:
-    """Generate `call(*args, **kwargs)` specialised to the schema's tensor positions."""
+    """Generate `call` specialised to the schema: one parameter per argument, the tensor
+    positions read inline, then one dict lookup and the kernel call (see the module note)."""
     n = len(entry.schema.arguments)
+    params = [f"_a{i}" for i in range(n)]
     pre: list[str] = []
     parts: list[str] = []
     for i, kind in entry._positions:
         if kind == "list":
             pre += [
                 f"        k{i} = 0",
-                f"        for t in args[{i}]:",
+                f"        for t in _a{i}:",
                 "            if t is not None:",
                 f"                k{i} |= t._keyset",
             ]
             parts.append(f"k{i}")
         elif kind == "optional":
-            parts.append(f"(0 if args[{i}] is None else args[{i}]._keyset)")
+            parts.append(f"(0 if _a{i} is None else _a{i}._keyset)")
         else:
-            parts.append(f"args[{i}]._keyset")
-    parts.append("state.included")
+            parts.append(f"_a{i}._keyset")
+    signature = ", ".join([f"{p}=_UNSET" for p in params] + ["*rest", "**kwargs"])
+    last_missing = f" or _a{n - 1} is _UNSET" if n else ""
+    args = ", ".join(params)
     lines = [
-        "def call(*args, **kwargs):",
-        f"    if kwargs or len(args) != {n}:",
-        "        args = normalize(args, kwargs)",
+        f"def call({signature}):",
+        f"    if kwargs or rest{last_missing}:",
+        f"        return slow(({args}{',' if n == 1 else ''}) + rest, kwargs)",
         "    try:",
         *pre,
-        f"        raw = ({' | '.join(parts)}) & state.keep",
+        f"        raw = {' | '.join(parts) if parts else '0'}",
         "    except (AttributeError, TypeError):",
-        "        bad_argument(args)",
-        "    fn = cache_get(raw)",
-        "    if fn is None:",
+        f"        bad_argument(({args}{',' if n == 1 else ''}))",
+        "    if nondefault[0]:",
+        "        raw = (raw | state.included) & state.keep",
+        "    else:",
+        "        raw = (raw | DEFAULT_INCLUDED) & DEFAULT_KEEP",
+        "    try:",
+        "        fn = cache[raw]",
+        "    except KeyError:",
         "        fn = miss(raw)",
-        "    return fn(*args)",
+        f"    return fn({args})",
     ]
     namespace: dict[str, Any] = {
-        "normalize": entry.normalize,
+        "_UNSET": _UNSET,
+        "slow": entry._slow_call,
         "bad_argument": entry.bad_argument,
         "state": STATE,
-        "cache_get": entry._cache.get,
+        "nondefault": NONDEFAULT,
+        "DEFAULT_INCLUDED": DEFAULT_INCLUDED,
+        "DEFAULT_KEEP": DEFAULT_KEEP,
+        "cache": entry._cache,
         "miss": entry._miss,
     }
     exec(compile("\n".join(lines), f"<pyaten call {entry.name}>", "exec"), namespace)
     call = namespace["call"]
     call.__qualname__ = call.__name__ = entry.name.replace("::", "_").replace(".", "_")
+    call.__doc__ = f"Dispatch {entry.schema}"
     return call
 
 
