@@ -17,19 +17,14 @@ _ROUNDING_MODES = (None, "trunc", "floor")
 
 
 def _check_alpha(op_name: str, dtype, alpha) -> None:
-    # PyTorch's alpha_check: integral results take integral alpha, bool results bool alpha.
+    # PyTorch's alpha_check: a bool alpha needs a bool result, integral results an integral alpha.
     if isinstance(alpha, bool) and dtype.name != "bool":
-        if alpha is not True:
-            pass
-    if dtype.name == "bool":
-        if not isinstance(alpha, bool):
-            raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif not (dtype.is_floating_point or dtype.is_complex):
-        if isinstance(alpha, (float, complex)):
-            raise RuntimeError(
-                "For integral input tensors, argument alpha must not be a floating point number."
-            )
-    elif not dtype.is_complex and isinstance(alpha, complex):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (dtype.is_floating_point or dtype.is_complex) and isinstance(alpha, (float, complex)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if not dtype.is_complex and isinstance(alpha, complex):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."
         )

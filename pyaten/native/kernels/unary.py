@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.native.registry import native
+from pyaten.native.structured import TensorIteratorMeta
 
 
 def _no_bool(op_name: str, dtype, message: str | None = None) -> None:
@@ -99,15 +100,33 @@ def tanh_out(op, self, out):
     op.write(np.tanh(a))
 
 
-@native
-def meta_relu(op, self):
+def _relu_meta(op, self):
     _no_bool("relu", self.dtype, "Boolean inputs not supported for relu")
     op.build_unary_op(self)
 
 
-@native
-def relu_out(op, self, out):
+def _relu_impl(op, self, out):
     (a,) = op.input_arrays()
     # NaN stays NaN, as PyTorch's clamp_min(0) keeps it.
     op.write(np.where(a > 0, a, np.where(np.isnan(a), a, 0)) if a.dtype.kind == "f"
              else np.maximum(a, 0))
+
+
+def _relu(kind: str, self):
+    # Not structured in PyTorch (relu.out is autogen); one kernel serves CPU and Meta.
+    op = TensorIteratorMeta(kind, (None,) if kind == "functional" else (self,), "relu",
+                            self.device.type)
+    _relu_meta(op, self)
+    if self._storage.data is not None:
+        _relu_impl(op, self, op.outputs[0])
+    return op.outputs[0]
+
+
+@native
+def relu(self):
+    return _relu("functional", self)
+
+
+@native
+def relu_(self):
+    return _relu("inplace", self)
