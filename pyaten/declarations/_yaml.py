@@ -11,16 +11,30 @@ from __future__ import annotations
 
 import yaml
 
+_STR = "tag:yaml.org,2002:str"
+
 try:  # the C composer when libyaml is present; the pure-Python one otherwise
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader
+    from yaml import SafeLoader as _BaseLoader
+
+# First characters after which a plain scalar may be a bool, number, null... (not a string).
+_MAYBE_TYPED = frozenset(_BaseLoader.yaml_implicit_resolvers)
+
+
+class _Loader(_BaseLoader):
+    """The safe loader with a shortcut: a plain scalar whose first character starts no
+    implicit type (most of these files: names, schemas, formulas) is a string at once."""
+
+    def resolve(self, kind, value, implicit):
+        if kind is yaml.ScalarNode and implicit[0] and value[:1] not in _MAYBE_TYPED:
+            return _STR
+        return super().resolve(kind, value, implicit)
 
 __all__ = ["YamlList", "YamlMap", "YamlSyntaxError", "load_yaml", "C_LOADER"]
 
-C_LOADER: bool = _Loader.__name__.startswith("C")
+C_LOADER: bool = _BaseLoader.__name__.startswith("C")
 
-_STR = "tag:yaml.org,2002:str"
 _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _TRUE = frozenset({"yes", "true", "on", "y"})

@@ -1,0 +1,109 @@
+"""Load and group PyTorch's native_functions.yaml (and its derivatives.yaml): pyaten beside
+torchgen, in one run.
+
+    .venv/bin/python benchmarks/bench_declarations.py [--repeat N]
+
+Both sides do the same work: read the YAML with line numbers, parse every schema, build the
+records (autogen variants included), then group functional/in-place/out variants. Each side
+starts cold on every repeat (torchgen's module-level result caches and pyaten's schema parser
+caches are cleared); the best of N repeats is printed, runs interleaved so that machine load
+hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torchgen  # noqa: E402
+import torchgen.gen as tg  # noqa: E402
+from torchgen.packaged.autograd import load_derivatives as tg_derivatives  # noqa: E402
+
+from pyaten.declarations import (  # noqa: E402
+    group_native_functions,
+    lint,
+    load_derivatives,
+    load_native_functions,
+)
+from pyaten.schema import clear_caches  # noqa: E402
+
+PACKAGED = Path(torchgen.__file__).parent / "packaged"
+NATIVE = PACKAGED / "ATen" / "native" / "native_functions.yaml"
+TAGS = PACKAGED / "ATen" / "native" / "tags.yaml"
+DERIVATIVES = PACKAGED / "autograd" / "derivatives.yaml"
+
+
+def pyaten_native():
+    clear_caches()
+    functions = load_native_functions(NATIVE)
+    return functions, group_native_functions(functions)
+
+
+def torchgen_native():
+    tg._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+    parsed = tg.parse_native_yaml(str(NATIVE), str(TAGS))
+    return parsed.native_functions, tg.get_grouped_native_functions(parsed.native_functions)
+
+
+def pyaten_derivatives():
+    clear_caches()
+    return load_derivatives(DERIVATIVES, native_functions=NATIVE)
+
+
+def torchgen_derivatives():
+    tg._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+    tg_derivatives._GLOBAL_LOAD_DERIVATIVE_CACHE.clear()
+    return tg_derivatives.load_derivatives(str(DERIVATIVES), str(NATIVE), str(TAGS))
+
+
+def pyaten_lint():
+    clear_caches()
+    return lint(NATIVE) + lint(DERIVATIVES, native=NATIVE)
+
+
+def best_of(repeat: int, *fns):
+    best = [float("inf")] * len(fns)
+    results = [None] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            results[i] = fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    (ours, theirs), ((fns, (groups, singles)), (t_fns, t_grouped)) = best_of(
+        args.repeat, pyaten_native, torchgen_native
+    )
+    t_groups = sum(isinstance(g, tg.NativeFunctionsGroup) for g in t_grouped)
+    print(f"native_functions.yaml: load + group, best of {args.repeat}")
+    print(f"  pyaten   {ours * 1e3:8.1f} ms  {len(fns)} functions, {len(groups)} groups")
+    print(f"  torchgen {theirs * 1e3:8.1f} ms  {len(t_fns)} functions, {t_groups} groups")
+    print(f"  pyaten is {theirs / ours:.2f}x torchgen's speed")
+
+    (ours, theirs), (entries, infos) = best_of(
+        args.repeat, pyaten_derivatives, torchgen_derivatives
+    )
+    print("derivatives.yaml (native file included), best of", args.repeat)
+    print(f"  pyaten   {ours * 1e3:8.1f} ms  {len(entries)} entries")
+    print(f"  torchgen {theirs * 1e3:8.1f} ms  {len(infos[0])} infos (incl. generated view_copy)")
+    print(f"  pyaten is {theirs / ours:.2f}x torchgen's speed")
+
+    (ours,), (diagnostics,) = best_of(args.repeat, pyaten_lint)
+    print(
+        f"lint of both files (torchgen has no linter): pyaten {ours * 1e3:.1f} ms, "
+        f"{len(diagnostics)} diagnostics"
+    )
+
+
+if __name__ == "__main__":
+    main()
