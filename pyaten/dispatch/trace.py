@@ -35,6 +35,10 @@ class _ThreadStack(threading.local):
 
 _STACK = _ThreadStack()
 
+# Set by a tool above dispatch (pyaten.utils.explain) to record a call's return value as a
+# `result` note at return time, before later calls can change it in place; None: repr only.
+describe_result: Callable[[Any], dict[str, Any]] | None = None
+
 
 @dataclass(slots=True)
 class Node:
@@ -191,6 +195,8 @@ def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
     finally:
         stack.pop()
     node.result = _short(result)
+    if describe_result is not None:
+        node.notes.append({"kind": "result", **describe_result(result)})
     return result
 
 
