@@ -2,6 +2,10 @@
 
 __version__ = "0.1.0"
 
+# --- dispatcher (issue 4): keys, tables, Library, dump_table / explain / trace
+import pyaten.dispatch as dispatch  # noqa: E402,F401
+import pyaten.library as library  # noqa: E402,F401
+
 # --- tensor core (issue 5): Tensor, dtypes, devices, promotion, creation, interop
 from pyaten.core import *  # noqa: E402,F401,F403
 
