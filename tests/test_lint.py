@@ -32,7 +32,7 @@ REAL_DERIVATIVES = TORCHGEN / "autograd" / "derivatives.yaml"
 
 _EXPECT = re.compile(r"#\s*expect:\s*([a-z, -]+?)\s*$")
 # codes that no file fixture can trigger; each has its own test below
-_NO_FIXTURE = {"no-native-file"}
+_NO_FIXTURE = {"no-native-file", "unreadable"}
 
 
 def expectations(path: Path) -> list[tuple[int, str]]:
@@ -58,6 +58,12 @@ def test_every_rule_has_a_fixture() -> None:
     covered = {code for p in ALL_FIXTURES for _, code in expectations(p)}
     assert set(RULES) - _NO_FIXTURE <= covered
     assert covered <= set(RULES)
+
+
+def test_every_rule_is_documented() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "lint.md").read_text()
+    for code, rule in RULES.items():
+        assert f"| `{code}` | {rule.severity} |" in doc
 
 
 def test_warnings_only_when_asked() -> None:
@@ -110,6 +116,10 @@ def test_unreadable_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     (d,) = lint(missing)
     assert d.code == "unreadable"
+    binary = tmp_path / "native_functions.yaml"
+    binary.write_bytes(b"- func: \xff\xfe(Tensor self) -> Tensor\n")
+    (d,) = lint(binary)
+    assert (d.code, d.path) == ("unreadable", str(binary))
 
 
 def test_cli_prints_path_line_code_message_and_hint(capsys: pytest.CaptureFixture) -> None:

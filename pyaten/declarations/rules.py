@@ -24,6 +24,7 @@ _E, _W = "error", "warning"
 RULES: dict[str, Rule] = {
     r.code: r
     for r in [
+        Rule("unreadable", _E, "any", "the file cannot be read as UTF-8 text"),
         Rule("yaml-syntax", _E, "any", "the file is not valid YAML"),
         Rule("bad-file", _E, "any", "the file is not a list of entries"),
         Rule("bad-entry", _E, "any", "an entry is not a mapping"),
