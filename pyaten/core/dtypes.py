@@ -137,6 +137,7 @@ complex128._to_real = float64
 float32._to_complex = complex64
 float64._to_complex = complex128
 float16._to_complex = complex64  # torch has complex32 here; we have no chalf
+bfloat16._to_complex = complex64
 
 ALL_DTYPES: tuple[dtype, ...] = tuple(_ALL)
 BY_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}

@@ -27,7 +27,7 @@ from pyaten.core.device import device as Device
 from pyaten.core.dtypes import dtype as DType
 from pyaten.core.promotion import ResultTypeState, can_cast
 from pyaten.core.storage import Storage
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import Size, Tensor
 from pyaten.core.views import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
@@ -71,12 +71,28 @@ def infer_size(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-def broadcast_shapes(*shapes: tuple) -> tuple:
-    """The broadcast of several shapes (left to right, like PyTorch)."""
-    result: tuple = ()
-    for s in shapes:
-        result = infer_size(result, tuple(s))
-    return result
+def broadcast_shapes(*shapes: tuple | int) -> Size:
+    """`torch.broadcast_shapes`: the common shape of several shapes (an int means (n,))."""
+    given = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    if not given:
+        return Size(())
+    common = [1] * max(len(s) for s in given)
+    for arg_index, shape in enumerate(given):
+        for idx in range(-1, -1 - len(shape), -1):
+            size = shape[idx]
+            if size < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if size == 1:
+                continue
+            if common[idx] == 1:
+                common[idx] = size
+            elif size != common[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size} at {idx}! Mismatching "
+                    f"argument at index {arg_index} had {shape!r}; but expected shape should be "
+                    f"broadcastable to {common!r}"
+                )
+    return Size(common)
 
 
 def _fmt(shape: tuple) -> str:
@@ -316,7 +332,13 @@ class TensorIterator:
     @staticmethod
     def nullary_op(out: Tensor) -> TensorIterator:
         """fill/random style: one output, no inputs."""
-        return TensorIteratorConfig().add_output(out).build()
+        return (
+            TensorIteratorConfig()
+            .add_output(out)
+            .check_all_same_dtype(False)
+            .resize_outputs(False)
+            .build()
+        )
 
     # ---- accessors -----------------------------------------------------------------------
     def output(self, i: int = 0) -> Tensor:
