@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pyaten.dispatch import trace as _trace
+
 __all__ = ["DispatchStub", "all_stubs"]
 
 _REGISTRY: dict[str, DispatchStub] = {}
@@ -49,6 +51,8 @@ class DispatchStub:
                 f"DispatchStub {self.name}: no kernel registered for device type "
                 f"'{device_type}' (registered: {', '.join(sorted(self._kernels)) or 'none'})"
             )
+        if _trace.ACTIVE:
+            _trace.note("stub", stub=self.name, device=device_type, kernel=_site(fn))
         return fn(*args, **kwargs)
 
     def kernel(self, device_type: str) -> Callable | None:
@@ -60,6 +64,12 @@ class DispatchStub:
 
     def __repr__(self) -> str:
         return f"DispatchStub({self.name!r}, devices={self.devices()})"
+
+
+def _site(fn: Callable) -> str:
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
 
 
 def all_stubs() -> dict[str, DispatchStub]:
