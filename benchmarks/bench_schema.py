@@ -4,12 +4,14 @@ Run: .venv/bin/python benchmarks/bench_schema.py [--repeat N]
 
 pyaten is timed cold (its type/default caches cleared before every pass, so each pass does
 all the work torchgen does) and warm (caches kept, as in a long-running process). torch's
-C++ parser (`torch._C.parse_schema`) is printed for reference. Best of N passes.
+C++ parser (`torch._C.parse_schema`) is printed for reference. Best of N interleaved
+passes, garbage collector paused.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import pathlib
 import re
 import sys
@@ -25,12 +27,20 @@ from pyaten.schema import clear_caches, parse  # noqa: E402
 YAML = pathlib.Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
 
 
-def best_of(repeat: int, fn) -> float:
-    best = float("inf")
+def best_times(repeat: int, fns: list) -> list[float]:
+    """Best time of each function; passes are interleaved so machine load hits all alike,
+    and the garbage collector is paused while timing, as `timeit` does."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+        for i, fn in enumerate(fns):
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.perf_counter()
+                fn()
+                best[i] = min(best[i], time.perf_counter() - start)
+            finally:
+                gc.enable()
     return best
 
 
@@ -53,11 +63,12 @@ def main() -> None:
         for s in schemas:
             TorchgenSchema.parse(s)
 
-    rows = [
-        ("pyaten.schema.parse (cold caches)", best_of(args.repeat, pyaten_cold)),
-        ("pyaten.schema.parse (warm caches)", best_of(args.repeat, pyaten_warm)),
-        ("torchgen FunctionSchema.parse", best_of(args.repeat, torchgen_parse)),
+    labels = [
+        "pyaten.schema.parse (cold caches)",
+        "pyaten.schema.parse (warm caches)",
+        "torchgen FunctionSchema.parse",
     ]
+    fns = [pyaten_cold, pyaten_warm, torchgen_parse]
     try:
         import torch
 
@@ -65,9 +76,11 @@ def main() -> None:
             for s in schemas:
                 torch._C.parse_schema(s)
 
-        rows.append(("torch._C.parse_schema (C++)", best_of(args.repeat, torch_cpp)))
+        labels.append("torch._C.parse_schema (C++)")
+        fns.append(torch_cpp)
     except ImportError:
         pass
+    rows = list(zip(labels, best_times(args.repeat, fns)))
 
     n = len(schemas)
     print(f"{n} schemas, best of {args.repeat} passes")

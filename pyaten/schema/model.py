@@ -378,10 +378,11 @@ class FunctionSchema:
 
     @property
     def self_arg(self) -> Argument | None:
-        for a in self.positional:
-            if a.name == "self":
-                return a
-        return None
+        """The positional argument named `self`, or None."""
+        d = self._derived
+        if "self_arg" not in d:
+            d["self_arg"] = next((a for a in self.positional if a.name == "self"), None)
+        return d["self_arg"]
 
     @property
     def post_self_positional(self) -> tuple[Argument, ...]:

@@ -35,16 +35,18 @@ def _check_reserved(name: str, what: str, text: str, col: int) -> None:
 
 def _check_names(schema: FunctionSchema, text: str, name_col: int, arg_cols, ret_cols) -> None:
     op = schema.name
-    for word, col in (
-        (op.namespace, name_col - len(op.namespace) - 2),
-        (op.name, name_col),
-        (op.overload, name_col + len(op.name) + 1),
-    ):
-        _check_reserved(word, "part of an operator name", text, col)
+    if op.namespace in RESERVED or op.name in RESERVED or op.overload in RESERVED:
+        for word, col in (
+            (op.namespace, name_col - len(op.namespace) - 2),
+            (op.name, name_col),
+            (op.overload, name_col + len(op.name) + 1),
+        ):
+            _check_reserved(word, "part of an operator name", text, col)
     for arg, col in zip(schema.arguments, arg_cols):
-        _check_reserved(arg.name, "an argument name", text, _name_col(text, col))
+        if arg.name in RESERVED:
+            _check_reserved(arg.name, "an argument name", text, _name_col(text, col))
     for ret, col in zip(schema.returns, ret_cols):
-        if ret.name is not None:
+        if ret.name in RESERVED:
             _check_reserved(ret.name, "a return name", text, _name_col(text, col))
 
 
