@@ -72,6 +72,9 @@ def bind_and_call(
 
 def _describe(value: Any) -> str:
     if isinstance(value, Tensor):
+        if value._wrapped_number:  # a Python number the binding wrapped: show the number
+            number = value._numpy().item() if value._storage.data is not None else "?"
+            return f"Tensor(wrapped number {number!r}, dtype={value._dtype})"
         return f"Tensor(shape={list(value._sizes)}, dtype={value._dtype}, device={value._device})"
     return f"{value_type_name(value)} {value!r}"
 
