@@ -21,6 +21,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import get_default_dtype
+from pyaten.core.generator import resolve_generator
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor, resize_tensor_
 from pyaten.native.kernels.copy import like_strides, memory_format_name, strides_for_format
@@ -109,6 +110,8 @@ def _new(size, dtype, layout, device, pin_memory) -> Tensor:
 
 @native
 def zeros(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
+    if any(s < 0 for s in size):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _aten().zero_.default(_new(size, dtype, layout, device, pin_memory))
 
 
@@ -292,11 +295,7 @@ def arange_length(start, end, step, dtype) -> int:
     """Number of elements arange(start, end, step) makes for a result of `dtype`."""
     if dtype is dt.bool or dtype.is_complex:
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtype.scalar_name}\'')
-    if dtype is dt.int64:
-        xs, xe, xstep = int(start), int(end), int(step)
-    else:
-        acc = _acc_type(dtype)
-        xs, xe, xstep = (float(acc(v)) for v in (start, end, step))
+    xs, xe, xstep = float(start), float(end), float(step)
     if xstep == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(xs) and math.isfinite(xe)):
@@ -304,14 +303,20 @@ def arange_length(start, end, step, dtype) -> int:
     if not ((xstep > 0 and xe >= xs) or (xstep < 0 and xe <= xs)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is dt.int64:
-        sgn = 1 if xstep > 0 else -1
-        length = (xe - xs + xstep - sgn) // xstep
+        # int64 results truncate the bounds and step to integers before counting
+        ixs, ixe, ixstep = int(start), int(end), int(step)
+        if ixstep == 0:
+            raise ValueError("step must be nonzero")
+        sgn = 1 if ixstep > 0 else -1
+        numerator = ixe - ixs + ixstep - sgn
+        # C++ integer division truncates toward zero
+        length = abs(numerator) // abs(ixstep)
+        if (numerator < 0) != (ixstep < 0):
+            length = -length
     else:
-        length = math.ceil((float(end) - float(start)) / float(step))
+        length = math.ceil((xe - xs) / xstep)
     if length < 0 or length > 2**63 - 1:
-        raise RuntimeError(
-            "invalid size, possible overflow?"
-        )
+        raise RuntimeError("invalid size, possible overflow?")
     return int(length)
 
 
@@ -386,31 +391,9 @@ def _fill_random(out: Tensor, generator, normal: bool) -> Tensor:
     return out
 
 
-_FALLBACK_RNG: list = []
-
-
 def _numpy_generator(generator, device):
-    """The NumPy bit-generator front end behind a pyaten Generator (or the default one)."""
-    if generator is None:
-        import pyaten.core as core
-
-        generator = getattr(core, "default_generator", None)
-        if generator is None:
-            # core has no default generator yet: one private NumPy generator stands in
-            if not _FALLBACK_RNG:
-                _FALLBACK_RNG.append(np.random.default_rng())
-            return _FALLBACK_RNG[0]
-    if isinstance(generator, np.random.Generator):
-        return generator
-    for name in ("numpy_generator", "_numpy_generator"):
-        method = getattr(generator, name, None)
-        if callable(method):
-            return method()
-    for name in ("_rng", "rng", "_generator"):
-        found = getattr(generator, name, None)
-        if isinstance(found, np.random.Generator):
-            return found
-    raise TypeError(f"expected a pyaten.Generator, got {type(generator).__name__}")
+    """The NumPy generator behind `generator`, or behind the device's default generator."""
+    return resolve_generator(generator, device).numpy_generator
 
 
 @native
