@@ -84,17 +84,16 @@ class OperatorEntry:
     def rebuild(self, fallbacks: list[Kernel | None]) -> None:
         """Recompute the table, the fallthrough masks, and drop cached call targets."""
         self.table = compute_table(self.active_kernels(), fallbacks)
-        masks = []
-        for backend in range(NUM_BACKENDS):
-            mask = FULL_RAW
-            for slot, res in enumerate(self.table):
-                if slot and res.is_fallthrough:
-                    bits = SLOT_BITS[slot]
-                    backend_bits = bits & BACKEND_MASK
-                    # A per-backend key's fallthrough only applies to its own backend row.
-                    if not backend_bits or backend_bits == 1 << backend:
-                        mask &= ~(bits & ~BACKEND_MASK)
-            masks.append(mask)
+        masks = [FULL_RAW] * NUM_BACKENDS
+        for slot, res in enumerate(self.table):
+            if slot and res.is_fallthrough:
+                bits = SLOT_BITS[slot]
+                functionality = bits & ~BACKEND_MASK
+                backend = (bits & BACKEND_MASK).bit_length()
+                if backend:  # a per-backend key falls through only in its own backend's row
+                    masks[backend - 1] &= ~functionality
+                else:
+                    masks = [m & ~functionality for m in masks]
         self._masks = tuple(masks)
         self._generation += 1
         self._cache.clear()

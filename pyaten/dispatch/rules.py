@@ -161,7 +161,17 @@ def compute_table(
     autograd = active.get(AUTOGRAD_ALIAS)
     ftbd = active.get(FTBD)
     ambiguous_other = any(bits & _AO_PATTERN == bits for bits in non_alias_bits)
-    by_slot = {RUNTIME_KEYS.index(k): kern for k, kern in active.items() if k in _SLOT_SET}
+    by_slot = {_SLOT_OF[int(k)]: kern for k, kern in active.items() if int(k) in _SLOT_OF}
+    if cea is None and ceanf is None and cia is None and ciant is None and autograd is None:
+        if ftbd is None:  # only direct kernels: fallbacks everywhere else (the common case)
+            return tuple(
+                Resolution(by_slot[slot], DIRECT)
+                if slot in by_slot
+                else (
+                    _MISSING if fallbacks[slot] is None else Resolution(fallbacks[slot], FALLBACK)
+                )
+                for slot in range(TABLE_SIZE)
+            )
 
     def has_backend_kernel(slot: int) -> bool:
         pattern = _BACKEND_PATTERN.get(slot, 0)
@@ -206,7 +216,7 @@ def compute_table(
     return tuple(table)
 
 
-_SLOT_SET = frozenset(RUNTIME_KEYS[1:])
+_SLOT_OF = {int(k): slot for slot, k in enumerate(RUNTIME_KEYS) if slot}  # Undefined excluded
 _MISSING = Resolution(None, MISSING)
 
 
