@@ -3,7 +3,7 @@
 Note: the formatter. One formatter is chosen per tensor from the (summarised) values:
 integers print as they are; floats print in "int mode" (`1.`) when every finite non-zero
 value is whole, in scientific notation when the finite non-zero magnitudes span more than
-1000x, exceed 1e8 or (not int mode) fall below 1e-4, and with `precision` decimals otherwise.
+1000x, exceed 1e8 or fall below 1e-4 (or as `sci_mode` forces), else with `precision` decimals.
 Every element is right-aligned to the widest one. Complex tensors use one formatter for the
 real parts and one for the imaginary parts.
 """
@@ -104,20 +104,17 @@ class _Formatter:
         hi = float(magnitudes.max())
         items = finite.tolist()
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        if self.int_mode:
-            if hi / lo > 1000.0 or hi > 1.0e8:
-                self.sci_mode = True
-                widths = (len(f"{v:.{p}e}") for v in items)
-            else:
-                widths = (len(f"{v:.0f}") + 1 for v in items)
-        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-            self.sci_mode = True
+        if PRINT_OPTS.sci_mode is None:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        else:
+            self.sci_mode = PRINT_OPTS.sci_mode
+        if self.sci_mode:
             widths = (len(f"{v:.{p}e}") for v in items)
+        elif self.int_mode:
+            widths = (len(f"{v:.0f}") + 1 for v in items)
         else:
             widths = (len(f"{v:.{p}f}") for v in items)
         self.max_width = max(self.max_width, max(widths))
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
 
     def width(self) -> int:
         return self.max_width
