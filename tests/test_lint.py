@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pyaten.cli import main
 from pyaten.declarations import Diagnostic, lint, lint_files
@@ -150,3 +152,50 @@ def test_cli_runs_as_a_program_on_pytorch_files() -> None:
 def test_diagnostic_str() -> None:
     d = Diagnostic("f.yaml", 3, "unknown-key", "unknown key 'x'", "hint")
     assert str(d) == "f.yaml:3: unknown-key: unknown key 'x'"
+
+
+# -- robustness: mangled files give diagnostics, never exceptions ---------------------------
+
+_NATIVE_TEXT = (FIXTURES / "native_functions.yaml").read_text()
+_DERIV_TEXT = (FIXTURES / "clean_derivatives.yaml").read_text()
+_NOISE = st.sampled_from(list(":-[]{}(),!#*&|>'\"\t ?=.") + ["True", "5", "null", "a!", "\n  "])
+
+
+@st.composite
+def mangled(draw, text: str) -> str:
+    lines = text.splitlines()
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["delete", "duplicate", "poke", "indent"]))
+        if action == "delete" and len(lines) > 1:
+            del lines[i]
+        elif action == "duplicate":
+            lines.insert(i, lines[i])
+        elif action == "poke" and lines[i]:
+            j = draw(st.integers(0, len(lines[i]) - 1))
+            lines[i] = lines[i][:j] + draw(_NOISE) + lines[i][j + 1 :]
+        elif action == "indent":
+            lines[i] = "  " + lines[i]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(mangled(_NATIVE_TEXT))
+def test_mangled_native_files_never_raise(text: str) -> None:
+    from pyaten.declarations import read_native_functions
+
+    _, diagnostics = read_native_functions(text, "x.yaml")
+    n_lines = text.count("\n") + 1
+    for d in diagnostics:
+        assert d.code in RULES and 0 <= d.line <= n_lines
+
+
+@settings(max_examples=100, deadline=None)
+@given(mangled(_DERIV_TEXT))
+def test_mangled_derivatives_files_never_raise(text: str) -> None:
+    from pyaten.declarations import load_native_functions, read_derivatives
+
+    functions = load_native_functions(FIXTURES / "native_functions.yaml")
+    _, diagnostics = read_derivatives(text, "d.yaml", functions)
+    for d in diagnostics:
+        assert d.code in RULES

@@ -31,6 +31,7 @@ class _Loader(_BaseLoader):
             return _STR
         return super().resolve(kind, value, implicit)
 
+
 __all__ = ["YamlList", "YamlMap", "YamlSyntaxError", "load_yaml", "C_LOADER"]
 
 C_LOADER: bool = _BaseLoader.__name__.startswith("C")

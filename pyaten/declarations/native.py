@@ -18,12 +18,11 @@ from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml
 from pyaten.declarations.autogen import with_autogen
 from pyaten.declarations.cross_rules import check_native_functions
 from pyaten.declarations.dispatch_keys import (
-    ALIAS_KEYS,
     DISPATCH_KEYS,
     RUNTIME_ONLY_KEYS,
-    STRUCTURED_DISPATCH_KEYS,
     suggest_dispatch_key,
 )
+from pyaten.declarations.entry_rules import check_entry
 from pyaten.declarations.model import (
     DeclarationError,
     Diagnostic,
@@ -33,7 +32,7 @@ from pyaten.declarations.model import (
     UfuncInnerLoop,
 )
 from pyaten.declarations.names import operator_name
-from pyaten.declarations.schema_rules import check_schema
+from pyaten.declarations.schema_rules import check_schema, classify_schema_error
 from pyaten.declarations.tags import load_tags, tags_path_for
 from pyaten.schema import SchemaError, parse
 
@@ -82,24 +81,6 @@ _UFUNC_KEYS = frozenset(
         "Generic",
     }
 )
-_COMPOSITE_KEYS = frozenset(ALIAS_KEYS)
-# (key, its default) for the `redundant-default` warning
-_DEFAULTS: tuple[tuple[str, object], ...] = (
-    ("structured", False),
-    ("device_guard", True),
-    ("device_check", "ExactSame"),
-    ("manual_kernel_registration", False),
-    ("manual_cpp_binding", False),
-    ("use_const_ref_for_mutable_tensors", False),
-)
-
-
-def _default_kernel_name(fn: NativeFunction) -> str:
-    """The kernel name an entry without `dispatch:` gets: its name, `_out` added for out ops."""
-    name = fn.func.name.name
-    return f"{name}_out" if fn.func.out else name
-
-
 Report = Callable[..., None]
 
 
@@ -115,42 +96,6 @@ def read_source(path_or_text: str | os.PathLike[str]) -> tuple[str, str | None]:
 def _did_you_mean(word: str, choices: frozenset[str] | tuple[str, ...]) -> str:
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else ""
-
-
-# Schema rules that `pyaten.schema.parse` itself enforces, told apart by the problem's wording
-# so each keeps its own diagnostic code: (words in SchemaError.problem, code, hint).
-_SCHEMA_RULE_CODES: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (
-        ("out argument", "mutable-annotated"),
-        "out-not-mutable",
-        "out arguments are keyword-only and mutable: `*, Tensor(a!) out`",
-    ),
-    (("out argument", "is returned"), "out-not-keyword-only", "out arguments come after `*`"),
-    (
-        ("cannot follow out arguments",),
-        "out-not-last",
-        "out arguments come last, after every other keyword-only argument",
-    ),
-    (
-        ("return aliases",),
-        "return-alias-unknown",
-        "annotate the aliased argument with the same letter, e.g. `Tensor(a) self`",
-    ),
-    (
-        ("in-place operator",),
-        "inplace-naming",
-        "an in-place op (trailing '_') takes `Tensor(a!) self` and returns `Tensor(a!)`",
-    ),
-)
-
-
-def _classify(exc: SchemaError) -> tuple[str, str]:
-    """The diagnostic code and hint for a schema that `parse` rejected."""
-    problem = exc.problem
-    for words, code, hint in _SCHEMA_RULE_CODES:
-        if all(w in problem for w in words):
-            return code, hint
-    return "schema-syntax", ""
 
 
 class _EntryReader:
@@ -193,7 +138,7 @@ class _EntryReader:
         try:
             func = parse(func_text)
         except SchemaError as exc:
-            code, hint = _classify(exc)
+            code, hint = classify_schema_error(exc)
             caret = f"{func_text}\n{' ' * exc.column}^"
             report(
                 e.line_of("func"),
@@ -231,7 +176,7 @@ class _EntryReader:
         self._dispatch(e, func, fields)
         fn = NativeFunction(func=func, loc=Location(self.path, e.line), raw=e, **fields)
         check_schema(fn, report)
-        self._combinations(e, fn)
+        check_entry(e, fn, report)
         return fn
 
     # -- one method per key with structure ----------------------------------------------
@@ -453,108 +398,6 @@ class _EntryReader:
         guess = suggest_dispatch_key(key)
         hint = f"did you mean '{guess}'?" if guess else "see docs/declarations.md for valid keys"
         self.report(line, "unknown-dispatch-key", f"unknown dispatch key '{key}'", hint)
-
-    # -- rules that combine several keys of one entry ---------------------------------------
-
-    def _combinations(self, e: YamlMap, fn: NativeFunction) -> None:
-        report = self.report
-        if fn.manual_kernel_registration and "dispatch" in e:
-            report(
-                e.line_of("dispatch"),
-                "dispatch-with-manual-registration",
-                f"{fn.func.name} has both 'dispatch' and 'manual_kernel_registration: True'",
-                "with manual registration the dispatch table has no effect; drop one",
-            )
-        composites = [k for k in fn.dispatch if k in _COMPOSITE_KEYS]
-        allowed_pair = (
-            len(composites) == 2
-            and "CompositeImplicitAutogradNestedTensor" in composites
-            and "CompositeExplicitAutogradNonFunctional" not in composites
-        )
-        if len(composites) > 1 and not allowed_pair:
-            report(
-                e.line_of("dispatch"),
-                "conflicting-composite-keys",
-                f"{fn.func.name} names {' and '.join(composites)}; each subsumes the other",
-                "keep CompositeExplicitAutograd for an explicit autograd formula, "
-                "else CompositeImplicitAutograd alone",
-            )
-        if fn.structured_delegate is not None:
-            if fn.structured:
-                report(
-                    e.line_of("structured"),
-                    "structured-and-delegate",
-                    f"{fn.func.name} is both 'structured' and a 'structured_delegate'",
-                    "the out variant is structured; the others delegate to it",
-                )
-            backend = sorted(k for k in fn.dispatch if k in STRUCTURED_DISPATCH_KEYS)
-            if backend:
-                report(
-                    e.line_of("dispatch"),
-                    "delegate-with-backend-kernel",
-                    f"{fn.func.name} delegates to {fn.structured_delegate} but also names "
-                    f"a {backend[0]} kernel",
-                    "structured delegates get their backend kernels from the out variant",
-                )
-        if fn.precomputed is not None and not fn.structured:
-            report(
-                e.line_of("precomputed"),
-                "precomputed-without-structured",
-                f"{fn.func.name} has 'precomputed' but is not 'structured: True'",
-            )
-        if fn.ufunc_inner_loop and not fn.structured:
-            report(
-                e.line_of("ufunc_inner_loop"),
-                "ufunc-without-structured",
-                f"{fn.func.name} has 'ufunc_inner_loop' but is not 'structured: True'",
-            )
-        if fn.python_module is not None and "method" in fn.variants:
-            report(
-                e.line_of("python_module"),
-                "method-in-module",
-                f"{fn.func.name} is in python_module '{fn.python_module}' and also a method",
-                "functions in a Python module cannot be Tensor methods",
-            )
-        if fn.use_const_ref_for_mutable_tensors and fn.func.out:
-            report(
-                e.line_of("use_const_ref_for_mutable_tensors"),
-                "bad-value",
-                f"{fn.func.name}: use_const_ref_for_mutable_tensors is not allowed on an out "
-                "function",
-            )
-
-        self._warnings(e, fn)
-
-    def _warnings(self, e: YamlMap, fn: NativeFunction) -> None:
-        """Style problems: keys that change nothing."""
-        report = self.report
-        for key, default in _DEFAULTS:
-            if key in e and e[key] == default and type(e[key]) is type(default):
-                report(
-                    e.line_of(key),
-                    "redundant-default",
-                    f"'{key}: {default}' is the default",
-                    "remove the line",
-                    severity="warning",
-                )
-        if len(fn.dispatch) == 1 and fn.dispatch.get("CompositeImplicitAutograd") == (
-            _default_kernel_name(fn)
-        ):
-            report(
-                e.line_of("dispatch"),
-                "redundant-dispatch",
-                f"{fn.func.name}: a lone CompositeImplicitAutograd kernel with the default "
-                "name is what no 'dispatch:' means",
-                "remove the dispatch section",
-                severity="warning",
-            )
-        if fn.structured_inherits is not None and not fn.structured:
-            report(
-                e.line_of("structured_inherits"),
-                "inherits-without-structured",
-                f"{fn.func.name}: 'structured_inherits' has no effect without 'structured: True'",
-                severity="warning",
-            )
 
 
 def read_native_functions(

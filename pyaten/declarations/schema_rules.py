@@ -9,9 +9,46 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyaten.declarations.model import NativeFunction
+from pyaten.schema import SchemaError
 from pyaten.schema.model import SchemaKind
 
-__all__ = ["check_schema"]
+__all__ = ["check_schema", "classify_schema_error"]
+
+
+# Schema rules that `pyaten.schema.parse` itself enforces (first match wins), told apart by the problem's wording
+# so each keeps its own diagnostic code: (words in SchemaError.problem, code, hint).
+_SCHEMA_RULE_CODES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        ("out argument", "mutable-annotated"),
+        "out-not-mutable",
+        "out arguments are keyword-only and mutable: `*, Tensor(a!) out`",
+    ),
+    (
+        ("cannot follow out arguments",),
+        "out-not-last",
+        "out arguments come last, after every other keyword-only argument",
+    ),
+    (("out argument", "keyword-only"), "out-not-keyword-only", "out arguments come after `*`"),
+    (
+        ("return aliases",),
+        "return-alias-unknown",
+        "annotate the aliased argument with the same letter, e.g. `Tensor(a) self`",
+    ),
+    (
+        ("in-place operator",),
+        "inplace-naming",
+        "an in-place op (trailing '_') takes `Tensor(a!) self` and returns `Tensor(a!)`",
+    ),
+)
+
+
+def classify_schema_error(exc: SchemaError) -> tuple[str, str]:
+    """The diagnostic code and hint for a schema that `parse` rejected."""
+    problem = exc.problem
+    for words, code, hint in _SCHEMA_RULE_CODES:
+        if all(w in problem for w in words):
+            return code, hint
+    return "schema-syntax", ""
 
 
 def check_schema(fn: NativeFunction, report: Callable[..., None]) -> None:
