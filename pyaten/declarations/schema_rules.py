@@ -15,8 +15,9 @@ from pyaten.schema.model import SchemaKind
 __all__ = ["check_schema", "classify_schema_error"]
 
 
-# Schema rules that `pyaten.schema.parse` itself enforces (first match wins), told apart by the problem's wording
-# so each keeps its own diagnostic code: (words in SchemaError.problem, code, hint).
+# Schema rules that `pyaten.schema.parse` itself enforces, told apart by the problem's wording
+# so each keeps its own diagnostic code: (words in SchemaError.problem, code, hint); the
+# first match wins.
 _SCHEMA_RULE_CODES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         ("out argument", "mutable-annotated"),
