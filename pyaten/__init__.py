@@ -25,3 +25,6 @@ _load_generated_api()
 from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conversions  # noqa: E402
 
 _attach_conversions()
+
+# --- explain (issue 13): `with pyaten.explain() as ex: ...; print(ex)`
+from pyaten.utils.explain import explain  # noqa: E402,F401

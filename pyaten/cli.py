@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "schema": "schema",
     "lint": "lint",
     "codegen": "codegen",
+    "explain": "explain",
     "dispatch": "dispatch",
 }
 

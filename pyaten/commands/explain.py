@@ -1,0 +1,88 @@
+"""`pyaten explain "EXPR"`: evaluate EXPR with `pyaten` imported and explain every call it makes.
+
+EXPR is a Python expression, or statements whose last line is an expression (its value is
+shown): `pyaten explain "x = pyaten.ones(3); x.add_(1)"`. A syntax error prints Python's own
+message; an exception raised while evaluating prints the tree up to the failing call, the call
+marked, then the error; the exit status is then 1 (2 for a syntax error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import traceback
+import warnings
+from typing import Any
+
+HELP = "evaluate a Python expression and explain each operator call, from YAML to kernel"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "expr", help='a Python expression, e.g. "pyaten.add(pyaten.ones(2, 3), 1.5, alpha=2)"'
+    )
+    parser.add_argument("--depth", type=int, default=None, metavar="N",
+                        help="follow calls made by kernels N levels deep (1: EXPR's own calls)")
+    parser.add_argument("--no-values", action="store_true",
+                        help="leave tensor values out (shapes, dtypes and strides stay)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def compile_expression(text: str) -> tuple[Any, Any]:
+    """(code of the statements before the last, code of the last expression or None).
+
+    Raises SyntaxError, with Python's message, for text that is not valid Python.
+    """
+    tree = ast.parse(text, filename="<EXPR>", mode="exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    body = compile(tree, "<EXPR>", "exec")
+    return body, (compile(last, "<EXPR>", "eval") if last is not None else None)
+
+
+def evaluate(text: str, *, depth: int | None = None, values: bool = True) -> tuple[Any, Any]:
+    """Evaluate `text` under `pyaten.explain()`: (the explanation, EXPR's value).
+
+    SyntaxError propagates before anything runs; other exceptions are kept in
+    `explanation.error` (the value is then None).
+    """
+    import pyaten
+
+    body, last = compile_expression(text)
+    namespace: dict[str, Any] = {"pyaten": pyaten, "__name__": "__explain__"}
+    explanation = pyaten.explain(depth=depth, values=values)
+    explanation.expression = text
+    value = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with explanation:
+                exec(body, namespace)
+                if last is not None:
+                    value = eval(last, namespace)
+        except Exception:  # kept in explanation.error by its __exit__
+            value = None
+    explanation.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
+    if explanation.error is None:
+        from pyaten.utils.explain_values import describe
+
+        explanation.value = describe(value) if last is not None else None
+    return explanation, value
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.depth is not None and args.depth < 1:
+        print("pyaten explain: --depth must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        explanation, _ = evaluate(args.expr, depth=args.depth, values=not args.no_values)
+    except SyntaxError as exc:
+        sys.stderr.write("".join(traceback.format_exception_only(type(exc), exc)))
+        return 2
+    if args.format == "json":
+        print(explanation.to_json())
+    else:
+        print(explanation)
+    return 1 if explanation.error is not None else 0

@@ -1,0 +1,1 @@
+"""pyaten.utils: tools built on the public layers (the `explain` call tracer)."""

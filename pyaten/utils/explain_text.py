@@ -1,0 +1,207 @@
+"""The text form of an explanation: one indented block per operator call, five parts each.
+
+    call 1  aten::add.Tensor  (pyaten.add)
+      declaration  add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+      binding      ...
+      dispatch     ...
+      kernel       ...
+      result       ...
+
+Calls a kernel makes are nested under its `kernel` part, numbered `1.1`, `1.2`, ...
+Thread-local sets are printed where they differ from the enclosing call's (they rarely do).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyaten.utils.explain_model import ExplainedCall, Hop, KernelRun
+from pyaten.utils.explain_values import describe_text
+
+_LABEL = 13  # width of the part names column
+
+
+def _keys(keys: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(keys) if keys else "(empty)"
+
+
+class _Writer:
+    def __init__(self, values: bool) -> None:
+        self.lines: list[str] = []
+        self.values = values
+
+    def part(self, pad: str, label: str, first: str, rest: list[str] = ()) -> None:
+        self.lines.append(f"{pad}{label:<{_LABEL}}{first}".rstrip())
+        for line in rest:
+            self.lines.append(f"{pad}{'':<{_LABEL}}{line}".rstrip())
+
+
+def render(
+    calls: tuple[ExplainedCall, ...],
+    *,
+    values: bool = True,
+    header: str | None = None,
+    error: dict[str, Any] | None = None,
+    value: dict[str, Any] | None = None,
+    warnings: list[str] = (),
+) -> str:
+    """The whole explanation as text."""
+    w = _Writer(values)
+    if header:
+        w.lines += [header, ""]
+    if not calls:
+        w.lines.append("(no operator calls)")
+    for i, call in enumerate(calls, 1):
+        if i > 1:
+            w.lines.append("")
+        _call(w, call, str(i), "", None)
+    for text in warnings:
+        w.lines += ["", f"warning: {text}"]
+    if error is not None:
+        w.lines += ["", f"error: {error['type']}: {error['message']}"]
+        if error.get("operator"):
+            w.lines.append(f"  (raised in {error['operator']}, marked <-- raised here above)")
+    elif value is not None:
+        w.lines.append("")
+        text = describe_text(value, values)
+        w.lines.append(f"value: {text[0]}")
+        w.lines += [f"       {t}" for t in text[1:]]
+    return "\n".join(w.lines)
+
+
+def _call(w: _Writer, call: ExplainedCall, number: str, pad: str, outer_tls: Any) -> None:
+    via = f"  ({call.binding['python_name']})" if call.binding else ""
+    mark = "   <-- raised here" if call.raised_here else ""
+    w.lines.append(f"{pad}call {number}  {call.operator}{via}{mark}")
+    inner = pad + "  "
+    _declaration(w, inner, call.declaration)
+    _binding(w, inner, call.binding)
+    tls = _dispatch(w, inner, call.dispatch, outer_tls)
+    _kernel(w, inner, call.kernel, number, tls)
+    if call.error is not None:
+        w.part(inner, "raised", call.error)
+    else:
+        text = describe_text(call.result, w.values)
+        w.part(inner, "result", text[0], text[1:])
+
+
+def _declaration(w: _Writer, pad: str, d: dict[str, Any]) -> None:
+    source = d.get("source")
+    if source == "native_functions.yaml":
+        rest = [f"at {d['loc']}", f"variants: {', '.join(d['variants'])}"]
+        if d.get("structured"):
+            rest.append("structured: True (meta + impl, wrappers generated per key)")
+        if d.get("dispatch"):
+            rest.append("dispatch: " + ", ".join(f"{k}: {v}" for k, v in d["dispatch"].items()))
+        if d.get("structured_delegate"):
+            delegate = d["delegate_dispatch"] or {}
+            extra = ", ".join(f"{k}: {v}" for k, v in delegate.items())
+            rest.append(
+                f"structured_delegate: {d['structured_delegate']}"
+                + (f" (its dispatch: {extra})" if extra else "")
+            )
+        if d.get("autogen_from"):
+            rest.append(f"autogen: out variant generated from {d['autogen_from']}")
+        if d.get("implicit_composite"):
+            rest.append(
+                f"no dispatch: key, so CompositeImplicitAutograd: {d['implicit_composite']}"
+            )
+        w.part(pad, "declaration", d["func"], rest)
+    elif source == "Library":
+        kernels = d.get("kernels") or {}
+        rest = [f"defined through Library at {d['loc']}"]
+        rest += [f"kernel {k}: {v}" for k, v in kernels.items()] or ["(no kernels registered)"]
+        w.part(pad, "declaration", d["func"], rest)
+    else:
+        w.part(pad, "declaration", f"{d.get('func')} (no declaration found)")
+
+
+def _binding(w: _Writer, pad: str, b: dict[str, Any] | None) -> None:
+    if b is None:
+        w.part(pad, "binding", "(called from a kernel: arguments already in schema order)")
+        return
+    rest = [f"{b['python_name']}{b['signature']}"]
+    rest += [f"  {name} = {value}" for name, value in b["arguments"].items()]
+    for r in b["rejected"]:
+        rest.append(f"rejected {r['signature']}: {r['why']}")
+    w.part(pad, "binding", f"chose {b['overload']}", rest)
+
+
+def _dispatch(w: _Writer, pad: str, hops: tuple[Hop, ...], outer_tls: Any) -> Any:
+    first = hops[0]
+    rest = [f"{name}: {_keys(keys)}" for name, keys in first.arguments]
+    if not first.arguments:
+        rest.append("(no tensor arguments)")
+    tls = (first.tls_included, first.tls_excluded)
+    if tls != outer_tls:
+        rest.append(f"thread-local included: {_keys(first.tls_included)}")
+        rest.append(f"thread-local excluded: {_keys(first.tls_excluded)}")
+    for i, hop in enumerate(hops):
+        arrow = "  " * i
+        verb = "redispatch" if hop.redispatch else "key set"
+        rest.append(f"{arrow}{verb} {{{_keys(hop.keyset)}}} -> {hop.key} [{hop.rule}]")
+        site = f" registered at {hop.registered_at}" if hop.registered_at else ""
+        rest.append(f"{arrow}  kernel {hop.kernel}{site}")
+        for note in hop.notes:
+            fields = ", ".join(f"{k}={v}" for k, v in note.items() if k != "kind")
+            rest.append(f"{arrow}  note {note['kind']}: {fields}")
+    w.part(pad, "dispatch", rest[0], rest[1:])
+    return tls
+
+
+def _kernel(w: _Writer, pad: str, k: KernelRun, number: str, tls: Any) -> None:
+    rest: list[str] = []
+    if k.kind == "structured":
+        first = f"structured, {k.wrapper} wrapper for {k.key}: {k.name}"
+        meta = k.meta or {}
+        if meta.get("function"):
+            rest.append(f"meta {meta['function']}" + (f" at {meta['at']}" if meta["at"] else ""))
+        for out in meta.get("outputs", []):
+            rest.append("  " + _meta_text(out))
+        if k.impl is not None:
+            rest.append(f"impl {k.impl['function']}" + (f" at {k.impl['at']}" if k.impl["at"]
+                                                         else ""))
+    elif k.kind == "composite":
+        first = f"composite ({k.composite}) {k.name}: computes by calling operators"
+    elif k.kind == "missing":
+        m = k.missing or {}
+        first = f"none for {m.get('key')}: no kernel serves this key"
+        rest.append(f"kernels exist for: {', '.join(m.get('available') or []) or '(no key)'}")
+        rest.append(f"to fix, register one: {m.get('fix')}")
+    elif k.kind == "autogen":
+        first = f"autogen out kernel {k.name}: runs the functional op, resizes out, copies"
+    elif k.kind == "fallback":
+        first = f"backend fallback {k.name} for {k.key}"
+    else:
+        first = f"{k.kind} kernel {k.name} for {k.key}"
+    for stub in k.stubs:
+        rest.append(f"stub {stub.get('stub')} for {stub.get('device')} -> {stub.get('kernel')}")
+    if k.returns and k.kind != "missing":
+        rest.append(f"returns {k.returns}")
+    if k.calls:
+        rest.append("calls:")
+    w.part(pad, "kernel", first, rest)
+    for i, call in enumerate(k.calls, 1):
+        _call(w, call, f"{number}.{i}", pad + "  ", tls)
+    if k.hidden_calls:
+        w.lines.append(f"{pad}  ({k.hidden_calls} nested call(s) below --depth not shown)")
+
+
+def _meta_text(out: dict[str, Any]) -> str:
+    parts = []
+    if "broadcast_shape" in out:
+        parts.append(f"broadcast shape {out['broadcast_shape']}")
+    if "common_dtype" in out:
+        parts.append(f"common dtype {str(out['common_dtype']).removeprefix('pyaten.')}")
+    dtype = str(out.get("dtype", "")).removeprefix("pyaten.")
+    parts.append(f"output {out.get('output', 0)} {out.get('sizes')} {dtype} {out.get('action')}")
+    if out.get("proxy"):
+        parts.append("through a proxy copied back after impl")
+    extra = {
+        k: v
+        for k, v in out.items()
+        if k not in ("wrapper", "output", "sizes", "dtype", "action", "proxy",
+                     "broadcast_shape", "common_dtype")
+    }
+    parts += [f"{k} {v}" for k, v in extra.items()]
+    return "; ".join(parts)
