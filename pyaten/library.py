@@ -241,6 +241,8 @@ class Library:
         if not isinstance(op_name, str):
             # An operator entry or handle: use its qualified name.
             qualified = getattr(op_name, "name", None)
+            if callable(qualified):  # an OpOverload: `op.name()` is "ns::name.overload"
+                qualified = qualified()
             if not isinstance(qualified, str):
                 raise TypeError(
                     f"impl(): op_name must be a str or an operator, got {type(op_name).__name__}"

@@ -168,10 +168,13 @@ def note(kind: str, **fields: Any) -> None:
         stack[-1].notes.append({"kind": kind, **fields})
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
+def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _short(value: Any) -> str:
+    return _clip(repr(value))
 
 
 def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -190,7 +193,8 @@ def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
     try:
         result = fn(*args, **kwargs)
     except BaseException as exc:
-        node.error = f"{type(exc).__name__}: {_short(str(exc).splitlines()[0] if str(exc) else '')}"
+        first_line = str(exc).split("\n", 1)[0]
+        node.error = f"{type(exc).__name__}: {_clip(first_line)}"
         raise
     finally:
         stack.pop()

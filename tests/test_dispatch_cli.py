@@ -1,0 +1,74 @@
+"""`pyaten dispatch OP`, explain() and the trace of a call through a fallback."""
+
+from __future__ import annotations
+
+import json
+
+import pyaten.dispatch as pd
+import pyaten.library as pl
+from pyaten.cli import main
+from pyaten.dispatch.keys import backend_keyset_bits
+
+
+class FakeTensor:
+    __slots__ = ("_keyset",)
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._keyset = backend_keyset_bits(device)
+
+
+def test_cli_prints_the_explained_table(capsys) -> None:
+    with pl.Library("pyaten_cli", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x, "CPU")
+        lib.impl("f", lambda x: x, "CompositeExplicitAutograd")
+        assert main(["dispatch", "pyaten_cli::f"]) == 0
+        out = capsys.readouterr().out
+        assert "operator: pyaten_cli::f" in out
+        lines = {line.split()[0]: line for line in out.splitlines()[2:]}
+        assert "[kernel]" in lines["CPU"] and "test_dispatch_cli.py" in lines["CPU"]
+        assert "CompositeExplicitAutograd" in lines["CUDA"]
+        assert "[default backend kernel]" in lines["CUDA"]
+        assert "NestedTensorCPU" not in lines  # missing slots hidden without --all
+        assert main(["dispatch", "pyaten_cli::f", "--json", "--all"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert len(data) == 137 and data["NestedTensorCPU"]["serves"] == "missing"
+        assert data["AutogradCPU"]["rule"] == "backend fallback"
+    assert main(["dispatch", "pyaten_cli::f"]) == 1
+    assert "no operator named pyaten_cli::f" in capsys.readouterr().out
+
+
+def test_explain_agrees_with_dump_table() -> None:
+    with pl.Library("pyaten_cli_explain", "DEF") as lib:
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("g", lambda x: x, "SparseCPU")
+        lib.impl("g", lambda x: x)
+        table = pd.dump_table("pyaten_cli_explain::g")
+        explained = pd.explain("pyaten_cli_explain::g", show_missing=True).as_dict()
+        assert {k: v["serves"] for k, v in explained.items()} == table
+        assert table["AutogradOther"] == "ambiguous_autogradother"
+        assert explained["CPU"]["rule"] == "math kernel"
+
+
+def test_trace_shows_the_autograd_fallback_hop() -> None:
+    with pl.Library("pyaten_cli_trace", "DEF") as lib:
+        lib.define("h(Tensor x) -> Tensor")
+        lib.impl("h", lambda x: "done", "CPU")
+        op = pd.get_operator("pyaten_cli_trace::h")
+        assert op.call(FakeTensor()) == "done"  # cached fast path skips the fallback hop
+        with pd.trace() as t:
+            assert op.call(FakeTensor()) == "done"
+        (root,) = t.as_dicts()
+        assert (root["key"], root["rule"], root["kernel"]) == (
+            "AutogradCPU",
+            "backend fallback",
+            "autograd_fallback",
+        )
+        (child,) = root["children"]
+        assert (child["key"], child["keyset"]) == ("CPU", "DispatchKeySet(CPU)")
+        with pd.trace() as t:
+            try:
+                op.call(FakeTensor("cuda"))
+            except NotImplementedError:
+                pass
+        assert t.as_dicts()[0]["children"][0]["error"].startswith("NotImplementedError: Could")
