@@ -175,6 +175,39 @@ def broadcast_shapes(op_name: str, *shapes: tuple) -> tuple:
     return tuple(result)
 
 
+try:  # NumPy >= 2: set the floating-point error state directly, ~20x cheaper than errstate
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _QUIET_STATE = _make_extobj(all="ignore")
+
+    def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args)` with NumPy's floating-point warnings off (PyTorch gives inf/nan
+        silently)."""
+        token = _extobj_contextvar.set(_QUIET_STATE)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _extobj_contextvar.reset(token)
+
+except ImportError:  # pragma: no cover - older NumPy
+
+    def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args)` with NumPy's floating-point warnings off."""
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+
+def _new_output(sizes: tuple, dtype: _dtypes.dtype, device: Any) -> Tensor:
+    """A contiguous output whose NumPy view is built with it (the impl writes through it)."""
+    t = empty_tensor(sizes, dtype, device)
+    data = t._storage.data
+    if data is not None:
+        itemsize = dtype.itemsize
+        t._np = np.ndarray(sizes, dtype.numpy, data, 0,
+                           tuple([s * itemsize for s in t._strides]))
+    return t
+
+
 _COMPUTE_UPCAST = {"float16": np.float32, "bfloat16": np.float32}
 
 
@@ -207,6 +240,10 @@ class TensorIteratorMeta(StructuredMeta):
         """
         self.inputs = inputs
         out = self.outputs[0]
+        if out is None and not _trace.ACTIVE and self._build_same(
+            inputs, promote_integer_inputs_to_float, output_dtype
+        ):
+            return
         shapes = [tuple(t._sizes) for t in inputs]
         shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(self.op_name, *shapes)
         device = None
@@ -247,6 +284,31 @@ class TensorIteratorMeta(StructuredMeta):
             self.decisions = {"broadcast_shape": list(shape), "common_dtype": str(common)}
         self.set_output(0, shape, result_dtype, device, None)
 
+    def _build_same(self, inputs, promote_to_float: bool, output_dtype) -> bool:
+        """The common case, decided in a few comparisons: a new output, inputs of one shape and
+        one dtype, no wrapped numbers, no float promotion needed. True if it applied."""
+        first = inputs[0]
+        sizes = first._sizes
+        dtype = first._dtype
+        if first._wrapped_number:
+            return False
+        for t in inputs[1:]:
+            if t._wrapped_number:
+                # A Python scalar of the tensor's category or lower does not change the dtype.
+                if t._dtype.category > dtype.category:
+                    return False
+            elif t._sizes != sizes or t._dtype is not dtype:
+                return False
+        if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
+            return False
+        self.common_dtype = dtype
+        self.shape = sizes
+        self.device = first._device
+        self.outputs[0] = _new_output(
+            sizes, output_dtype if output_dtype is not None else dtype, first._device
+        )
+        return True
+
     def build_binary_op(self, a: Tensor, b: Tensor) -> None:
         self.build((a, b))
 
@@ -267,7 +329,8 @@ class TensorIteratorMeta(StructuredMeta):
     def compute_dtype(self) -> np.dtype:
         """The NumPy dtype computations run in (float16/bfloat16 computed in float32)."""
         common = self.common_dtype
-        return np.dtype(_COMPUTE_UPCAST.get(common.name, common.numpy))
+        upcast = _COMPUTE_UPCAST.get(common.name)
+        return common.numpy if upcast is None else np.dtype(upcast)
 
     def input_arrays(self, dtype: np.dtype | None = None) -> list[np.ndarray]:
         """Each input as a NumPy array in the compute dtype (not broadcast; NumPy does that)."""
@@ -284,6 +347,14 @@ class TensorIteratorMeta(StructuredMeta):
         """Store `value` (broadcast as needed) into output `index`, casting to its dtype."""
         out = self.outputs[index]
         np.copyto(out._numpy(), value, casting="unsafe")
+
+    def compute(self, ufunc: np.ufunc, *arrays: np.ndarray) -> None:
+        """`ufunc(*arrays)` into output 0: straight into its memory when the dtypes agree."""
+        target = self.outputs[0]._numpy()
+        if target.dtype == arrays[0].dtype and target.shape == self.shape:
+            quiet_call(ufunc, *arrays, out=target)
+        else:
+            np.copyto(target, quiet_call(ufunc, *arrays), casting="unsafe")
 
 
 def contiguous(sizes: tuple) -> tuple:

@@ -44,7 +44,7 @@ def _check_sub(self, other) -> None:
 
 
 def _scaled(op, b: np.ndarray, alpha) -> np.ndarray:
-    if alpha == 1 and not isinstance(alpha, complex):
+    if alpha == 1 and alpha.__class__ is not complex:
         return b
     return b * np.asarray(alpha).astype(op.compute_dtype())
 
@@ -52,14 +52,14 @@ def _scaled(op, b: np.ndarray, alpha) -> np.ndarray:
 @native
 def meta_add_Tensor(op, self, other, alpha):
     op.build_binary_op(self, other)
-    _check_alpha("add", op.common_dtype, alpha)
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha("add", op.common_dtype, alpha)
 
 
 @native
 def add_out(op, self, other, alpha, out):
     a, b = op.input_arrays()
-    with np.errstate(over="ignore", invalid="ignore"):
-        op.write(a + _scaled(op, b, alpha))
+    op.compute(np.add, a, _scaled(op, b, alpha))
 
 
 @native
@@ -72,8 +72,7 @@ def meta_sub_Tensor(op, self, other, alpha):
 @native
 def sub_out(op, self, other, alpha, out):
     a, b = op.input_arrays()
-    with np.errstate(over="ignore", invalid="ignore"):
-        op.write(a - _scaled(op, b, alpha))
+    op.compute(np.subtract, a, _scaled(op, b, alpha))
 
 
 @native
@@ -84,8 +83,7 @@ def meta_mul_Tensor(op, self, other):
 @native
 def mul_out(op, self, other, out):
     a, b = op.input_arrays()
-    with np.errstate(over="ignore", invalid="ignore"):
-        op.write(a * b)
+    op.compute(np.multiply if a.dtype.kind != "b" else np.logical_and, a, b)
 
 
 @native

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.native.registry import native
-from pyaten.native.structured import TensorIteratorMeta
+from pyaten.native.structured import TensorIteratorMeta, quiet_call
 
 
 def _no_bool(op_name: str, dtype, message: str | None = None) -> None:
@@ -77,16 +77,15 @@ def meta_sigmoid(op, self):
     op.build_unary_float_op(self)
 
 
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    # exp(-a) may overflow to inf for very negative a, giving exactly 0, as PyTorch does.
+    return 1 / (1 + np.exp(-a))
+
+
 @native
 def sigmoid_out(op, self, out):
     (a,) = op.input_arrays()
-    with np.errstate(over="ignore", invalid="ignore"):
-        if a.dtype.kind == "c":
-            op.write(1 / (1 + np.exp(-a)))
-        else:
-            # exp of -|x| never overflows; pick the stable form per sign.
-            e = np.exp(-np.abs(a))
-            op.write(np.where(a >= 0, 1 / (1 + e), e / (1 + e)))
+    op.write(quiet_call(_sigmoid, a))
 
 
 @native
