@@ -159,13 +159,15 @@ def _batched_matmul(aten, self: Tensor, other: Tensor) -> Tensor:
     n, k = a._sizes[-2:]
     k2, m = b._sizes[-2:]
     if d2 == 1 or d2 == 2:
+        rows = 1
+        for s in a._sizes[:-1]:
+            rows *= s
         if k != k2:
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({a.numel() // max(k, 1)}x{k} and "
-                f"{k2}x{m})"
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {k2}x{m})"
             )
         # fold the batch of the left operand into its rows: one mm
-        folded = aten.reshape.default(a, (-1, k))
+        folded = aten.reshape.default(a, (rows, k))
         product = aten.mm.default(folded, b)
         result = aten.view.default(product, a._sizes[:-1] + (m,))
         return aten.squeeze.dim(result, -1) if d2 == 1 else result

@@ -130,15 +130,15 @@ def mean_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
     count = 1
     for d in dims:
         count *= sizes[d]
-    in_dtype = _mean_dtype(self, dtype)
-    acc = _acc_numpy(in_dtype)
+    _mean_dtype(self, dtype)
+    # ATen sums straight into `out` (in its accumulate type) and divides there
+    acc = _acc_numpy(out.dtype)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         source = self._numpy()
         if source.dtype != acc:
             source = source.astype(acc)
         total = np.sum(source, axis=dims, keepdims=keepdim, dtype=acc)
-        # the mean is rounded to the input's dtype first, then cast to out (as ATen does)
-        result = (total / acc.type(count)).astype(in_dtype.numpy)
+        result = total / acc.type(count)
     assign(out._numpy(), result)
 
 
