@@ -292,3 +292,37 @@ def test_concurrent_registration_and_calls() -> None:
             t.join()
         assert errors == []
         assert op.call(FakeTensor()) == "base"
+
+
+def test_guards_are_thread_local_and_restore_defaults() -> None:
+    seen = {}
+
+    def worker():
+        seen["worker"] = tls.tls_local_exclude_set().raw
+
+    with tls.AutoDispatchBelowAutograd():
+        inside = tls.tls_local_exclude_set().raw
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        with tls.ExcludeDispatchKeyGuard("Python"), tls.IncludeDispatchKeyGuard("AutocastCPU"):
+            assert tls.tls_is_dispatch_key_excluded("Python")
+            assert tls.tls_is_dispatch_key_included("AutocastCPU")
+        assert tls.tls_local_exclude_set().raw == inside
+        assert tls.NONDEFAULT[0] >= 1
+    assert seen["worker"] == tls.DEFAULT_EXCLUDED  # another thread keeps the defaults
+    assert tls.tls_local_exclude_set().raw == tls.DEFAULT_EXCLUDED
+    assert tls.tls_local_include_set().raw == tls.DEFAULT_INCLUDED
+    assert tls.NONDEFAULT[0] == 0
+
+
+def test_below_autograd_guard_skips_autograd_kernels() -> None:
+    with pl.Library("pyaten_calls_guard", "DEF") as lib:
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("g", lambda x: "autograd", "AutogradCPU")
+        lib.impl("g", lambda x: "cpu", "CPU")
+        op = pd.get_operator("pyaten_calls_guard::g")
+        assert op.call(FakeTensor()) == "autograd"
+        with tls.AutoDispatchBelowAutograd():
+            assert op.call(FakeTensor()) == "cpu"
+        assert op.call(FakeTensor()) == "autograd"

@@ -88,6 +88,10 @@ def missing_kernel_message(
     lines.append(f"  thread-local excluded: {DispatchKeySet.from_raw(excluded)}")
     lines.append(f"  dispatch key set: {DispatchKeySet.from_raw(raw_keyset)}")
     lines.append(f"  selected key: {display_name(key)}, which has no kernel; to fix, {fix}.")
+    registered = [
+        f"{display_name(k)} ({stack[-1].debug})" for k, stack in entry.kernels.items() if stack
+    ]
+    lines.append("  kernels registered for this operator: " + (", ".join(registered) or "none"))
     lines += ["", format_dump(entry)]
     return "\n".join(lines)
 

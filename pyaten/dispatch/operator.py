@@ -16,6 +16,7 @@ Note: the call path
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,8 @@ from pyaten.dispatch.rules import AMBIGUOUS, Kernel, Resolution, compute_table
 from pyaten.dispatch.tls import DEFAULT_INCLUDED, DEFAULT_KEEP, NONDEFAULT, STATE
 
 _CACHE_LIMIT = 4096  # distinct key sets seen by one operator before its cache is reset
+# The registry lock: held by every registration and by cache fills (never by a cache hit).
+LOCK = threading.RLock()
 
 
 class OperatorEntry:
@@ -51,7 +54,6 @@ class OperatorEntry:
         self._masks: tuple[int, ...] = (FULL_RAW,) * NUM_BACKENDS
         self._cache: dict[int, Callable] = {}
         self._redispatch_cache: dict[int, Callable] = {}
-        self._generation = 0
         self.call: Callable[..., Any] = self._undefined_call
 
     @property
@@ -95,12 +97,10 @@ class OperatorEntry:
                 else:
                     masks = [m & ~functionality for m in masks]
         self._masks = tuple(masks)
-        self._generation += 1
         self._cache.clear()
         self._redispatch_cache.clear()
 
     def drop_caches(self) -> None:
-        self._generation += 1
         self._cache.clear()
         self._redispatch_cache.clear()
 
@@ -112,10 +112,10 @@ class OperatorEntry:
         return raw & self._masks[row - 1 if row else 0]
 
     def _miss(self, raw: int) -> Callable:
-        generation = self._generation
-        ks = self.dispatch_keyset(raw)
-        fn = self._target(ks, redispatch=False)
-        if self._generation == generation:
+        # Under the registry lock, so a rebuild cannot clear the cache between our reading
+        # the table and storing what we derived from it (misses are rare: first call per set).
+        with LOCK:
+            fn = self._target(self.dispatch_keyset(raw), redispatch=False)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[raw] = fn
@@ -153,9 +153,8 @@ class OperatorEntry:
             args = self.normalize(args, kwargs)
         fn = self._redispatch_cache.get(raw)
         if fn is None:
-            generation = self._generation
-            fn = self._target(raw, redispatch=True)
-            if self._generation == generation:
+            with LOCK:
+                fn = self._target(raw, redispatch=True)
                 if len(self._redispatch_cache) >= _CACHE_LIMIT:
                     self._redispatch_cache.clear()
                 self._redispatch_cache[raw] = fn

@@ -9,7 +9,6 @@ registration, as PyTorch's `RegistrationHandleRAII` does.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -22,10 +21,9 @@ from pyaten.dispatch.keys import (
     DispatchKey,
     display_name,
 )
-from pyaten.dispatch.operator import OperatorEntry
+from pyaten.dispatch.operator import LOCK, OperatorEntry
 from pyaten.dispatch.rules import CIA, Kernel, alias_slots
 
-LOCK = threading.RLock()
 _OPERATORS: dict[str, OperatorEntry] = {}
 _FALLBACKS: list[Kernel | None] = [None] * TABLE_SIZE
 _AUTOGRAD_PRIVATEUSE1 = RUNTIME_KEYS.index(KEY_BY_NAME["AutogradPrivateUse1"])
