@@ -9,6 +9,10 @@ mapping is a `YamlMap` (a dict) that also knows its own line and the line of eve
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import yaml
 
 _STR = "tag:yaml.org,2002:str"
@@ -32,7 +36,7 @@ class _Loader(_BaseLoader):
         return super().resolve(kind, value, implicit)
 
 
-__all__ = ["YamlList", "YamlMap", "YamlSyntaxError", "load_yaml", "C_LOADER"]
+__all__ = ["paused_gc", "YamlList", "YamlMap", "YamlSyntaxError", "load_yaml", "C_LOADER"]
 
 C_LOADER: bool = _BaseLoader.__name__.startswith("C")
 
@@ -42,6 +46,22 @@ _TRUE = frozenset({"yes", "true", "on", "y"})
 _constructor = yaml.constructor.SafeConstructor()
 _ScalarNode = yaml.ScalarNode
 _SequenceNode = yaml.SequenceNode
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a file's records are built.
+
+    Reading PyTorch's native file creates ~200k small objects and no reference cycles;
+    the collections they trigger cost more than the reading (about 1.5x the time).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class YamlMap(dict):

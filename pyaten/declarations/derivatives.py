@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 
-from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml
+from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml, paused_gc
 from pyaten.declarations.dispatch_keys import BACKEND_COMPONENTS
 from pyaten.declarations.model import (
     DeclarationError,
@@ -260,6 +260,13 @@ def read_derivatives(
     text: str, path: str, native_functions: Sequence[NativeFunction]
 ) -> tuple[list[DerivativeEntry], list[Diagnostic]]:
     """Entries matched against `native_functions`, and every problem found (never raises)."""
+    with paused_gc():
+        return _read_derivatives(text, path, native_functions)
+
+
+def _read_derivatives(
+    text: str, path: str, native_functions: Sequence[NativeFunction]
+) -> tuple[list[DerivativeEntry], list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
 
     def report(line: int, code: str, message: str, hint: str = "", severity: str = "error"):

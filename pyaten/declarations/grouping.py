@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pyaten.declarations._yaml import paused_gc
 from pyaten.declarations.model import NativeFunction, NativeFunctionsGroup
 from pyaten.schema.model import SchemaKind
 
@@ -44,6 +45,13 @@ def group_native_functions(
     functions: Sequence[NativeFunction],
 ) -> tuple[list[NativeFunctionsGroup], list[NativeFunction]]:
     """`(groups, ungrouped)`: groups in first-declared order, the rest in file order."""
+    with paused_gc():
+        return _group(functions)
+
+
+def _group(
+    functions: Sequence[NativeFunction],
+) -> tuple[list[NativeFunctionsGroup], list[NativeFunction]]:
     groups: list[NativeFunctionsGroup] = []
     ungrouped: list[NativeFunction] = []
     for kinds in pre_group(functions).values():

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from types import MappingProxyType
 
-from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml
+from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml, paused_gc
 from pyaten.declarations.autogen import with_autogen
 from pyaten.declarations.cross_rules import check_native_functions
 from pyaten.declarations.dispatch_keys import (
@@ -404,6 +404,13 @@ def read_native_functions(
     text: str, path: str = "<string>", *, valid_tags: frozenset[str] | None = None
 ) -> tuple[list[NativeFunction], list[Diagnostic]]:
     """All records that could be built from `text`, and every problem found (never raises)."""
+    with paused_gc():
+        return _read_native_functions(text, path, valid_tags)
+
+
+def _read_native_functions(
+    text: str, path: str, valid_tags: frozenset[str] | None
+) -> tuple[list[NativeFunction], list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
 
     def report(line: int, code: str, message: str, hint: str = "", severity: str = "error"):
@@ -459,4 +466,7 @@ def load_native_functions(
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
         raise DeclarationError(errors)
-    return with_autogen(functions) if autogen else functions
+    if not autogen:
+        return functions
+    with paused_gc():
+        return with_autogen(functions)
