@@ -148,7 +148,11 @@ def tensor(
         out = result._numpy()
         out[...] = _cast(np.asarray(values).reshape(out.shape), target)
     if requires_grad:
-        result.requires_grad = True
+        if not (target.is_floating_point or target.is_complex):
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
+        result._requires_grad = True
     return result
 
 
@@ -161,15 +165,45 @@ def _cast(values: np.ndarray, target: DType) -> np.ndarray:
     return values.astype(target.numpy)
 
 
+def _check_range(flat: list, target: DType) -> None:
+    # PyTorch refuses Python numbers that do not fit an integer dtype (ints may wrap into
+    # unsigned types from as low as -max, as in c10's overflow check).
+    info = np.iinfo(target.numpy)
+    int_low = -info.max if info.min == 0 else info.min
+    for v in flat:
+        if isinstance(v, builtins.bool):
+            continue
+        if isinstance(v, builtins.int):
+            if not -(2**63) <= v < 2**63:
+                raise ValueError("Overflow when unpacking long long")
+            ok = int_low <= v <= info.max
+        elif isinstance(v, builtins.float):
+            ok = info.min <= v <= info.max
+        else:
+            continue
+        if not ok:
+            raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
 def _flat_to_numpy(flat: list, target: DType) -> np.ndarray:
+    if target.category == dt.INT_CATEGORY:
+        _check_range(flat, target)
+    elif not target.is_complex and target.category != dt.BOOL_CATEGORY:
+        for v in flat:
+            if isinstance(v, builtins.complex):
+                raise TypeError("must be real number, not complex")
     try:
-        if target.is_complex or target.category == dt.BOOL_CATEGORY:
-            return np.array(flat, dtype=target.numpy)
-        if any(isinstance(v, builtins.complex) for v in flat):
-            return np.array([v.real if isinstance(v, builtins.complex) else v for v in flat],
-                            dtype=target.numpy)
-        if target is dt.bfloat16:
-            return np.array(flat, dtype=np.float64).astype(target.numpy)
+        if target.category == dt.INT_CATEGORY:
+            # In range (checked above): go through int64/uint64 so NumPy truncates floats.
+            has_float = any(isinstance(v, builtins.float) for v in flat)
+            as_wide = np.array(flat, dtype=np.float64 if has_float else np.int64)
+            return as_wide.astype(target.numpy)
+        if target.category == dt.BOOL_CATEGORY:
+            return np.array([builtins.bool(v) for v in flat], dtype=np.bool_)
+        if target is dt.bfloat16 or target.is_floating_point:
+            values = np.array([builtins.float(v) for v in flat], dtype=np.float64)
+            with np.errstate(over="ignore"):  # too-large values become inf, as in torch
+                return values.astype(target.numpy)
         return np.array(flat, dtype=target.numpy)
     except OverflowError:
         raise ValueError("Overflow when unpacking long long") from None
@@ -194,6 +228,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with `array` (writes through in both directions)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if not array.dtype.isnative:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. "
+            "Conversion between byte orders is currently not supported."
+        )
     d = dt.from_numpy_dtype(array.dtype)
     itemsize = array.dtype.itemsize
     for s in array.strides:

@@ -13,6 +13,10 @@ from pyaten.dispatch.keys import backend_keyset_bits
 
 __all__ = ["device", "as_device", "keyset_for_device"]
 
+_TORCH_DEVICE_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, "
+    "mps, meta, hpu, mtia, privateuseone"
+)
 _DEVICE_RE = re.compile(r"^([a-zA-Z_][a-zA-Z0-9_]*)(?::(0|[1-9][0-9]*))?$")
 
 
@@ -48,8 +52,13 @@ class device:  # noqa: N801 - named like torch.device
             index = int(idx_text)
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")
-        # Raises torch's "Expected one of ... device type at start of device string".
-        bits = backend_keyset_bits(dev_type)
+        try:
+            bits = backend_keyset_bits(dev_type)
+        except RuntimeError:
+            raise RuntimeError(
+                f"Expected one of {_TORCH_DEVICE_TYPES} device type at start of device string: "
+                f"{type_or_str}"
+            ) from None
         self = object.__new__(cls)
         object.__setattr__(self, "type", dev_type)
         object.__setattr__(self, "index", index)

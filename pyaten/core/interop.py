@@ -80,9 +80,7 @@ def to_dlpack(
 ) -> object:
     """A DLPack capsule sharing `t`'s memory (the `__dlpack__` protocol)."""
     if t._requires_grad:
-        raise RuntimeError(
-            "Can't export tensors that require gradient, use tensor.detach()"
-        )
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if t._storage.data is None:
         raise BufferError(f"Cannot export a tensor on device '{t._device}' (it has no data)")
     array = t._numpy()

@@ -369,8 +369,9 @@ class TensorIterator:
         output 0. Call after the kernel wrote `np_outputs`."""
         wb = self._writeback
         if wb:
-            for i, scratch in wb:
-                np.copyto(self.tensors[i]._numpy(), scratch, casting="unsafe")
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow -> inf, as in torch
+                for i, scratch in wb:
+                    np.copyto(self.tensors[i]._numpy(), scratch, casting="unsafe")
             self._writeback = None
         return self.tensors[0]
 

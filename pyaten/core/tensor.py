@@ -320,9 +320,7 @@ class Tensor:
                 )
             raise RuntimeError(msg)
         if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = builtins.bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

@@ -157,6 +157,8 @@ def is_channels_last_strides(sizes: tuple, strides: tuple) -> bool:
 
 def is_non_overlapping_and_dense(sizes: tuple, strides: tuple) -> bool:
     """Some permutation of the dims is contiguous (no gaps, no element visited twice)."""
+    if is_contiguous_strides(sizes, strides):
+        return True
     ndim = len(sizes)
     if ndim == 1:
         return sizes[0] < 2 or strides[0] == 1

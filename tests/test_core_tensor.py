@@ -1,0 +1,399 @@
+"""Tensor data model vs PyTorch: construction and inference, NumPy sharing, conversions,
+devices, views and version counters, resize, generators, DLPack round trips."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import torch
+import torch._prims_common
+
+import pyaten
+from pyaten.core.views import (
+    as_strided_view,
+    empty_tensor,
+    resize_tensor_,
+    select_view,
+)
+
+
+def name(d) -> str:
+    return str(d).split(".")[1]
+
+
+def same_error(torch_fn, ours_fn) -> None:
+    with pytest.raises(Exception) as expected:
+        torch_fn()
+    with pytest.raises(type(expected.value)) as got:
+        ours_fn()
+    assert str(got.value) == str(expected.value)
+
+
+# ---- pyaten.tensor ---------------------------------------------------------------------
+
+DATA = [
+    [[1, 2], [3, 4]],
+    [1, 2.5],
+    [True, False],
+    [True, 2],
+    [1, 1j],
+    [[[]]],
+    [],
+    [[], []],
+    3,
+    2.5,
+    True,
+    1 - 2j,
+    (1, 2),
+    [np.float64(1.0)],
+    [np.int32(3), 4],
+    np.int16(3),
+    [np.float32(1.0), 2.5],
+    np.arange(6, dtype=np.int32).reshape(2, 3),
+    np.zeros((2, 0)),
+    [[1.5, -2.0], [np.float16(2), 1]],
+]
+
+
+@pytest.mark.parametrize("data", DATA, ids=range(len(DATA)))
+def test_tensor_inference_matches_torch(data) -> None:
+    t = torch.tensor(data)
+    p = pyaten.tensor(data)
+    assert name(p.dtype) == name(t.dtype)
+    assert p.shape == tuple(t.shape)
+    assert p.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "bool",
+        "uint8",
+        "int8",
+        "int32",
+        "int64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+    ],
+)
+def test_tensor_with_dtype(dtype) -> None:
+    data = [[0, 1.5, 2.25], [3, 100.75, 0.5]]
+    t = torch.tensor(data, dtype=getattr(torch, dtype))
+    p = pyaten.tensor(data, dtype=getattr(pyaten, dtype))
+    assert p.dtype is getattr(pyaten, dtype)
+    assert p.tolist() == t.tolist()
+
+
+RAGGED = [[1, [2]], [[1, 2], [3]], [[1, 2], 3], [1, "a"], [[1], [2, 3]], [None], [2**63]]
+RANGE = [
+    ([300], "uint8"),
+    ([-1], "uint8"),
+    ([-255], "uint8"),
+    ([-256], "uint8"),
+    ([-2.25], "uint8"),
+    ([300.5], "int8"),
+    ([2**40], "int32"),
+    ([1e300], "float32"),
+    ([1e300], "int64"),
+    ([float("nan")], "int64"),
+    ([1 + 1j], "float32"),
+    ([True, 2.5], "bool"),
+    ([2.9, -2.9], "int16"),
+    ([2**63], "float32"),
+    ([2**64], "uint8"),
+    ([-(2**63) - 1], "bool"),
+    ([2**63], "int64"),
+]
+
+
+@pytest.mark.parametrize("data,dtype", RANGE, ids=range(len(RANGE)))
+def test_tensor_value_range_matches_torch(data, dtype) -> None:
+    try:
+        t = torch.tensor(data, dtype=getattr(torch, dtype))
+    except (RuntimeError, TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)) as info:
+            pyaten.tensor(data, dtype=getattr(pyaten, dtype))
+        assert str(info.value) == str(exc)
+        return
+    assert pyaten.tensor(data, dtype=getattr(pyaten, dtype)).tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("data", RAGGED, ids=range(len(RAGGED)))
+def test_tensor_errors_match_torch(data) -> None:
+    same_error(lambda: torch.tensor(data), lambda: pyaten.tensor(data))
+
+
+def test_tensor_requires_grad_and_device() -> None:
+    p = pyaten.tensor([1.0, 2.0], requires_grad=True)
+    assert p.requires_grad and p.is_leaf and p.grad is None and p.grad_fn is None
+    same_error(
+        lambda: torch.tensor([1, 2], requires_grad=True),
+        lambda: pyaten.tensor([1, 2], requires_grad=True),
+    )
+    m = pyaten.tensor([1.0, 2.0], device="meta")
+    assert m.is_meta and m.shape == (2,) and m.untyped_storage().data is None
+
+
+# ---- NumPy -------------------------------------------------------------------------------
+
+
+def test_from_numpy_shares_memory_both_ways() -> None:
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]
+    p = pyaten.from_numpy(a)
+    t = torch.from_numpy(a)
+    assert p.stride() == t.stride() and p.shape == tuple(t.shape)
+    a[0, 0] = 42
+    assert p.tolist() == t.tolist()
+    p.numpy()[1, 1] = -1
+    assert a[1, 1] == -1
+    assert np.shares_memory(np.asarray(p), a)
+
+
+def test_from_numpy_errors_match_torch() -> None:
+    for bad in (np.arange(4.0)[::-1], np.zeros(2, dtype=">f4")):
+        same_error(lambda b=bad: torch.from_numpy(b), lambda b=bad: pyaten.from_numpy(b))
+
+
+def test_numpy_refusals_match_torch() -> None:
+    same_error(
+        lambda: torch.zeros(2, requires_grad=True).numpy(),
+        lambda: pyaten.tensor([0.0, 0.0], requires_grad=True).numpy(),
+    )
+    same_error(
+        lambda: torch.zeros(2, device="meta").numpy(),
+        lambda: empty_tensor((2,), pyaten.float32, pyaten.device("meta")).numpy(),
+    )
+
+
+# ---- Python conversions -------------------------------------------------------------------
+
+CONVERSIONS = [
+    ("item", lambda x: x.item()),
+    ("bool", bool),
+    ("int", int),
+    ("float", float),
+    ("index", lambda x: [10, 20, 30][x]),
+    ("len", len),
+    ("iter", lambda x: [v.tolist() for v in x]),
+    ("complex", complex),
+]
+
+VALUES = [[2.5], [[3]], 7, [True], [], [1, 2], 0.0, [[1.5, 2.5]], 1 + 2j]
+
+
+@pytest.mark.parametrize("what,fn", CONVERSIONS, ids=[c[0] for c in CONVERSIONS])
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_conversions_match_torch(what, fn, value) -> None:
+    t = torch.tensor(value)
+    p = pyaten.tensor(value)
+    try:
+        expected = fn(t)
+    except Exception as exc:  # noqa: BLE001 - mirroring whatever torch raises
+        with pytest.raises(type(exc)) as info:
+            fn(p)
+        assert str(info.value) == str(exc)
+        return
+    assert fn(p) == expected
+
+
+def test_metadata_accessors_match_torch() -> None:
+    t = torch.zeros(2, 3, 4).permute(2, 0, 1)[1:]
+    base = pyaten.tensor(np.zeros((2, 3, 4), np.float32))
+    p = as_strided_view(base, tuple(t.shape), t.stride(), t.storage_offset())
+    assert p.size() == t.size() and p.stride() == t.stride()
+    assert repr(p.shape) == repr(t.shape).replace("torch", "pyaten")
+    for d in range(-3, 3):
+        assert p.size(d) == t.size(d) and p.stride(d) == t.stride(d)
+    assert p.dim() == t.dim() and p.numel() == t.numel() and p.ndim == t.ndim
+    assert p.is_contiguous() == t.is_contiguous()
+    assert p.storage_offset() == t.storage_offset()
+    assert p.element_size() == t.element_size() and p.nbytes == t.nbytes
+    same_error(lambda: t.size(3), lambda: p.size(3))
+    same_error(lambda: torch.tensor(1.0).size(0), lambda: pyaten.tensor(1.0).size(0))
+    assert p.get_device() == t.get_device() and p.is_cpu and not p.is_meta
+
+
+@pytest.mark.parametrize(
+    "sizes,strides",
+    [
+        ((2, 3), (3, 1)),
+        ((2, 3), (1, 2)),
+        ((1, 3), (7, 1)),
+        ((3, 1), (1, 9)),
+        ((0, 3), (5, 7)),
+        ((2, 2), (0, 1)),
+        ((2, 3, 4, 5), (60, 1, 15, 3)),
+        ((4,), (2,)),
+    ],
+)
+def test_contiguity_matches_torch(sizes, strides) -> None:
+    t = torch.empty(200).as_strided(sizes, strides)
+    p = as_strided_view(pyaten.tensor(np.zeros(200, np.float32)), sizes, strides, 0)
+    assert p.is_contiguous() == t.is_contiguous()
+    assert p.is_contiguous(pyaten.channels_last) == t.is_contiguous(
+        memory_format=torch.channels_last
+    )
+    assert (
+        p.is_non_overlapping_and_dense()
+        == torch._prims_common.is_non_overlapping_and_dense_or_false(t)
+    )
+
+
+# ---- views, version counter, resize --------------------------------------------------------
+
+
+def test_views_share_storage_and_version_counter() -> None:
+    base = pyaten.tensor([[1.0, 2.0], [3.0, 4.0]])
+    row = select_view(base, 0, 1)
+    col = as_strided_view(row, (2,), (2,), 0)
+    assert row._base is base and col._base is base
+    row.numpy()[0] = 30.0
+    assert base.tolist() == [[1.0, 2.0], [30.0, 4.0]] and col.tolist() == [1.0, 30.0]
+    assert base._version == 0
+    col._bump_version()
+    assert base._version == row._version == 1
+    detached = base.data
+    assert detached._version == 0 and detached.untyped_storage() is base.untyped_storage()
+
+
+def test_resize_grows_storage_and_views_see_new_bytes() -> None:
+    t = pyaten.tensor([1.0, 2.0])
+    alias = as_strided_view(t, (2,), (1,), 0)
+    alias.numpy()  # cache a NumPy view of the old buffer
+    resize_tensor_(t, (3, 2))
+    assert t.shape == (3, 2) and t.stride() == (2, 1) and t.untyped_storage().nbytes == 24
+    t.numpy()[0, 0] = 9.0
+    assert alias.tolist() == [9.0, 2.0]
+    frozen = pyaten.from_numpy(np.zeros(2))
+    same_error(
+        lambda: torch.from_numpy(np.zeros(2)).resize_(5),
+        lambda: resize_tensor_(frozen, (5,)),
+    )
+
+
+def test_requires_grad_rules_match_torch() -> None:
+    same_error(
+        lambda: torch.tensor(1).requires_grad_(),
+        lambda: pyaten.tensor(1).requires_grad_(),
+    )
+
+    class _Node:
+        def name(self) -> str:
+            return "MulBackward0"
+
+    t = torch.tensor([1.0], requires_grad=True) * 2
+    p = pyaten.tensor([1.0])
+    p.grad_fn = _Node()
+    same_error(
+        lambda: setattr(t, "requires_grad", False), lambda: setattr(p, "requires_grad", False)
+    )
+    assert not p.is_leaf
+
+
+# ---- devices -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["cpu", "meta", "cuda:0", "cuda", "cpu:1", "foo", "cuda:-1", "cuda:x", "CPU"]
+)
+def test_device_parsing_matches_torch(text) -> None:
+    try:
+        t = torch.device(text)
+    except RuntimeError as exc:
+        with pytest.raises(RuntimeError) as info:
+            pyaten.device(text)
+        assert str(info.value) == str(exc)
+        return
+    p = pyaten.device(text)
+    assert (p.type, p.index, str(p), repr(p)) == (t.type, t.index, str(t), repr(t))
+    assert p == pyaten.device(p.type, p.index) and hash(p) == hash(pyaten.device(text))
+
+
+# ---- generators ---------------------------------------------------------------------------
+
+
+def test_generator_seeding_and_state() -> None:
+    g = pyaten.Generator()
+    assert g.initial_seed() == torch.Generator().initial_seed()
+    assert g.manual_seed(3) is g and g.initial_seed() == 3
+    first = g.numpy_generator.random(4)
+    state = g.get_state()
+    assert state.dtype is pyaten.uint8
+    second = g.numpy_generator.random(4)
+    g.set_state(state)
+    assert np.array_equal(g.numpy_generator.random(4), second)
+    g.manual_seed(3)
+    assert np.array_equal(g.numpy_generator.random(4), first)
+    g.manual_seed(-1)
+    assert g.initial_seed() == torch.Generator().manual_seed(-1).initial_seed()
+    same_error(
+        lambda: torch.Generator().manual_seed(2**64), lambda: pyaten.Generator().manual_seed(2**64)
+    )
+    same_error(
+        lambda: torch.Generator().manual_seed(1.5), lambda: pyaten.Generator().manual_seed(1.5)
+    )
+    assert pyaten.manual_seed(7) is pyaten.default_generator
+    assert pyaten.initial_seed() == 7
+    with pytest.raises(TypeError, match="RNG state"):
+        g.set_state(pyaten.tensor([1.0]))
+
+
+# ---- DLPack ------------------------------------------------------------------------------
+
+DL_DTYPES = [
+    torch.bool,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
+]
+
+
+@pytest.mark.parametrize("dtype", DL_DTYPES, ids=str)
+def test_dlpack_round_trip_with_torch(dtype) -> None:
+    t = (torch.arange(12).reshape(3, 4).t()[1:] * 3 - 5).to(dtype)
+    p = pyaten.from_dlpack(t)
+    assert p.data_ptr() == t.data_ptr() and p.stride() == t.stride()
+    assert name(p.dtype) == name(t.dtype) and p.tolist() == t.tolist()
+    back = torch.from_dlpack(p)
+    assert back.data_ptr() == t.data_ptr() and back.stride() == t.stride()
+    assert back.dtype == t.dtype and torch.equal(back, t)
+
+
+def test_dlpack_round_trip_with_numpy_and_writes_through() -> None:
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    p = pyaten.from_dlpack(a)
+    p.numpy()[0, 0] = 100
+    assert a[0, 0] == 100
+    back = np.from_dlpack(p)
+    assert np.shares_memory(back, a)
+    t = torch.zeros(3)
+    pyaten.from_dlpack(t).numpy()[1] = 5.0
+    assert t.tolist() == [0.0, 5.0, 0.0]
+    assert p.__dlpack_device__() == (1, 0)
+
+
+def test_dlpack_refuses_requires_grad_like_torch() -> None:
+    same_error(
+        lambda: torch.zeros(2, requires_grad=True).__dlpack__(),
+        lambda: pyaten.tensor([0.0, 0.0], requires_grad=True).__dlpack__(),
+    )
+
+
+def test_pickle_dtype_and_device() -> None:
+    assert pickle.loads(pickle.dumps(pyaten.bfloat16)) is pyaten.bfloat16
+    assert pickle.loads(pickle.dumps(pyaten.device("cuda:1"))) == pyaten.device("cuda:1")
+    assert math.isclose(pyaten.tensor([0.1]).item(), 0.1, rel_tol=1e-7)
