@@ -96,12 +96,12 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def _register(module: ModuleType, records: list[Any], loaded: Loaded) -> None:
+def _register(module: ModuleType, records: list[Any], loaded: Loaded, namespace: str) -> None:
     from pyaten.dispatch import registry as dispatch_registry
     from pyaten.dispatch.keys import parse_dispatch_key
 
     for fn in records:
-        schema = dispatch_registry.with_namespace(fn.func, NAMESPACE)
+        schema = dispatch_registry.with_namespace(fn.func, namespace)
         debug = f"registered at {fn.loc.path}:{fn.loc.line}" if fn.loc else "native_functions"
         loaded.handles.append(
             dispatch_registry.define(schema, debug=debug, tags=tuple(sorted(fn.tags)))
@@ -125,7 +125,7 @@ def _register(module: ModuleType, records: list[Any], loaded: Loaded) -> None:
         )
 
 
-def _bind(module: ModuleType, records: list[Any]) -> None:
+def _bind(module: ModuleType, records: list[Any], namespace: str) -> None:
     from pyaten.codegen.gen_native import python_names
     from pyaten.codegen.python_signature import group_signatures
     from pyaten.dispatch.registry import get_operator
@@ -138,28 +138,31 @@ def _bind(module: ModuleType, records: list[Any]) -> None:
         parsed = []
         for sig in group_signatures(name, schemas, method):
             p = ParsedSignature(sig)
-            p.functional_name = _qualify(p.functional_name)
-            p.out_name = _qualify(p.out_name)
+            p.functional_name = _qualify(p.functional_name, namespace)
+            p.out_name = _qualify(p.out_name, namespace)
             p.resolve(get_operator)
             parsed.append(p)
         setattr(module, table, gen_support.Binding(name, method, parsed))
 
 
-def _qualify(name: str | None) -> str | None:
+def _qualify(name: str | None, namespace: str) -> str | None:
     if name is None or "::" in name:
         return name
-    return f"{NAMESPACE}::{name}"
+    return f"{namespace}::{name}"
 
 
 # Tensor attributes core defines that a YAML method must not replace.
 _PROTECTED = frozenset({"data", "grad", "requires_grad", "shape", "dtype", "device"})
 
 
-def _attach(module: ModuleType, loaded: Loaded) -> None:
+def _collect_functions(module: ModuleType, loaded: Loaded) -> None:
     for name in module.FUNCTIONS:
         fn = getattr(module, name, None)
         if fn is not None:
             loaded.functions[name] = fn
+
+
+def _attach(module: ModuleType, loaded: Loaded) -> None:
     for name in module.METHODS:
         if name in _PROTECTED:
             continue
@@ -195,8 +198,27 @@ def load() -> Loaded:
             _write_atomic(cache, _generate_source(records, _display_path(NATIVE_YAML)))
         module = _import_file("pyaten._generated.native_functions", cache)
         loaded = Loaded(module, {}, {}, records, source_path=str(cache))
-        _register(module, records, loaded)
-        _bind(module, records)
+        _register(module, records, loaded, NAMESPACE)
+        _bind(module, records, NAMESPACE)
+        _collect_functions(module, loaded)
         _attach(module, loaded)
         _LOADED = loaded
         return loaded
+
+
+def load_declarations(path_or_text: str, namespace: str) -> Loaded:
+    """Generate and register another set of declarations (an extension's own YAML, a test's)
+    under `namespace`: operators `namespace::name.overload`, their kernels from `@native`,
+    and bindings in `Loaded.functions` (Tensor is left alone). `Loaded.handles` undo it."""
+    from pyaten.codegen.gen_native import generate
+    from pyaten.declarations import load_native_functions
+
+    records = load_native_functions(path_or_text)
+    source = generate(records, f"<{namespace} declarations>", namespace).source
+    module = ModuleType(f"pyaten._generated.{namespace}")
+    exec(compile(source, f"<generated {namespace}>", "exec"), module.__dict__)  # noqa: S102
+    loaded = Loaded(module, {}, {}, records, source_path=f"<generated {namespace}>")
+    _register(module, records, loaded, namespace)
+    _bind(module, records, namespace)
+    _collect_functions(module, loaded)
+    return loaded
