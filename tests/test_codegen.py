@@ -242,9 +242,9 @@ def test_op_handles():
     assert packet(a, 1).tolist() == [2.0, 3.0]
     assert pyaten.ops.aten.exp.default(a).tolist() == pytest.approx([np.e, np.e ** 2])
     with pytest.raises(AttributeError):
-        pyaten.ops.aten.add.nosuch
+        getattr(pyaten.ops.aten.add, "nosuch")  # noqa: B009
     with pytest.raises(AttributeError):
-        pyaten.ops.aten.nosuchop
+        getattr(pyaten.ops.aten, "nosuchop")  # noqa: B009
     from pyaten.dispatch.keys import DispatchKey, DispatchKeySet
 
     below = overload.redispatch(DispatchKeySet(DispatchKey.CPU), a, a, 1)
@@ -273,7 +273,7 @@ def test_library_define_gets_a_handle_and_parsing():
     finally:
         lib.close()
     with pytest.raises(AttributeError):
-        getattr(getattr(pyaten.ops, ns), "scale").default
+        getattr(getattr(pyaten.ops, ns), "scale").default  # noqa: B018
 
 
 def test_structured_meta_checks_in_place_and_out():
