@@ -273,7 +273,7 @@ def test_library_define_gets_a_handle_and_parsing():
     finally:
         lib.close()
     with pytest.raises(AttributeError):
-        getattr(getattr(pyaten.ops, ns), "scale").default  # noqa: B018
+        getattr(pyaten.ops, ns).scale.default  # noqa: B018
 
 
 def test_structured_meta_checks_in_place_and_out():
