@@ -18,7 +18,7 @@ from pyaten.declarations.autogen import with_autogen
 from pyaten.declarations.derivatives import default_native_path, read_derivatives
 from pyaten.declarations.model import Diagnostic, NativeFunction
 from pyaten.declarations.native import read_native_functions
-from pyaten.declarations.tags import load_tags, read_tags, tags_path_for
+from pyaten.declarations.tags import read_tags, tags_path_for
 
 __all__ = ["lint", "lint_files", "file_kind"]
 
@@ -48,15 +48,34 @@ def _read(path: str) -> tuple[str | None, Diagnostic | None]:
         return None, Diagnostic(path, 0, "unreadable", "file is not UTF-8 text")
 
 
+# Recent native-file results, so that linting a native file and a derivatives file that
+# depends on it reads it once: (path, mtime, size, tags mtime) -> (functions, diagnostics).
+_NATIVE_MEMO: dict[tuple, tuple[list[NativeFunction], list[Diagnostic]]] = {}
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
+
+
 def _lint_native(path: str, text: str) -> tuple[list[NativeFunction], list[Diagnostic]]:
     tags_file = tags_path_for(path)
+    key = (os.path.abspath(path), *_stamp(path), *_stamp(tags_file), hash(text))
+    cached = _NATIVE_MEMO.get(key)
+    if cached is not None:
+        return cached
     tags, tag_diags = read_tags(_read(tags_file)[0] or "", tags_file)
     if tag_diags:
-        return [], tag_diags + [
-            Diagnostic(path, 1, "bad-tags-file", f"the tags file {tags_file} has errors")
-        ]
-    functions, diagnostics = read_native_functions(text, path, valid_tags=tags)
-    return functions, diagnostics
+        problem = Diagnostic(path, 1, "bad-tags-file", f"the tags file {tags_file} has errors")
+        return [], [*tag_diags, problem]
+    result = read_native_functions(text, path, valid_tags=tags)
+    if len(_NATIVE_MEMO) >= 4:
+        _NATIVE_MEMO.clear()
+    _NATIVE_MEMO[key] = result
+    return result
 
 
 def lint(
@@ -74,7 +93,7 @@ def lint(
     if kind == "tags":
         diagnostics = read_tags(text, path)[1]
     elif kind == "native":
-        diagnostics = _lint_native(path, text)[1]
+        diagnostics = list(_lint_native(path, text)[1])
     else:
         diagnostics = _lint_derivatives(path, text, native)
     if not warnings:
@@ -134,7 +153,3 @@ def lint_files(
     for p in texts:
         out.extend(lint(p, warnings, native=native))
     return out
-
-
-# Keep `load_tags` importable from here for callers that lint with a custom tag set.
-_ = load_tags
