@@ -163,3 +163,21 @@ def test_register_backend_name_in_subprocess() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["True", "True", "AutogradPrivateUse1", "SparseNPU", "err"]
+
+
+def test_ready_made_masks_match_torch() -> None:
+    assert K.AFTER_AUTOGRAD.raw == torch._C._after_autograd_keyset.raw_repr()
+    assert K.AFTER_AD_INPLACE_OR_VIEW.raw == torch._C._after_ADInplaceOrView_keyset.raw_repr()
+    assert K.FULL.raw == torch._C._dispatch_keyset_full().raw_repr()
+
+
+def test_autograd_backend_mapping_matches_torch() -> None:
+    # BK(k) of spec 2.3, the "backend kernel present" test behind AutogradX slots.
+    from pyaten.dispatch import rules
+
+    for name in K.runtime_keys():
+        if not name.startswith("Autograd") or name == "AutogradFunctionality":
+            continue
+        slot = K.runtime_keys().index(name)
+        theirs = torch._C._dispatch_get_backend_keyset_from_autograd(TK.__members__[name])
+        assert rules._BACKEND_PATTERN.get(slot, 0) == theirs.raw_repr(), name

@@ -12,6 +12,9 @@ from pyaten.dispatch import trace
 from pyaten.dispatch.fallbacks import install_baseline as _install_baseline
 from pyaten.dispatch.introspect import Explanation, dump_table, explain, format_dump
 from pyaten.dispatch.keys import (
+    AFTER_AD_INPLACE_OR_VIEW,
+    AFTER_AUTOGRAD,
+    AFTER_FUNCTIONALIZE,
     DispatchKey,
     DispatchKeySet,
     backend_keyset_bits,
@@ -50,6 +53,9 @@ Trace = trace.Trace
 _install_baseline()
 
 __all__ = [
+    "AFTER_AD_INPLACE_OR_VIEW",
+    "AFTER_AUTOGRAD",
+    "AFTER_FUNCTIONALIZE",
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
     "DispatchKey",

@@ -457,3 +457,9 @@ def display_name(key: DispatchKey | str) -> str:
 def backend_names() -> dict[str, str]:
     """Registered plug-in names: PrivateUse slot -> device name."""
     return dict(_BACKEND_RENAMES)
+
+
+# Ready-made redispatch masks (PyTorch's after_autograd_keyset etc.).
+AFTER_AUTOGRAD = full_after("AutogradOther")
+AFTER_AD_INPLACE_OR_VIEW = full_after("ADInplaceOrView")
+AFTER_FUNCTIONALIZE = full_after("Functionalize") - DispatchKeySet("ADInplaceOrView")
