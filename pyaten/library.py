@@ -151,7 +151,10 @@ class Library:
             raise RuntimeError(
                 "Tried to parse a function schema but only the operator name was given"
             )
-        parsed = parse(schema)
+        try:
+            parsed = parse(schema)
+        except ValueError as exc:  # torch reports schema syntax errors as RuntimeError
+            raise RuntimeError(str(exc)) from exc
         given_ns = parsed.name.namespace
         if given_ns and given_ns != self.ns:
             raise RuntimeError(

@@ -128,6 +128,14 @@ def _defined(m, ns, schema="f(Tensor self, Tensor other) -> Tensor"):
     return lib
 
 
+def test_bad_schema_is_a_runtime_error_like_torch() -> None:
+    for m in (tl, pl):
+        lib = m.Library(f"pyaten_err_bad{next(_ids)}", "FRAGMENT")
+        with pytest.raises(RuntimeError):
+            lib.define("f(Tensor x -> Tensor")
+        lib._destroy()
+
+
 def test_could_not_run_message_matches_torch_head() -> None:
     lib_t = _defined(tl, "pyaten_err_run")
     lib_t.impl("f", _noop, "CPU")
