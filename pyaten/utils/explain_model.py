@@ -317,6 +317,8 @@ def _kernel_run(
 def _missing(operator: str, last: trace.Node) -> dict[str, Any]:
     entry = find_operator(operator)
     available = dispatch_errors.available_keys(entry) if entry is not None else []
+    # The operator's own registrations, apart from the global fallbacks PyTorch also lists.
+    own = sorted(key.name for key in entry.active_kernels()) if entry is not None else []
     name = operator.split("::", 1)[-1]
     namespace = operator.split("::", 1)[0]
     key = last.key
@@ -327,7 +329,7 @@ def _missing(operator: str, last: trace.Node) -> dict[str, Any]:
         )
     else:
         fix = f"Library({namespace!r}, 'IMPL').impl({name!r}, fn, {key!r})"
-    return {"key": key, "available": available, "fix": fix}
+    return {"key": key, "available": available, "registered": own, "fix": fix}
 
 
 # -- building ------------------------------------------------------------------------------
@@ -352,7 +354,12 @@ def _hop(node: trace.Node) -> Hop:
 def _binding(notes: list[dict[str, Any]]) -> dict[str, Any] | None:
     for n in notes:
         if n["kind"] == "binding":
-            return {k: v for k, v in n.items() if k != "kind"}
+            info = {k: v for k, v in n.items() if k != "kind"}
+            info["arguments"] = {
+                name: "None" if text == "NoneType None" else text
+                for name, text in info["arguments"].items()
+            }
+            return info
     return None
 
 

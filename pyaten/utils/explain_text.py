@@ -19,6 +19,7 @@ from pyaten.utils.explain_model import ExplainedCall, Hop, KernelRun
 from pyaten.utils.explain_values import describe_text
 
 _LABEL = 13  # width of the part names column
+_ERROR_LINES = 14  # lines of an error message printed; the dispatch table dump follows them
 
 
 def _keys(keys: tuple[str, ...] | list[str]) -> str:
@@ -58,7 +59,11 @@ def render(
     for text in warnings:
         w.lines += ["", f"warning: {text}"]
     if error is not None:
-        w.lines += ["", f"error: {error['type']}: {error['message']}"]
+        message = error["message"].splitlines() or [""]
+        w.lines += ["", f"error: {error['type']}: {message[0]}"]
+        w.lines += message[1:_ERROR_LINES]
+        if len(message) > _ERROR_LINES:
+            w.lines.append(f"... ({len(message) - _ERROR_LINES} more lines in --format json)")
         if error.get("operator"):
             w.lines.append(f"  (raised in {error['operator']}, marked <-- raised here above)")
     elif value is not None:
@@ -139,7 +144,7 @@ def _dispatch(w: _Writer, pad: str, hops: tuple[Hop, ...], outer_tls: Any) -> An
     for i, hop in enumerate(hops):
         arrow = "  " * i
         verb = "redispatch" if hop.redispatch else "key set"
-        rest.append(f"{arrow}{verb} {{{_keys(hop.keyset)}}} -> {hop.key} [{hop.rule}]")
+        rest.append(f"{arrow}{verb} {{{', '.join(hop.keyset)}}} -> {hop.key} [{hop.rule}]")
         site = f" registered at {hop.registered_at}" if hop.registered_at else ""
         rest.append(f"{arrow}  kernel {hop.kernel}{site}")
         for note in hop.notes:
@@ -162,11 +167,18 @@ def _kernel(w: _Writer, pad: str, k: KernelRun, number: str, tls: Any) -> None:
             rest.append(f"impl {k.impl['function']}" + (f" at {k.impl['at']}" if k.impl["at"]
                                                          else ""))
     elif k.kind == "composite":
-        first = f"composite ({k.composite}) {k.name}: computes by calling operators"
+        how = "one kernel for every backend" if k.composite == "CompositeExplicitAutograd" \
+            else "decomposes into other operators"
+        first = f"{k.composite} kernel {k.name} for {k.key}: {how}"
     elif k.kind == "missing":
         m = k.missing or {}
         first = f"none for {m.get('key')}: no kernel serves this key"
-        rest.append(f"kernels exist for: {', '.join(m.get('available') or []) or '(no key)'}")
+        own = m.get("registered") or []
+        rest.append(f"the operator has kernels for: {', '.join(own) or '(no key)'}")
+        others = [k for k in m.get("available") or [] if k not in own]
+        if others:
+            rest.append(f"backend fallbacks serve {len(others)} more keys: "
+                        f"{', '.join(others[:6])}{', ...' if len(others) > 6 else ''}")
         rest.append(f"to fix, register one: {m.get('fix')}")
     elif k.kind == "autogen":
         first = f"autogen out kernel {k.name}: runs the functional op, resizes out, copies"

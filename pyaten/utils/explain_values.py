@@ -6,7 +6,6 @@ later in-place call cannot change what the explanation says the earlier call pro
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -105,9 +104,3 @@ def describe_text(info: dict[str, Any] | None, values: bool = True) -> list[str]
     return [f"{kind} {info.get('value', '')}"]
 
 
-def relative_to_cwd(path: str) -> str:
-    """For messages: `path` as the user would type it from here."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
