@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyaten.core.promotion import can_cast, promote_types
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import assert_no_overlap, channels_last_strides, is_channels_last_strides
-from pyaten.native.kernels.copy import assign, check_no_internal_overlap
+from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import wrap_dim
 from pyaten.native.registry import native
 
@@ -95,11 +95,11 @@ def cat_out_cpu(op, tensors, dim: int, out: Tensor) -> None:
     if not pieces or out.numel() == 0:
         return
     d = wrap_dim(dim, len(pieces[0]._sizes))
-    target = out._numpy()
+    target = array_of(out)
     lead = (slice(None),) * d
     position = 0
     for t in pieces:
         size = t._sizes[d]
         if size:
-            assign(target[lead + (slice(position, position + size),)], t._numpy())
+            assign(target[lead + (slice(position, position + size),)], array_of(t))
         position += size

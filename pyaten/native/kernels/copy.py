@@ -102,6 +102,14 @@ def cast_scalar(value, dtype):
         return np.asarray(value).astype(dtype.numpy)
 
 
+def array_of(t: Tensor) -> np.ndarray:
+    """The NumPy view of `t`; an empty tensor gets a fresh empty array (its offset may point
+    past the end of its storage, which NumPy refuses to view)."""
+    if t.numel() == 0:
+        return np.empty(t._sizes, t.dtype.numpy)
+    return t._numpy()
+
+
 def assign(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src with C-style casts (no NumPy cast warnings, complex keeps the real part)."""
     with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
@@ -238,7 +246,7 @@ def copy_data(dst: Tensor, src: Tensor) -> None:
     if dst.device.type == "meta":
         return
     _warn_complex_to_real(src.dtype, dst.dtype)
-    assign(dst._numpy(), src._numpy())
+    assign(array_of(dst), array_of(src))
 
 
 # --- kernels ------------------------------------------------------------------------------
@@ -267,7 +275,7 @@ def _fill_value(self: Tensor, value):
                 raise _no_data_error()
             return None
         # a tensor value is cast without the overflow check, as in ATen
-        return cast_scalar(value._numpy().item(), self.dtype)
+        return cast_scalar(array_of(value).item(), self.dtype)
     return checked_scalar(value, self.dtype)
 
 
@@ -275,7 +283,7 @@ def _fill_value(self: Tensor, value):
 def fill_(self: Tensor, value) -> Tensor:
     scalar = _fill_value(self, value)
     if self.numel() != 0:
-        self._numpy()[...] = scalar
+        array_of(self)[...] = scalar
     self._bump_version()
     return self
 
@@ -290,7 +298,7 @@ def fill_meta_(self: Tensor, value) -> Tensor:
 @native
 def zero_(self: Tensor) -> Tensor:
     if self.numel() != 0:
-        self._numpy()[...] = 0
+        array_of(self)[...] = 0
     self._bump_version()
     return self
 
@@ -306,7 +314,7 @@ def clone(self: Tensor, memory_format=None) -> Tensor:
     strides = like_strides(self, memory_format)
     result = empty_tensor(self._sizes, self.dtype, self.device, strides)
     if self.device.type != "meta":
-        assign(result._numpy(), self._numpy())
+        assign(array_of(result), array_of(self))
     return result
 
 
@@ -338,7 +346,7 @@ def _to_copy(
     result = empty_tensor(self._sizes, dtype, device, strides)
     if device.type != "meta":
         _warn_complex_to_real(self.dtype, dtype)
-        assign(result._numpy(), self._numpy())
+        assign(array_of(result), array_of(self))
     return result
 
 

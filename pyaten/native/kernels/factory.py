@@ -24,7 +24,12 @@ from pyaten.core.dtypes import get_default_dtype
 from pyaten.core.generator import resolve_generator
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor, resize_tensor_
-from pyaten.native.kernels.copy import like_strides, memory_format_name, strides_for_format
+from pyaten.native.kernels.copy import (
+    array_of,
+    like_strides,
+    memory_format_name,
+    strides_for_format,
+)
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.registry import native
@@ -351,7 +356,7 @@ def arange_out(start, end, step, out: Tensor) -> Tensor:
             xs, xstep = acc(start), acc(step)
         values = xs + np.arange(length, dtype=acc) * acc(xstep)
         # integer results wrap like the C++ cast from int64
-        out._numpy()[...] = values.astype(dtype.numpy)
+        array_of(out)[...] = values.astype(dtype.numpy)
     return out
 
 
@@ -386,7 +391,7 @@ def _fill_random(out: Tensor, generator, normal: bool) -> Tensor:
             values = parts[0] + 1j * parts[1]
         else:
             values = gen.random(tuple(shape), dtype=draw_dtype)
-    out._numpy()[...] = values.astype(dtype.numpy)
+    array_of(out)[...] = values.astype(dtype.numpy)
     out._bump_version()
     return out
 

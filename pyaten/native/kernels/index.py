@@ -24,7 +24,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.creation import tensor as make_tensor
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
-from pyaten.native.kernels.copy import assign, check_no_internal_overlap
+from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.registry import native
@@ -83,7 +83,7 @@ def expand_indices(self: Tensor, indices) -> list:
                     "aten::nonzero: boolean mask indexing needs the mask's data, which a meta "
                     "tensor does not have"
                 )
-            expanded.extend(np.nonzero(index._numpy()))
+            expanded.extend(np.nonzero(array_of(index)))
         else:
             expanded.append(index)
     if len(expanded) > ndim:
@@ -114,7 +114,7 @@ def numpy_index(self: Tensor, expanded: list) -> tuple:
         if entry is None:
             items.append(slice(None))
             continue
-        array = entry if isinstance(entry, np.ndarray) else entry._numpy()
+        array = entry if isinstance(entry, np.ndarray) else array_of(entry)
         size = self._sizes[d]
         if array.size:
             low, high = int(array.min()), int(array.max())
@@ -138,7 +138,7 @@ def index_out(op, self: Tensor, indices, out: Tensor) -> None:
     expanded = expand_indices(self, indices)
     index = numpy_index(self, expanded)
     if out.numel():
-        assign(out._numpy(), self._numpy()[index])
+        assign(array_of(out), array_of(self)[index])
 
 
 # --- index_put_ --------------------------------------------------------------------------
@@ -178,8 +178,8 @@ def index_put_impl_cpu_(
 ) -> Tensor:
     expanded = _check_put(self, indices, values)
     index = numpy_index(self, expanded)
-    target = self._numpy()
-    source = values._numpy()
+    target = array_of(self)
+    source = array_of(values)
     shape = _index_shape(self, expanded)
     if source.ndim > len(shape):
         source = source.reshape(source.shape[source.ndim - len(shape) :])
@@ -248,14 +248,9 @@ def _as_index_tensor(item) -> Tensor:
 
 def _count_specified(items) -> int:
     count = 0
-    ellipses = 0
     for item in items:
-        if item is None or isinstance(item, (bool, np.bool_)):
-            continue
-        if item is Ellipsis:
-            ellipses += 1
-            if ellipses > 1:
-                raise IndexError("an index can only have a single ellipsis ('...')")
+        # like PyTorch, several Ellipsis are accepted; each skips the unspecified dims
+        if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
             continue
         if isinstance(item, Tensor) and item.dtype in (dt.bool, dt.uint8):
             count += len(item._sizes)

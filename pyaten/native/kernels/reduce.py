@@ -16,7 +16,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.promotion import can_cast
 from pyaten.core.tensor import Tensor
-from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.copy import array_of, assign
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import wrap_dim
 from pyaten.native.registry import native
@@ -73,7 +73,7 @@ def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.nda
     acc = _acc_numpy(out.dtype)
     with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        source = self._numpy()
+        source = array_of(self)
         if source.dtype != acc:
             source = source.astype(acc)
         return np.sum(source, axis=dims, keepdims=keepdim, dtype=acc)
@@ -82,7 +82,7 @@ def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.nda
 @native
 def sum_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
     dims = reduction_dims(dim, len(self._sizes))
-    assign(out._numpy(), _reduce_sum(self, dims, keepdim, out))
+    assign(array_of(out), _reduce_sum(self, dims, keepdim, out))
 
 
 @native
@@ -134,12 +134,12 @@ def mean_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
     # ATen sums straight into `out` (in its accumulate type) and divides there
     acc = _acc_numpy(out.dtype)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        source = self._numpy()
+        source = array_of(self)
         if source.dtype != acc:
             source = source.astype(acc)
         total = np.sum(source, axis=dims, keepdims=keepdim, dtype=acc)
         result = total / acc.type(count)
-    assign(out._numpy(), result)
+    assign(array_of(out), result)
 
 
 @native
