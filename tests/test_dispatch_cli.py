@@ -72,3 +72,36 @@ def test_trace_shows_the_autograd_fallback_hop() -> None:
             except NotImplementedError:
                 pass
         assert t.as_dicts()[0]["children"][0]["error"].startswith("NotImplementedError: Could")
+
+
+def test_dump_lists_stacks_like_torch() -> None:
+    import re
+    import warnings
+
+    torch = __import__("pytest").importorskip("torch")
+    import torch.library as tl
+
+    def register(m, ns):
+        lib = m.Library(ns, "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        other = m.Library(ns, "IMPL")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            other.impl("f", lambda x: x, "CPU")
+            other.impl("f", lambda x: x, "CPU")
+            other.impl("f", m.fallthrough_kernel, "AutogradCPU")
+            other.impl("f", lambda x: x, "Dense")
+            other.impl("f", lambda x: x, "CompositeExplicitAutograd")
+        return lib, other
+
+    theirs = register(tl, "pyaten_cli_dump")
+    ours = register(pl, "pyaten_cli_dump")
+
+    def shape(text):
+        return [re.sub(r"registered at \S+:\d+", "X", line) for line in text.splitlines()]
+
+    assert shape(pd.dump("pyaten_cli_dump::f")) == shape(
+        torch._C._dispatch_dump("pyaten_cli_dump::f")
+    )
+    for lib in (*theirs, *ours):
+        lib._destroy()

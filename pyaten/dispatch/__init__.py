@@ -10,7 +10,7 @@ Public API (see docs/dispatcher.md):
 
 from pyaten.dispatch import trace
 from pyaten.dispatch.fallbacks import install_baseline as _install_baseline
-from pyaten.dispatch.introspect import Explanation, dump_table, explain, format_dump
+from pyaten.dispatch.introspect import Explanation, dump, dump_table, explain, format_dump
 from pyaten.dispatch.keys import (
     AFTER_AD_INPLACE_OR_VIEW,
     AFTER_AUTOGRAD,
@@ -71,6 +71,7 @@ __all__ = [
     "backend_keyset_bits",
     "define",
     "display_name",
+    "dump",
     "dump_table",
     "explain",
     "find_dangling_impls",

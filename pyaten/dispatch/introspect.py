@@ -139,3 +139,25 @@ def format_dump(entry: OperatorEntry) -> str:
             text = ("fallthrough " if kernel.fallthrough else "") + kernel.debug
         lines.append(f"{display_name(key)}: {text} [{res.rule}]")
     return "\n".join(lines) + "\n"
+
+
+def dump(qualified_name: str) -> str:
+    """Every registered kernel, inactive (overridden) ones too, in `torch._C._dispatch_dump`'s
+    format: keys in enum order, alias keys marked `[alias]`, the newest kernel first."""
+    entry = _lookup(qualified_name)
+    lines = [f"name: {entry.name}"]
+    if entry.schema is not None:
+        lines += [
+            f"schema: {entry.schema}",
+            f"debug: {entry.schema_debug}",
+            "alias analysis kind: FROM_SCHEMA",
+        ]
+    else:
+        lines.append("schema: (none)")
+    for key in sorted(entry.kernels, key=int):
+        label = display_name(key) + ("[alias]" if key.is_alias else "")
+        for i, kernel in enumerate(reversed(entry.kernels[key])):
+            flags = "fallthrough boxed" if kernel.fallthrough else "boxed"
+            inactive = " (inactive)" if i else ""
+            lines.append(f"{label}{inactive}: {kernel.debug} :: (none) [ {flags} ]")
+    return "\n".join(lines) + "\n"
