@@ -277,3 +277,21 @@ def test_decorator_form_and_list_operators() -> None:
             "pyaten_err_deco::f",
             "pyaten_err_deco::f.two",
         ]
+
+
+def test_garbage_collected_library_removes_its_registrations() -> None:
+    import gc
+
+    keep = _defined(pl, "pyaten_err_gc")
+
+    def register_and_drop():
+        lib = pl.Library("pyaten_err_gc", "IMPL")
+        lib.impl("f", lambda a, b: "temporary", "CPU")
+        assert pd.dump_table("pyaten_err_gc::f")["CPU"] == "CPU"
+
+    register_and_drop()
+    gc.collect()
+    assert pd.dump_table("pyaten_err_gc::f")["CPU"] == "missing"
+    keep.close()
+    with pytest.raises(AssertionError, match="Library object has been destroyed"):
+        keep.impl("f", _noop, "CPU")
