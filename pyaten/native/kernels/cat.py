@@ -32,7 +32,7 @@ def _cat_dtype(tensors) -> object:
 @native
 def meta_cat(op, tensors, dim: int = 0) -> None:
     if len(tensors) == 0:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("pyaten.cat(): expected a non-empty list of Tensors")
     first_device = tensors[0].device
     for i, t in enumerate(tensors):
         if len(t._sizes) == 0:
@@ -48,7 +48,7 @@ def meta_cat(op, tensors, dim: int = 0) -> None:
     if out is not None:
         if not can_cast(dtype, out.dtype):
             raise TypeError(
-                "torch.cat(): input types can't be cast to the desired output type "
+                "pyaten.cat(): input types can't be cast to the desired output type "
                 f"{out.dtype.scalar_name}"
             )
         check_no_internal_overlap(out)
