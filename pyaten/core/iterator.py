@@ -17,58 +17,18 @@ broadcast dims ignored, ties to the smaller size) and the output is dense in tha
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.device import CPU
 from pyaten.core.device import device as Device
 from pyaten.core.dtypes import dtype as DType
-from pyaten.core.promotion import ResultTypeState, can_cast
+from pyaten.core.iterator_build import build_into, infer_size, scalar_storage_dtype
 from pyaten.core.storage import Storage
 from pyaten.core.tensor import Size, Tensor
-from pyaten.core.views import (
-    assert_no_internal_overlap,
-    assert_no_partial_overlap,
-    channels_last_strides,
-    contiguous_strides,
-    empty_tensor,
-    is_channels_last_strides,
-    is_contiguous_strides,
-    is_non_overlapping_and_dense,
-    resize_tensor_,
-)
+from pyaten.core.views import contiguous_strides
 
 __all__ = ["TensorIteratorConfig", "TensorIterator", "broadcast_shapes", "infer_size"]
-
-_F32 = dt.float32
-_HALF_TYPES = (dt.float16, dt.bfloat16)
-# Python scalars promote as wrapped numbers; their own storage dtype (float -> float64).
-_SCALAR_STORAGE = {bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
-
-
-def _compute_type(d: DType) -> DType:
-    return _F32 if d is dt.float16 or d is dt.bfloat16 else d
-
-
-def infer_size(a: tuple, b: tuple) -> tuple:
-    """Broadcast two shapes; raises PyTorch's error naming the first bad dim."""
-    na, nb = len(a), len(b)
-    n = max(na, nb)
-    out = [0] * n
-    for i in range(n - 1, -1, -1):
-        offset = n - 1 - i
-        da, db = na - 1 - offset, nb - 1 - offset
-        sa = a[da] if da >= 0 else 1
-        sb = b[db] if db >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {i}"
-            )
-        out[i] = sb if sa == 1 else sa
-    return tuple(out)
 
 
 def broadcast_shapes(*shapes: tuple | int) -> Size:
@@ -93,10 +53,6 @@ def broadcast_shapes(*shapes: tuple | int) -> Size:
                     f"broadcastable to {common!r}"
                 )
     return Size(common)
-
-
-def _fmt(shape: tuple) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 class TensorIteratorConfig:
@@ -217,7 +173,9 @@ class TensorIteratorConfig:
         return self
 
     def build(self) -> TensorIterator:
-        return _build(self)
+        it = _new_iter(TensorIterator)
+        build_into(it, self, list(self._outputs), list(self._inputs))
+        return it
 
 
 class TensorIterator:
@@ -251,17 +209,7 @@ class TensorIterator:
         fast = _fast_binary(out, a, b, False)
         if fast is not None:
             return fast
-        return (
-            TensorIteratorConfig()
-            .add_output(out)
-            .add_input(a)
-            .add_input(b)
-            .allow_cpu_scalars(True)
-            .promote_inputs_to_common_dtype(True)
-            .cast_common_dtype_to_outputs(True)
-            .enforce_safe_casting_to_output(True)
-            .build()
-        )
+        return _run(_BINARY, [out], [a, b])
 
     borrowing_binary_op = binary_op
 
@@ -272,73 +220,29 @@ class TensorIterator:
         fast = _fast_binary(out, a, b, True)
         if fast is not None:
             return fast
-        return (
-            TensorIteratorConfig()
-            .add_output(out)
-            .add_input(a)
-            .add_input(b)
-            .allow_cpu_scalars(True)
-            .promote_inputs_to_common_dtype(True)
-            .cast_common_dtype_to_outputs(True)
-            .enforce_safe_casting_to_output(True)
-            .promote_integer_inputs_to_float(True)
-            .build()
-        )
+        return _run(_BINARY_FLOAT, [out], [a, b])
 
     @staticmethod
     def comparison_op(out: Tensor | None, a: object, b: object) -> TensorIterator:
         """eq/lt style: inputs promoted to their common dtype, output bool (or out's dtype).
 
         `np_outputs[0]` is in the output's own dtype; NumPy comparisons write there."""
-        cfg = (
-            TensorIteratorConfig()
-            .add_output(out)
-            .add_input(a)
-            .add_input(b)
-            .allow_cpu_scalars(True)
-            .promote_inputs_to_common_dtype(True)
-        )
-        if out is None:
-            cfg.declare_static_dtype(dt.bool)
-        return cfg.build()
+        return _run(_COMPARISON_NEW if out is None else _COMPARISON_OUT, [out], [a, b])
 
     @staticmethod
     def unary_op(out: Tensor | None, a: Tensor) -> TensorIterator:
         """neg/abs style: output in the input's dtype (or out's, if safely castable)."""
-        return (
-            TensorIteratorConfig()
-            .add_output(out)
-            .add_input(a)
-            .cast_common_dtype_to_outputs(True)
-            .enforce_safe_casting_to_output(True)
-            .promote_inputs_to_common_dtype(True)
-            .build()
-        )
+        return _run(_UNARY, [out], [a])
 
     @staticmethod
     def unary_float_op(out: Tensor | None, a: Tensor) -> TensorIterator:
         """exp/sin/sigmoid style: integer/bool inputs compute in the default float dtype."""
-        return (
-            TensorIteratorConfig()
-            .add_output(out)
-            .add_input(a)
-            .cast_common_dtype_to_outputs(True)
-            .enforce_safe_casting_to_output(True)
-            .promote_inputs_to_common_dtype(True)
-            .promote_integer_inputs_to_float(True)
-            .build()
-        )
+        return _run(_UNARY_FLOAT, [out], [a])
 
     @staticmethod
     def nullary_op(out: Tensor) -> TensorIterator:
-        """fill/random style: one output, no inputs."""
-        return (
-            TensorIteratorConfig()
-            .add_output(out)
-            .check_all_same_dtype(False)
-            .resize_outputs(False)
-            .build()
-        )
+        """fill/random style: one output (its own shape), no inputs."""
+        return _run(_NULLARY, [out], [])
 
     # ---- accessors -----------------------------------------------------------------------
     def output(self, i: int = 0) -> Tensor:
@@ -362,7 +266,7 @@ class TensorIterator:
     def dtype(self, i: int = 0) -> DType:
         """dtype of operand i (outputs first); Python numbers report their wrapped dtype."""
         t = self.tensors[i]
-        return t._dtype if isinstance(t, Tensor) else _SCALAR_STORAGE[type(t)]
+        return t._dtype if isinstance(t, Tensor) else scalar_storage_dtype(t)
 
     def finish(self) -> Tensor:
         """Write scratch results back into the outputs (casting/rounding once); returns
@@ -394,6 +298,45 @@ class TensorIterator:
 
 # ---- the fast path ---------------------------------------------------------------------
 _new_iter = object.__new__
+
+
+def _run(cfg: TensorIteratorConfig, outs: list, ins: list) -> TensorIterator:
+    it = _new_iter(TensorIterator)
+    build_into(it, cfg, outs, ins)
+    return it
+
+
+def _template(**flags: bool) -> TensorIteratorConfig:
+    # Flag sets of the builders, made once; build_into never mutates a config.
+    cfg = TensorIteratorConfig()
+    for name, value in flags.items():
+        getattr(cfg, name)(value)
+    return cfg
+
+
+_ELEMENTWISE = dict(
+    allow_cpu_scalars=True,
+    promote_inputs_to_common_dtype=True,
+    cast_common_dtype_to_outputs=True,
+    enforce_safe_casting_to_output=True,
+)
+_BINARY = _template(**_ELEMENTWISE)
+_BINARY_FLOAT = _template(**_ELEMENTWISE, promote_integer_inputs_to_float=True)
+_COMPARISON_OUT = _template(allow_cpu_scalars=True, promote_inputs_to_common_dtype=True)
+_COMPARISON_NEW = _template(allow_cpu_scalars=True, promote_inputs_to_common_dtype=True)
+_COMPARISON_NEW.declare_static_dtype(dt.bool)
+_UNARY = _template(
+    cast_common_dtype_to_outputs=True,
+    enforce_safe_casting_to_output=True,
+    promote_inputs_to_common_dtype=True,
+)
+_UNARY_FLOAT = _template(
+    cast_common_dtype_to_outputs=True,
+    enforce_safe_casting_to_output=True,
+    promote_inputs_to_common_dtype=True,
+    promote_integer_inputs_to_float=True,
+)
+_NULLARY = _template(check_all_same_dtype=False, resize_outputs=False)
 
 
 def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> TensorIterator | None:
@@ -438,342 +381,3 @@ def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> Tenso
     return it
 
 
-# ---- the general path ------------------------------------------------------------------
-def _op_dtype(op: object) -> DType:
-    return op._dtype if isinstance(op, Tensor) else _SCALAR_STORAGE.get(type(op)) or _py_dtype(op)
-
-
-def _py_dtype(op: object) -> DType:
-    if isinstance(op, bool):
-        return dt.bool
-    if isinstance(op, int):
-        return dt.int64
-    if isinstance(op, float):
-        return dt.float64
-    if isinstance(op, complex):
-        return dt.complex128
-    raise TypeError(
-        f"TensorIterator: expected a Tensor or a Python number, got {type(op).__name__}"
-    )
-
-
-def _compute_shape(cfg: TensorIteratorConfig, outs: list, ins: list) -> tuple[tuple, bool, bool]:
-    shape: tuple | None = None
-    same = True
-    has_scalars = False
-    has_tensors = False
-    ops = ins if cfg._resize_outputs else [o for o in outs if o is not None] + ins
-    for op in ops:
-        sizes = op._sizes if isinstance(op, Tensor) else ()
-        if sizes:
-            has_tensors = True
-        else:
-            has_scalars = True
-        if has_scalars and has_tensors:
-            same = False
-        if not shape:
-            shape = sizes
-        elif sizes != shape:
-            same = False
-            shape = infer_size(shape, sizes)
-    return (shape if shape is not None else ()), same, not has_tensors
-
-
-def _build(cfg: TensorIteratorConfig) -> TensorIterator:
-    outs = list(cfg._outputs)
-    ins = cfg._inputs
-    nout = len(outs)
-    read_write = [o is not None and any(o is i for i in ins) for o in outs]
-
-    if cfg._check_mem_overlap:
-        for o in outs:
-            if o is None:
-                continue
-            assert_no_internal_overlap(o)
-            for i in ins:
-                if isinstance(i, Tensor):
-                    assert_no_partial_overlap(o, i)
-
-    if cfg._static_shape is not None:
-        shape, all_same, all_scalars = cfg._static_shape, False, False
-    else:
-        shape, all_same, all_scalars = _compute_shape(cfg, outs, ins)
-
-    will_resize = [False] * nout
-    for k, o in enumerate(outs):
-        if o is not None and o._sizes != shape:
-            if cfg._resize_outputs and not read_write[k]:
-                will_resize[k] = True
-            else:
-                raise RuntimeError(
-                    f"output with shape {_fmt(o._sizes)} doesn't match the broadcast shape "
-                    f"{_fmt(shape)}"
-                )
-
-    common_dtype, device, out_dtypes = _compute_types(cfg, outs, ins, all_scalars)
-
-    it = _new_iter(TensorIterator)
-    it.shape = shape
-    it.common_dtype = common_dtype
-    it.device = device
-    it.num_outputs = nout
-    it.is_meta = device.type == "meta"
-    it.output_dtypes = out_dtypes
-    it.will_resize = will_resize
-    if cfg._metadata_only:
-        needs = any(o is None or will_resize[k] for k, o in enumerate(outs))
-        it.output_strides = (
-            _output_strides(outs, ins, will_resize, shape, all_same) if needs else None
-        )
-        it.tensors = outs + list(ins)
-        it.compute_dtype = _compute_type(common_dtype) if common_dtype is not None else None
-        it.np_inputs = []
-        it.np_outputs = []
-        it._writeback = None
-        return it
-
-    it.output_strides = _allocate_outputs(
-        cfg, outs, ins, out_dtypes, will_resize, shape, all_same, device
-    )
-    it.tensors = outs + list(ins)
-    _make_numpy_views(cfg, it, outs, ins)
-    return it
-
-
-def _compute_types(
-    cfg: TensorIteratorConfig, outs: list, ins: list, all_scalars: bool
-) -> tuple[DType | None, Device, list]:
-    common: DType | None = None
-    different_inputs = False
-    out_dtype: DType | None = None
-    different_outputs = False
-    device: Device = CPU
-    for o in outs:
-        if o is None:
-            continue
-        if device.type == "cpu" and o._device.type != "cpu":
-            device = o._device
-        if out_dtype is None:
-            out_dtype = o._dtype
-        elif o._dtype is not out_dtype:
-            different_outputs = True
-    for i in ins:
-        d = _op_dtype(i)
-        if isinstance(i, Tensor) and device.type == "cpu" and i._device.type != "cpu":
-            device = i._device
-        if common is None:
-            common = d
-        elif d is not common:
-            different_inputs = True
-    if cfg._static_device is not None:
-        device = cfg._static_device
-
-    if cfg._check_all_same_dtype and (
-        different_inputs
-        or different_outputs
-        or (out_dtype is not None and common is not None and out_dtype is not common)
-    ):
-        expected = common if common is not None else out_dtype
-        for op in [o for o in outs if o is not None] + list(ins):
-            d = _op_dtype(op)
-            if d is not expected:
-                raise RuntimeError(
-                    f"Found dtype {d.scalar_name} but expected {expected.scalar_name}"
-                )
-
-    if (different_inputs or all_scalars) and cfg._promote_inputs:
-        state = ResultTypeState()
-        for i in ins:
-            state.update(i)
-        common = state.result()
-    elif not cfg._promote_inputs and different_inputs:
-        common = None
-    if cfg._promote_int_to_float and common is not None and common.category <= dt.INT_CATEGORY:
-        common = dt.get_default_dtype()
-
-    if cfg._check_all_same_device:
-        cpu_scalars = 0
-        operands = [(o, False) for o in outs if o is not None]
-        operands += [(i, True) for i in ins if isinstance(i, Tensor)]
-        for op, is_input in operands:
-            if op._device == device:
-                continue
-            if (
-                device.type != "cpu"
-                and cfg._allow_cpu_scalars
-                and is_input
-                and not op._sizes
-                and op._device.type == "cpu"
-            ):
-                cpu_scalars += 1
-                if cpu_scalars > 1:
-                    raise RuntimeError("Trying to pass too many CPU scalars to non-CPU kernel!")
-                continue
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two "
-                f"devices, {device} and {op._device}!"
-            )
-
-    out_dtypes = []
-    for o in outs:
-        if o is None:
-            target = cfg._static_dtype or common
-            if target is None:
-                raise RuntimeError("TensorIterator: cannot infer the dtype of an output")
-            out_dtypes.append(target)
-            continue
-        if cfg._safe_cast_outputs and common is not None and o._dtype is not common:
-            if not can_cast(common, o._dtype):
-                raise RuntimeError(
-                    f"result type {common.scalar_name} can't be cast to the desired output "
-                    f"type {o._dtype.scalar_name}"
-                )
-        out_dtypes.append(o._dtype)
-    return common, device, out_dtypes
-
-
-def _broadcast_strides(op: Tensor, shape: tuple) -> tuple:
-    ndim = len(shape)
-    sizes = op._sizes
-    offset = ndim - len(sizes)
-    strides = [0] * ndim
-    for k, size in enumerate(sizes):
-        if size == 1 and shape[offset + k] != 1:
-            continue
-        strides[offset + k] = op._strides[k]
-    return tuple(strides)
-
-
-def _output_strides(
-    outs: list, ins: list, will_resize: list, shape: tuple, all_same: bool
-) -> tuple | None:
-    """Strides for a new output (None means contiguous), by PyTorch's layout rule."""
-    operands = [o for k, o in enumerate(outs) if o is not None and not will_resize[k]]
-    operands += [i for i in ins if isinstance(i, Tensor)]
-    if all_same:
-        if all(is_contiguous_strides(op._sizes, op._strides) for op in operands):
-            return None
-        if all(is_channels_last_strides(op._sizes, op._strides) for op in operands):
-            return channels_last_strides(shape)
-        if all(is_non_overlapping_and_dense(op._sizes, op._strides) for op in operands):
-            first = operands[-1]._strides
-            if all(op._strides == first for op in operands):
-                return first
-    ndim = len(shape)
-    if ndim <= 1:
-        return None
-    bstrides = [_broadcast_strides(op, shape) for op in operands]
-
-    def should_swap(d0: int, d1: int) -> int:
-        for st in bstrides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 < s1:
-                return -1
-            if s0 > s1:
-                return 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            cmp = should_swap(perm[d0], perm[d1])
-            if cmp > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif cmp < 0:
-                break
-    if perm == list(range(ndim - 1, -1, -1)):
-        return None
-    strides = [0] * ndim
-    acc = 1
-    for d in perm:
-        strides[d] = acc
-        acc *= shape[d]
-    return tuple(strides)
-
-
-def _allocate_outputs(
-    cfg: TensorIteratorConfig,
-    outs: list,
-    ins: list,
-    out_dtypes: list,
-    will_resize: list,
-    shape: tuple,
-    all_same: bool,
-    device: Device,
-) -> tuple | None:
-    if all(o is not None and not will_resize[k] for k, o in enumerate(outs)):
-        return None
-    strides = _output_strides(outs, ins, will_resize, shape, all_same)
-    for k, o in enumerate(outs):
-        if o is None:
-            st = contiguous_strides(shape) if strides is None else strides
-            outs[k] = empty_tensor(shape, out_dtypes[k], device, st)
-        elif will_resize[k]:
-            if o.numel() != 0:
-                warnings.warn(
-                    f"An output with one or more elements was resized since it had shape "
-                    f"{_fmt(o._sizes)}, which does not match the required output shape "
-                    f"{_fmt(shape)}. This behavior is deprecated, and in a future PyTorch "
-                    "release outputs will not be resized unless they have zero elements. You "
-                    "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                    "elements with t.resize_(0).",
-                    UserWarning,
-                    stacklevel=4,
-                )
-            resize_tensor_(o, shape)
-            if strides is not None:
-                resize_tensor_(o, shape, strides)
-    return strides
-
-
-def _make_numpy_views(cfg: TensorIteratorConfig, it: TensorIterator, outs: list, ins: list) -> None:
-    common = it.common_dtype
-    compute = _compute_type(common) if common is not None else None
-    it.compute_dtype = compute
-    it._writeback = None
-    if it.is_meta or any(
-        isinstance(t, Tensor) and t._storage.data is None for t in outs + list(ins)
-    ):
-        it.is_meta = True
-        it.np_inputs = []
-        it.np_outputs = []
-        return
-    np_inputs = []
-    for i in ins:
-        if isinstance(i, Tensor):
-            target = compute if cfg._promote_inputs and compute is not None else _compute_type(
-                i._dtype
-            )
-            arr = i._numpy()
-            if i._dtype is not target:
-                arr = arr.astype(target.numpy)
-        else:
-            target = compute if compute is not None else _compute_type(_op_dtype(i))
-            arr = np.array(i)
-            if target.category < dt.COMPLEX_CATEGORY and isinstance(i, complex):
-                arr = arr.real
-            arr = arr.astype(target.numpy)
-        np_inputs.append(arr)
-    it.np_inputs = np_inputs
-    np_outputs = []
-    writeback = []
-    for k, o in enumerate(outs):
-        view = o._numpy()
-        if cfg._cast_to_outputs and compute is not None:
-            target = compute
-        else:
-            target = _compute_type(o._dtype)
-        if target is not o._dtype:
-            scratch = np.empty(view.shape, target.numpy)
-            writeback.append((k, scratch))
-            np_outputs.append(scratch)
-        else:
-            np_outputs.append(view)
-    it.np_outputs = np_outputs
-    it._writeback = writeback or None
