@@ -346,3 +346,49 @@ def test_a_planted_unknown_key_is_reported_at_its_line(case, data) -> None:
     _, diagnostics = read_native_functions("\n".join(lines) + "\n")
     assert [(d.line, d.code) for d in diagnostics] == [(at + 1, "unknown-key")]
     assert "device_guard" in diagnostics[0].hint
+
+
+# -- backend YAML ----------------------------------------------------------------------------
+
+
+def test_backend_yaml_records() -> None:
+    from pyaten.declarations import BackendDeclaration, load_backend_yaml
+
+    fixtures = Path(__file__).parent / "fixtures" / "lint"
+    fns = load_native_functions(fixtures / "native_functions.yaml")
+    b = load_backend_yaml(fixtures / "clean_backend.yaml", fns)
+    assert isinstance(b, BackendDeclaration)
+    assert (b.backend, b.cpp_namespace, b.class_name) == (
+        "PrivateUse1",
+        "my_backend",
+        "MyBackendNativeFunctions",
+    )
+    assert (b.dispatch_key, b.autograd_key) == ("PrivateUse1", "AutogradPrivateUse1")
+    assert [str(f.func.name) for f in b.supported] == ["add.Tensor", "abs", "abs_", "abs.out"]
+    assert dict(b.kernels) == {
+        "add.Tensor": "add_symint",
+        "abs": "abs",
+        "abs_": "abs_",
+        "abs.out": "abs_out",
+    }
+    assert [str(f.func.name) for f in b.autograd] == ["relu"]
+    with pytest.raises(DeclarationError, match="backend-unknown-op"):
+        load_backend_yaml("backend: CPU\ncpp_namespace: x\nsupported: [nope]\n", fns)
+
+
+def test_backend_kernel_names_match_torchgen(tmp_path: Path) -> None:
+    from torchgen.gen_backend_stubs import parse_backend_yaml
+
+    from pyaten.declarations import load_backend_yaml
+
+    ops = ["add.Tensor", "add.out", "abs", "abs_", "abs.out", "max.dim", "convolution"]
+    text = "backend: XLA\ncpp_namespace: xla\nsupported:\n" + "".join(f"- {o}\n" for o in ops)
+    text += "symint: [convolution]\n"
+    path = tmp_path / "xla.yaml"
+    path.write_text(text)
+    theirs = torchgen_gen.parse_native_yaml(str(NATIVE), str(TAGS))
+    grouped = torchgen_gen.get_grouped_native_functions(theirs.native_functions)
+    parsed = parse_backend_yaml(str(path), grouped, theirs.backend_indices)
+    them = {str(k): m.kernel for k, m in parsed.backend_indices[parsed.backend_key].index.items()}
+    ours = load_backend_yaml(path, load_native_functions(NATIVE))
+    assert dict(ours.kernels) == them

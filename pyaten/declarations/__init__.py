@@ -3,11 +3,13 @@
 - `load_native_functions(path_or_text)` -> list of `NativeFunction` (autogen variants included)
 - `group_native_functions(functions)` -> (list of `NativeFunctionsGroup`, ungrouped functions)
 - `load_derivatives(path, native_functions=...)` -> list of `DerivativeEntry`
+- `load_backend_yaml(path, native_functions)` -> `BackendDeclaration` (gen_backend_stubs format)
 - `lint(path, warnings=False)` -> list of `Diagnostic`
 See docs/declarations.md and docs/lint.md.
 """
 
 from pyaten.declarations.autogen import generate_autogen, with_autogen
+from pyaten.declarations.backend import BackendDeclaration, load_backend_yaml, read_backend_yaml
 from pyaten.declarations.derivatives import load_derivatives, read_derivatives
 from pyaten.declarations.dispatch_keys import DISPATCH_KEYS, split_dispatch_keys
 from pyaten.declarations.grouping import group_native_functions
@@ -27,6 +29,7 @@ from pyaten.declarations.native import NATIVE_KEYS, load_native_functions, read_
 from pyaten.declarations.tags import load_tags
 
 __all__ = [
+    "BackendDeclaration",
     "DISPATCH_KEYS",
     "NATIVE_KEYS",
     "DeclarationError",
@@ -42,9 +45,11 @@ __all__ = [
     "group_native_functions",
     "lint",
     "lint_files",
+    "load_backend_yaml",
     "load_derivatives",
     "load_native_functions",
     "load_tags",
+    "read_backend_yaml",
     "read_derivatives",
     "read_native_functions",
     "split_dispatch_keys",

@@ -2,7 +2,8 @@
 
 `lint(path)` decides what a file is from its name (`*derivatives*.yaml`, `*tags*.yaml`,
 anything else is a native file) or, failing that, from its first entry's key (`func`,
-`name`, `tag`). A derivatives file is checked against a native file: the one passed as
+`name`, `tag`; a top-level `backend:` is a backend file). A derivatives or backend file is
+checked against a native file: the one passed as
 `native=`, else the one found beside it (see `derivatives.default_native_path`).
 `lint_files(paths)` lints several files at once; a native file among them is used for the
 derivatives files among them. Rules and codes: docs/lint.md.
@@ -15,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from pyaten.declarations.autogen import with_autogen
+from pyaten.declarations.backend import read_backend_yaml
 from pyaten.declarations.derivatives import default_native_path, read_derivatives
 from pyaten.declarations.model import Diagnostic, NativeFunction
 from pyaten.declarations.native import read_native_functions
@@ -22,7 +24,7 @@ from pyaten.declarations.tags import read_tags, tags_path_for
 
 __all__ = ["lint", "lint_files", "file_kind"]
 
-_FIRST_KEY = re.compile(r"^-\s+(func|name|tag)\s*:", re.MULTILINE)
+_FIRST_KEY = re.compile(r"^(?:-\s+(func|name|tag)|(backend))\s*:", re.MULTILINE)
 
 
 def file_kind(path: str, text: str) -> str:
@@ -34,7 +36,8 @@ def file_kind(path: str, text: str) -> str:
         return "tags"
     m = _FIRST_KEY.search(text)
     if m is not None:
-        return {"func": "native", "name": "derivatives", "tag": "tags"}[m.group(1)]
+        kinds = {"func": "native", "name": "derivatives", "tag": "tags", "backend": "backend"}
+        return kinds[m.group(1) or m.group(2)]
     return "native"
 
 
@@ -95,13 +98,14 @@ def lint(
     elif kind == "native":
         diagnostics = list(_lint_native(path, text)[1])
     else:
-        diagnostics = _lint_derivatives(path, text, native)
+        diagnostics = _lint_dependent(path, text, native, kind)
     if not warnings:
         diagnostics = [d for d in diagnostics if d.severity == "error"]
     return diagnostics
 
 
-def _lint_derivatives(path: str, text: str, native) -> list[Diagnostic]:
+def _lint_dependent(path: str, text: str, native, kind: str) -> list[Diagnostic]:
+    """A derivatives or backend file, checked against its native file."""
     if native is None:
         native = default_native_path(path)
         if native is None:
@@ -110,7 +114,7 @@ def _lint_derivatives(path: str, text: str, native) -> list[Diagnostic]:
                     path,
                     1,
                     "no-native-file",
-                    "no native_functions.yaml to check this derivatives file against",
+                    f"no native_functions.yaml to check this {kind} file against",
                     "lint both at once: `pyaten lint native_functions.yaml derivatives.yaml`",
                 )
             ]
@@ -132,6 +136,8 @@ def _lint_derivatives(path: str, text: str, native) -> list[Diagnostic]:
                 )
             ]
         native = with_autogen(functions)
+    if kind == "backend":
+        return read_backend_yaml(text, path, native)[1]
     return read_derivatives(text, path, native)[1]
 
 
