@@ -8,6 +8,7 @@ would change and otherwise call `_to_copy`, so `t.to(t.dtype) is t` as in PyTorc
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import ml_dtypes
@@ -43,6 +44,24 @@ _CPP_TYPE_NAMES = {
 }
 
 
+def _limits(dtype) -> tuple[float, float]:
+    if dtype.is_floating_point:
+        top = float(ml_dtypes.finfo(dtype.numpy).max)
+        return -top, top
+    if dtype.is_complex:
+        top = float(np.finfo(dtype.to_real().numpy).max)
+        return -top, top
+    if dtype.scalar_name == "Bool":
+        return -math.inf, math.inf
+    info = np.iinfo(dtype.numpy)
+    # unsigned targets accept negatives down to -max (they wrap), like ATen
+    return (-int(info.max) if info.min == 0 else int(info.min)), int(info.max)
+
+
+# dtype -> (lowest, highest) value a scalar may have; built once, read per fill_
+_LIMITS: dict = {}
+
+
 def _overflows(value, dtype) -> bool:
     """ATen's checked scalar conversion: would `value` overflow `dtype`?"""
     if dtype.scalar_name == "Bool" or isinstance(value, bool):
@@ -51,27 +70,26 @@ def _overflows(value, dtype) -> bool:
         if not dtype.is_complex and value.imag != 0:
             return True
         value = value.real
-    if dtype.is_complex:
-        real_dtype = dtype.to_real()
-        return _overflows(value, real_dtype)
-    if dtype.is_floating_point:
+    limits = _LIMITS.get(dtype)
+    if limits is None:
+        limits = _LIMITS[dtype] = _limits(dtype)
+    low, high = limits
+    if dtype.is_floating_point or dtype.is_complex:
         value = float(value)
         if dtype.itemsize == 2:
             # Half and BFloat16 are reached through float, which may already be inf
             with np.errstate(over="ignore"):
                 value = float(np.float32(value))
-        if not np.isfinite(value):
+        if value != value or value in (math.inf, -math.inf):
             return False
-        return abs(value) > float(ml_dtypes.finfo(dtype.numpy).max)
-    info = np.iinfo(dtype.numpy)
+        return value < low or value > high
     if isinstance(value, float):
-        if not np.isfinite(value):
+        if value != value or value in (math.inf, -math.inf):
             return True
-        return value < info.min or value > info.max
-    if info.min == 0:
-        # unsigned targets accept negatives down to -max (they wrap), like ATen
-        return value > info.max or value < -info.max
-    return value < info.min or value > info.max
+        if not dtype.is_signed:
+            # only integers wrap into an unsigned type; a negative float overflows
+            low = 0
+    return value < low or value > high
 
 
 def checked_scalar(value, dtype):
@@ -105,13 +123,16 @@ def cast_scalar(value, dtype):
 def array_of(t: Tensor) -> np.ndarray:
     """The NumPy view of `t`; an empty tensor gets a fresh empty array (its offset may point
     past the end of its storage, which NumPy refuses to view)."""
-    if t.numel() == 0:
-        return np.empty(t._sizes, t.dtype.numpy)
+    if 0 in t._sizes:
+        return np.empty(t._sizes, t._dtype.numpy)
     return t._numpy()
 
 
 def assign(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src with C-style casts (no NumPy cast warnings, complex keeps the real part)."""
+    if dst.dtype == src.dtype:
+        np.copyto(dst, src)
+        return
     with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         np.copyto(dst, src, casting="unsafe")
@@ -281,6 +302,18 @@ def _fill_value(self: Tensor, value):
 
 @native
 def fill_(self: Tensor, value) -> Tensor:
+    dtype = self._dtype
+    cls = value.__class__
+    if (cls is float and dtype.is_floating_point and dtype.itemsize >= 4) or (
+        cls is int and dtype.category == 1 and dtype.itemsize == 8
+    ):
+        # the common fills: a Python number that the dtype stores directly
+        low, high = _LIMITS.get(dtype) or _LIMITS.setdefault(dtype, _limits(dtype))
+        if low <= value <= high:
+            if self.numel() != 0:
+                self._numpy()[...] = value
+            self._bump_version()
+            return self
     scalar = _fill_value(self, value)
     if self.numel() != 0:
         array_of(self)[...] = scalar

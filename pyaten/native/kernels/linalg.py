@@ -11,8 +11,6 @@ batch. Every step here calls an op through the dispatcher.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from pyaten.core import dtypes as dt
@@ -47,8 +45,7 @@ def _check_not_bool(dtype, kernel: str) -> None:
 
 def _product(a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     acc = _acc(out_dtype)
-    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with np.errstate(over="ignore", invalid="ignore"):
         return np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
 
 

@@ -9,8 +9,6 @@ floating or complex dtype). The `impl` functions reduce with NumPy in the accumu
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from pyaten.core import dtypes as dt
@@ -71,8 +69,7 @@ def meta_sum_dim_IntList(op, self: Tensor, dim, keepdim: bool = False, dtype=Non
 
 def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.ndarray:
     acc = _acc_numpy(out.dtype)
-    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with np.errstate(over="ignore", invalid="ignore"):
         source = array_of(self)
         if source.dtype != acc:
             source = source.astype(acc)

@@ -60,6 +60,8 @@ def numel_of(sizes: Sequence[int]) -> int:
 
 def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """Resolve one `-1` in a requested shape against `numel` (ATen's infer_size)."""
+    if len(shape) == 1 and shape[0] == numel:
+        return tuple(shape)
     known = 1
     infer_at = -1
     for i, s in enumerate(shape):
@@ -173,7 +175,11 @@ def _view_as(self: Tensor, sizes: tuple, strides: tuple, offset: int) -> Tensor:
 def view(self: Tensor, size: tuple) -> Tensor:
     sizes = self._sizes
     shape = infer_size(size, numel_of(sizes))
-    strides = compute_view_strides(sizes, self._strides, shape)
+    old_strides = self._strides
+    if old_strides == _cached_contiguous_strides(sizes):
+        # a row-major tensor views any shape of its size row-major: no chunk analysis needed
+        return as_strided_view(self, shape, _cached_contiguous_strides(shape), self._offset)
+    strides = compute_view_strides(sizes, old_strides, shape)
     if strides is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
