@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from pyaten.cli import main
 from pyaten.declarations import Diagnostic, lint, lint_files
+from pyaten.declarations.dispatch_keys import DISPATCH_KEYS, suggest_dispatch_key
 from pyaten.declarations.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
@@ -199,3 +200,20 @@ def test_mangled_derivatives_files_never_raise(text: str) -> None:
     _, diagnostics = read_derivatives(text, "d.yaml", functions)
     for d in diagnostics:
         assert d.code in RULES
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(sorted(DISPATCH_KEYS)), st.data())
+def test_case_slips_suggest_the_key(key: str, data) -> None:
+    flips = data.draw(st.lists(st.booleans(), min_size=len(key), max_size=len(key)))
+    slipped = "".join(c.swapcase() if f else c for c, f in zip(key, flips))
+    assert suggest_dispatch_key(slipped) == key
+
+
+@pytest.mark.parametrize(
+    "typo, key",
+    [("SparseCUP", "SparseCPU"), ("QuantizedCuda", "QuantizedCUDA"),
+     ("CompositeImplicit", "CompositeImplicitAutograd"), ("NestedTensorCuda", "NestedTensorCUDA")],
+)  # fmt: skip
+def test_typos_suggest_the_key(typo: str, key: str) -> None:
+    assert suggest_dispatch_key(typo) == key

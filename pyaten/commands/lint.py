@@ -1,4 +1,4 @@
-"""`pyaten lint FILE...`: check native_functions.yaml, derivatives.yaml and tags.yaml files.
+"""`pyaten lint FILE...`: check native_functions, derivatives, tags and backend YAML files.
 
 Prints `path:line: code: message` and an indented hint for each problem, and exits 1 when
 there is an error (0 when there are only warnings or nothing). Give the native file and the
@@ -12,7 +12,7 @@ import sys
 
 from pyaten.declarations import lint_files
 
-HELP = "check native_functions.yaml / derivatives.yaml / tags.yaml files, report file:line"
+HELP = "check native_functions / derivatives / tags / backend YAML files, report file:line"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--native",
         metavar="PATH",
-        help="native_functions.yaml to check derivatives files against "
-        "(default: a native file among FILE, else the one beside each derivatives file)",
+        help="native_functions.yaml to check derivatives and backend files against "
+        "(default: a native file among FILE, else the one beside each such file)",
     )
     parser.add_argument(
         "-W", "--warnings", action="store_true", help="also report warnings (style problems)"

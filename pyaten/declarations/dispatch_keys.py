@@ -119,10 +119,16 @@ def split_dispatch_keys(text: str) -> list[str]:
     return [part.strip() for part in text.split(",")]
 
 
+_BY_LOWER: dict[str, str] = {k.lower(): k for k in DISPATCH_KEYS}
+
+
 def suggest_dispatch_key(name: str) -> str | None:
-    """The closest valid key name to a misspelt one, or None when nothing is close."""
-    matches = difflib.get_close_matches(name, sorted(DISPATCH_KEYS), n=1, cutoff=0.6)
-    if matches:
-        return matches[0]
-    lowered = {k.lower(): k for k in DISPATCH_KEYS}
-    return lowered.get(name.lower())
+    """The closest valid key name to a misspelt one, or None when nothing is close.
+
+    Case is ignored first (`Cuda` -> `CUDA`), so case slips never lose to a near neighbour.
+    """
+    lowered = name.lower()
+    if lowered in _BY_LOWER:
+        return _BY_LOWER[lowered]
+    matches = difflib.get_close_matches(lowered, sorted(_BY_LOWER), n=1, cutoff=0.6)
+    return _BY_LOWER[matches[0]] if matches else None
