@@ -211,6 +211,15 @@ def test_text_input_and_comma_lists() -> None:
     assert str(fns["abs"].structured_delegate) == "abs.out"
 
 
+def test_one_line_text_and_missing_paths() -> None:
+    (fn,) = load_native_functions("- func: abs(Tensor self) -> Tensor")
+    assert str(fn.func) == "abs(Tensor self) -> Tensor"
+    with pytest.raises(FileNotFoundError):
+        load_native_functions("no/such/native_functions.yaml")
+    with pytest.raises(TypeError):
+        load_native_functions(42)
+
+
 def test_autogen_records() -> None:
     fns = {str(f.func.name): f for f in load_native_functions(SMALL)}
     assert str(fns["neg.out"].func) == "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"

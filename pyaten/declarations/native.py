@@ -85,9 +85,17 @@ Report = Callable[..., None]
 
 
 def read_source(path_or_text: str | os.PathLike[str]) -> tuple[str, str | None]:
-    """`(text, path)` for a path, or `(text, None)` for YAML text (anything with a newline)."""
-    if isinstance(path_or_text, str) and ("\n" in path_or_text or not path_or_text.strip()):
-        return path_or_text, None
+    """`(text, path)` for a path, or `(text, None)` for YAML text.
+
+    A string is text when it has a newline, is blank, or is no file and reads like YAML
+    (`- func: ...` on one line).
+    """
+    if isinstance(path_or_text, str):
+        text = path_or_text
+        if "\n" in text or not text.strip():
+            return text, None
+        if not os.path.exists(text) and (text.lstrip()[:1] in "-#[{" or ": " in text):
+            return text, None
     path = os.fspath(path_or_text)
     with open(path, encoding="utf-8") as f:
         return f.read(), path
