@@ -154,6 +154,11 @@ def test_add_structured_broadcasting_and_scalar():
     for arg, t in zip(first["arguments"], args):
         assert arg["keys"] == torch_keys(t)
     assert first["tls_included"] == ["BackendSelect", "ADInplaceOrView"]
+    assert first["fallthrough_dropped"]
+    for key in first["fallthrough_dropped"]:  # torch's table has a fallthrough there too
+        (line,) = [x for x in torch._C._dispatch_dump_table("aten::add.Tensor").splitlines()
+                   if x.startswith(f"{key}:")]
+        assert "fallthrough" in line
     assert [h["key"] for h in call["dispatch"]] == ["AutogradCPU", "CPU"]
     assert call["dispatch"][1]["redispatch"] is True
     hop = check_kernel_hop(call, "aten::add.Tensor")

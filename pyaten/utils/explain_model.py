@@ -51,6 +51,17 @@ class Hop:
     def registered_at(self) -> str:
         return first_site(self.registration)
 
+    @property
+    def fallthrough_dropped(self) -> list[str]:
+        """Keys of (arguments | included) - excluded that the table's fallthroughs removed."""
+        if self.redispatch:
+            return []
+        union: list[str] = []
+        for _, keys in self.arguments:
+            union += [k for k in keys if k not in union]
+        union += [k for k in self.tls_included if k not in union]
+        return [k for k in union if k not in self.tls_excluded and k not in self.keyset]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "redispatch": self.redispatch,
@@ -58,6 +69,7 @@ class Hop:
             "tls_included": list(self.tls_included),
             "tls_excluded": list(self.tls_excluded),
             "keyset": list(self.keyset),
+            "fallthrough_dropped": self.fallthrough_dropped,
             "key": self.key,
             "rule": self.rule,
             "why": RULE_TEXT.get(self.rule, ""),

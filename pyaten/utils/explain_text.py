@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyaten.dispatch.introspect import RULE_TEXT
 from pyaten.utils.explain_model import ExplainedCall, Hop, KernelRun
 from pyaten.utils.explain_values import describe_text
 
@@ -144,7 +145,13 @@ def _dispatch(w: _Writer, pad: str, hops: tuple[Hop, ...], outer_tls: Any) -> An
     for i, hop in enumerate(hops):
         arrow = "  " * i
         verb = "redispatch" if hop.redispatch else "key set"
-        rest.append(f"{arrow}{verb} {{{', '.join(hop.keyset)}}} -> {hop.key} [{hop.rule}]")
+        dropped = hop.fallthrough_dropped
+        if dropped:
+            rest.append(f"{arrow}(arguments | included - excluded, then fallthrough keys "
+                        f"{', '.join(dropped)} dropped)")
+        why = RULE_TEXT.get(hop.rule)
+        rule = f"{hop.rule}: {why}" if why else hop.rule
+        rest.append(f"{arrow}{verb} {{{', '.join(hop.keyset)}}} -> {hop.key} [{rule}]")
         site = f" registered at {hop.registered_at}" if hop.registered_at else ""
         rest.append(f"{arrow}  kernel {hop.kernel}{site}")
         for note in hop.notes:
