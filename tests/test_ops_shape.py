@@ -161,3 +161,32 @@ def test_view_after_permute_matches_torch(shape, data):
         assert_same_error(lambda: p.view(target), lambda: t.view(target))
         return
     assert_same(p.view(target), expected, strides=True)
+
+
+INPLACE_VIEW_CASES = [
+    ("t_", lambda x: x.t_(), (2, 3)),
+    ("transpose_", lambda x: x.transpose_(0, -1), (2, 3, 4)),
+    ("squeeze_", lambda x: x.squeeze_(), (1, 3, 1)),
+    ("squeeze_dim", lambda x: x.squeeze_(-1), (1, 3, 1)),
+    ("squeeze_dims", lambda x: x.squeeze_((0, 2)), (1, 3, 1)),
+    ("unsqueeze_", lambda x: x.unsqueeze_(1), (2, 3)),
+    ("as_strided_", lambda x: x.as_strided_((2, 2), (1, 2), 1), (2, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", INPLACE_VIEW_CASES, ids=[c[0] for c in INPLACE_VIEW_CASES])
+def test_inplace_views_match_torch(name, fn, shape):
+    t, p = make_pair(shape, "float32")
+    t_version, p_version = t._version, p._version
+    assert fn(p) is p
+    fn(t)
+    assert_same(p, t, strides=True)
+    assert p.storage_offset() == t.storage_offset()
+    assert p._version - p_version == t._version - t_version
+    # on a view, the base keeps its shape and the view keeps its base
+    tb, pb = make_pair((4, 5), "float32")
+    tv, pv = tb[1:], pb[1:]
+    tv.t_()
+    pv.t_()
+    assert_same(pv, tv, strides=True)
+    assert pv._base is pb and tuple(pb.shape) == (4, 5)

@@ -504,6 +504,46 @@ def view_dtype(self: Tensor, dtype) -> Tensor:
     return _retyped_view(self, tuple(sizes), tuple(strides), offset, dtype)
 
 
+# --- in-place views: new geometry on self --------------------------------------------------
+
+
+def _restride_(self: Tensor, view: Tensor) -> Tensor:
+    """Give `self` the geometry of `view` (a view of self) and record the in-place change."""
+    self._sizes = view._sizes
+    self._strides = view._strides
+    self._offset = view._offset
+    self._refresh()
+    self._bump_version()
+    return self
+
+
+@native
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _restride_(self, transpose(self, dim0, dim1))
+
+
+@native
+def t_(self: Tensor) -> Tensor:
+    return _restride_(self, t(self))
+
+
+@native
+def squeeze_(self: Tensor, dim=None) -> Tensor:
+    return _restride_(self, squeeze(self, dim))
+
+
+@native
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    return _restride_(self, unsqueeze(self, dim))
+
+
+@native
+def as_strided_(
+    self: Tensor, size: tuple, stride: tuple, storage_offset: int | None = None
+) -> Tensor:
+    return _restride_(self, as_strided(self, size, stride, storage_offset))
+
+
 def _retyped_view(self: Tensor, sizes: tuple, strides: tuple, offset: int, dtype) -> Tensor:
     result = as_strided_view(self, sizes, strides, offset)
     result._dtype = dtype
