@@ -174,7 +174,9 @@ INPLACE_VIEW_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,fn,shape", INPLACE_VIEW_CASES, ids=[c[0] for c in INPLACE_VIEW_CASES])
+@pytest.mark.parametrize(
+    "name,fn,shape", INPLACE_VIEW_CASES, ids=[c[0] for c in INPLACE_VIEW_CASES]
+)
 def test_inplace_views_match_torch(name, fn, shape):
     t, p = make_pair(shape, "float32")
     t_version, p_version = t._version, p._version
