@@ -401,3 +401,13 @@ def test_backend_kernel_names_match_torchgen(tmp_path: Path) -> None:
     them = {str(k): m.kernel for k, m in parsed.backend_indices[parsed.backend_key].index.items()}
     ours = load_backend_yaml(path, load_native_functions(NATIVE))
     assert dict(ours.kernels) == them
+
+
+def test_group_invariants() -> None:
+    fns = {str(f.func.name): f for f in load_native_functions(SMALL)}
+    with pytest.raises(ValueError, match="functional signature"):
+        NativeFunctionsGroup(functional=fns["abs"], out=fns["neg.out"])
+    with pytest.raises(ValueError, match="not an out variant"):
+        NativeFunctionsGroup(functional=fns["abs"], out=fns["abs"])
+    with pytest.raises(ValueError, match="at least one"):
+        NativeFunctionsGroup()

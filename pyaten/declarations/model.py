@@ -178,6 +178,20 @@ class NativeFunctionsGroup:
     out: NativeFunction | None = None
     mutable: NativeFunction | None = None
 
+    def __post_init__(self) -> None:
+        members = [f for f in (self.functional, self.inplace, self.out, self.mutable) if f]
+        if not members:
+            raise ValueError("NativeFunctionsGroup: a group needs at least one member")
+        signature = members[0].func.functional_signature()
+        for f in members[1:]:
+            if f.func.functional_signature() != signature:
+                raise ValueError(
+                    f"NativeFunctionsGroup: {f.func.name} does not share the functional "
+                    f"signature of {members[0].func.name}"
+                )
+        if self.out is not None and not self.out.func.out:
+            raise ValueError(f"NativeFunctionsGroup: {self.out.func.name} is not an out variant")
+
     @property
     def structured(self) -> bool:
         return self.out is not None and self.out.structured
