@@ -4,6 +4,9 @@ tensors, out=, dtype=/device=, and the TypeError messages."""
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -193,7 +196,11 @@ def test_parser_agrees_with_torch_on_random_calls(args, kw, op):
         return getattr(m, op)(*[value(m, c) for c in args], **kwargs)
 
     try:
-        theirs = call(torch)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            theirs = call(torch)
+        if any("deprecated" in str(w.message) for w in caught):
+            return  # torch's legacy signatures (add(input, alpha, other)) are not pyaten's
     except TypeError:
         with pytest.raises(TypeError):
             call(pyaten)
@@ -208,4 +215,4 @@ def test_parser_agrees_with_torch_on_random_calls(args, kw, op):
         return
     ours = call(pyaten)
     if isinstance(theirs, torch.Tensor):
-        assert ours.tolist() == theirs.tolist()
+        np.testing.assert_array_equal(np.array(ours.tolist()), np.array(theirs.tolist()))

@@ -359,3 +359,26 @@ def test_operators_on_transposed_and_strided_inputs():
     pa, ta = make((3, 4), "float32", 21)
     assert_same(pa.t() + pa.t(), ta.t() + ta.t())
     assert_same(pa[:, 1] * 2, ta[:, 1] * 2)
+
+
+def test_output_layout_follows_inputs_like_torch():
+    pa, ta = make((3, 4), "float32", 22)
+    pb, tb = make((3, 4), "float32", 23)
+    ours, theirs = pa.t() + pb.t(), ta.t() + tb.t()
+    assert ours.stride() == theirs.stride()
+    ours, theirs = pyaten.exp(pa.t()), torch.exp(ta.t())
+    assert ours.stride() == theirs.stride()
+
+
+def test_impls_go_through_dispatch_stubs():
+    from pyaten.dispatch import trace
+
+    a = pyaten.ones(2)
+    with trace() as t:
+        pyaten.mul(a, a)
+    def notes(nodes):
+        for node in nodes:
+            yield from node["notes"]
+            yield from notes(node["children"])
+
+    assert any(n["kind"] == "stub" and n["stub"] == "mul_stub" for n in notes(t.as_dicts()))

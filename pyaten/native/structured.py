@@ -21,8 +21,13 @@ from typing import Any
 import numpy as np
 
 from pyaten.core import dtypes as _dtypes
-from pyaten.core.promotion import can_cast, result_type
-from pyaten.core.views import contiguous_strides, empty_tensor, resize_tensor_
+from pyaten.core.iterator import TensorIteratorConfig
+from pyaten.core.views import (
+    contiguous_strides,
+    empty_tensor,
+    is_contiguous_strides,
+    resize_tensor_,
+)
 from pyaten.dispatch import trace as _trace
 from pyaten.native.runtime import Tensor
 
@@ -235,8 +240,11 @@ class TensorIteratorMeta(StructuredMeta):
     ) -> None:
         """Broadcast `inputs`, compute the common dtype and set output 0.
 
-        `output_dtype` fixes the dtype of a new output (bool for comparisons); a caller's
-        output keeps its own dtype, checked as PyTorch's TensorIterator does.
+        The decisions (shape, dtypes, output strides following the inputs' layout, overlap,
+        in-place and safe-cast checks with PyTorch's messages) are core's TensorIterator's, run
+        in planning mode; the output itself is set through `set_output`, so the wrapper kind
+        decides whether it is allocated, checked or resized. `output_dtype` fixes the dtype
+        of a new output (bool for comparisons).
         """
         self.inputs = inputs
         out = self.outputs[0]
@@ -244,51 +252,38 @@ class TensorIteratorMeta(StructuredMeta):
             inputs, promote_integer_inputs_to_float, output_dtype
         ):
             return
-        shapes = [tuple(t._sizes) for t in inputs]
-        shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(self.op_name, *shapes)
-        device = None
+        config = TensorIteratorConfig().add_output(out)
         for t in inputs:
-            if not t._wrapped_number and (device is None or t._sizes):
-                device = t._device
-        if device is None:
-            device = inputs[0]._device
+            config.add_input(t)
         if check_all_same_dtype:
-            common = inputs[0]._dtype
-            for t in inputs[1:] + ((out,) if out is not None else ()):
-                if t._dtype is not common:
-                    raise RuntimeError(f"Found dtype {t._dtype.scalar_name} but expected "
-                                       f"{common.scalar_name}")
+            config.check_all_same_dtype(True)
         else:
-            common = inputs[0]._dtype if len(inputs) == 1 else result_type(*inputs)
-        if promote_integer_inputs_to_float and not (
-            common.is_floating_point or common.is_complex
-        ):
-            common = _dtypes.get_default_dtype()
+            config.allow_cpu_scalars(True).promote_inputs_to_common_dtype(True)
+            if output_dtype is None:
+                config.cast_common_dtype_to_outputs(True)
+                config.enforce_safe_casting_to_output(enforce_safe_casting_to_output)
+            elif out is None:
+                config.declare_static_dtype(output_dtype)
+        if promote_integer_inputs_to_float:
+            config.promote_integer_inputs_to_float(True)
+        plan = config.metadata_only(True).build()
+        common = plan.common_dtype if plan.common_dtype is not None else inputs[0]._dtype
         self.common_dtype = common
-        self.shape = shape
-        self.device = device
-        result_dtype = output_dtype if output_dtype is not None else common
-        if out is not None:
-            if self.kind == "inplace" and tuple(out._sizes) != shape:
-                raise RuntimeError(
-                    f"output with shape {_shape_text(out._sizes)} doesn't match the broadcast "
-                    f"shape {_shape_text(shape)}"
-                )
-            if enforce_safe_casting_to_output and not can_cast(common, out._dtype):
-                raise RuntimeError(
-                    f"result type {common.scalar_name} can't be cast to the desired output "
-                    f"type {out._dtype.scalar_name}"
-                )
-            result_dtype = out._dtype
+        self.shape = tuple(plan.shape)
+        self.device = plan.device
         if _trace.ACTIVE:
-            self.decisions = {"broadcast_shape": list(shape), "common_dtype": str(common)}
-        self.set_output(0, shape, result_dtype, device, None)
+            self.decisions = {"broadcast_shape": list(plan.shape), "common_dtype": str(common)}
+        strides = plan.output_strides  # for new outputs; None = contiguous
+        if strides is not None and tuple(strides) == contiguous_strides(self.shape):
+            strides = None
+        self.set_output(0, self.shape, plan.output_dtypes[0], plan.device, strides)
 
     def _build_same(self, inputs, promote_to_float: bool, output_dtype) -> bool:
         """The common case, decided in a few comparisons: a new output, inputs of one shape and
         one dtype, no wrapped numbers, no float promotion needed. True if it applied."""
         first = inputs[0]
         sizes = first._sizes
+        strides = first._strides
         dtype = first._dtype
         if first._wrapped_number:
             return False
@@ -297,8 +292,10 @@ class TensorIteratorMeta(StructuredMeta):
                 # A Python scalar of the tensor's category or lower does not change the dtype.
                 if t._dtype.category > dtype.category:
                     return False
-            elif t._sizes != sizes or t._dtype is not dtype:
+            elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides:
                 return False
+        if len(sizes) > 1 and not is_contiguous_strides(sizes, strides):
+            return False  # the output's layout follows the inputs': let the planner decide
         if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
             return False
         self.common_dtype = dtype

@@ -1,8 +1,9 @@
 """Arithmetic: add, sub, mul, div (Tensor and Scalar overloads, alpha, rounding modes), rsub.
 
 Structured through `TensorIteratorMeta` (`structured_inherits: TensorIteratorBase`): the
-`meta_*` functions broadcast and promote, the `*_out` impls compute with NumPy in the common
-dtype (float16/bfloat16 in float32) and write the result, cast, into the output. Integer
+`meta_*` functions broadcast and promote; the `*_out` impls call a `DispatchStub` for the
+device (`add_stub`, `mul_stub`, `div_*_stub`) whose CPU loop computes with NumPy in the common
+dtype (float16/bfloat16 in float32) and writes the result, cast, into the output. Integer
 overflow wraps as in PyTorch; integer division by zero raises `ZeroDivisionError`.
 """
 
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyaten.core.stub import DispatchStub
 from pyaten.native.registry import native
 from pyaten.native.runtime import wrapped_number
+from pyaten.native.structured import quiet_call
 
 _ROUNDING_MODES = (None, "trunc", "floor")
 
@@ -49,6 +52,67 @@ def _scaled(op, b: np.ndarray, alpha) -> np.ndarray:
     return b * np.asarray(alpha).astype(op.compute_dtype())
 
 
+# --- stubs: the device loops the impls call (PyTorch's add_stub, mul_stub, div_*_stub) -----
+
+add_stub = DispatchStub("add_stub")
+mul_stub = DispatchStub("mul_stub")
+div_true_stub = DispatchStub("div_true_stub")
+div_trunc_stub = DispatchStub("div_trunc_stub")
+div_floor_stub = DispatchStub("div_floor_stub")
+
+
+@add_stub.register("cpu")
+def add_kernel(op, alpha) -> None:
+    a, b = op.input_arrays()
+    op.compute(np.add, a, _scaled(op, b, alpha))
+
+
+@mul_stub.register("cpu")
+def mul_kernel(op) -> None:
+    a, b = op.input_arrays()
+    op.compute(np.multiply if a.dtype.kind != "b" else np.logical_and, a, b)
+
+
+@div_true_stub.register("cpu")
+def div_true_kernel(op) -> None:
+    a, b = op.input_arrays()
+    op.compute(np.true_divide, a, b)
+
+
+def _integer_quotient(op, trunc: bool) -> bool:
+    a, b = op.input_arrays()
+    if a.dtype.kind not in "iub":
+        return False
+    if np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    if a.dtype.kind == "b":
+        a, b = a.astype(np.int64), b.astype(np.int64)
+    quotient = quiet_call(np.floor_divide, a, b)
+    if trunc:
+        # Floor and truncation differ where the signs differ and the division isn't exact.
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        quotient = quotient + fix.astype(quotient.dtype)
+    op.write(quotient)
+    return True
+
+
+@div_trunc_stub.register("cpu")
+def div_trunc_kernel(op) -> None:
+    if not _integer_quotient(op, trunc=True):
+        a, b = op.input_arrays()
+        op.write(quiet_call(lambda: np.trunc(a / b)))
+
+
+@div_floor_stub.register("cpu")
+def div_floor_kernel(op) -> None:
+    if not _integer_quotient(op, trunc=False):
+        a, b = op.input_arrays()
+        op.write(quiet_call(_floor_divide_float, a, b))
+
+
+# --- structured meta and impl ---------------------------------------------------------------
+
+
 @native
 def meta_add_Tensor(op, self, other, alpha):
     op.build_binary_op(self, other)
@@ -58,8 +122,7 @@ def meta_add_Tensor(op, self, other, alpha):
 
 @native
 def add_out(op, self, other, alpha, out):
-    a, b = op.input_arrays()
-    op.compute(np.add, a, _scaled(op, b, alpha))
+    add_stub(op.device.type, op, alpha)
 
 
 @native
@@ -71,8 +134,8 @@ def meta_sub_Tensor(op, self, other, alpha):
 
 @native
 def sub_out(op, self, other, alpha, out):
-    a, b = op.input_arrays()
-    op.compute(np.subtract, a, _scaled(op, b, alpha))
+    # a - alpha*b is a + (-alpha)*b, as PyTorch computes it.
+    add_stub(op.device.type, op, -alpha)
 
 
 @native
@@ -82,8 +145,7 @@ def meta_mul_Tensor(op, self, other):
 
 @native
 def mul_out(op, self, other, out):
-    a, b = op.input_arrays()
-    op.compute(np.multiply if a.dtype.kind != "b" else np.logical_and, a, b)
+    mul_stub(op.device.type, op)
 
 
 @native
@@ -93,9 +155,7 @@ def meta_div_Tensor(op, self, other):
 
 @native
 def div_out(op, self, other, out):
-    a, b = op.input_arrays()
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        op.write(a / b)
+    div_true_stub(op.device.type, op)
 
 
 def _check_rounding_mode(mode) -> None:
@@ -115,33 +175,12 @@ def meta_div_Tensor_mode(op, self, other, rounding_mode):
         op.build_binary_op(self, other)
 
 
+_DIV_STUBS = {None: div_true_stub, "trunc": div_trunc_stub, "floor": div_floor_stub}
+
+
 @native
 def div_out_mode(op, self, other, rounding_mode, out):
-    a, b = op.input_arrays()
-    kind = a.dtype.kind
-    if rounding_mode is None:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            op.write(a / b)
-        return
-    if kind in "iub":
-        if np.any(b == 0):
-            raise RuntimeError("ZeroDivisionError")
-        if kind == "b":
-            a = a.astype(np.int64)
-            b = b.astype(np.int64)
-        with np.errstate(over="ignore"):
-            quotient = np.floor_divide(a, b)
-            if rounding_mode == "trunc":
-                # Floor and truncation differ where the signs differ and it isn't exact.
-                fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-                quotient = quotient + fix.astype(quotient.dtype)
-        op.write(quotient)
-        return
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if rounding_mode == "trunc":
-            op.write(np.trunc(a / b))
-        else:
-            op.write(_floor_divide_float(a, b))
+    _DIV_STUBS[rounding_mode](op.device.type, op)
 
 
 def _floor_divide_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyaten.core.stub import DispatchStub
 from pyaten.native.registry import native
 from pyaten.native.runtime import wrapped_number
+from pyaten.native.structured import quiet_call
 
 _COMPARE = {
     "eq": np.equal,
@@ -23,37 +25,35 @@ _COMPARE = {
 
 
 def _define(name: str, ufunc) -> None:
+    stub = DispatchStub(f"{name}_stub")
+
+    def compare_kernel(op) -> None:
+        a, b = op.input_arrays()
+        op.write(quiet_call(ufunc, a, b))
+
+    compare_kernel.__name__ = compare_kernel.__qualname__ = f"{name}_kernel"
+    stub.register("cpu", compare_kernel)
+
     def meta_tensor(op, self, other):
         op.build_comparison_op(self, other)
 
     def meta_scalar(op, self, other):
         op.build_comparison_op(self, wrapped_number(other))
 
-    def impl(op, self, other, out):
-        a, b = op.input_arrays()
-        with np.errstate(invalid="ignore"):
-            op.write(ufunc(a, b))
+    def impl_tensor(op, self, other, out):
+        stub(op.device.type, op)
+
+    def impl_scalar(op, self, other, out):
+        stub(op.device.type, op)
 
     for fn, fn_name in (
         (meta_tensor, f"meta_{name}_Tensor"),
         (meta_scalar, f"meta_{name}_Scalar"),
-        (impl, f"{name}_Tensor_out"),
+        (impl_tensor, f"{name}_Tensor_out"),
+        (impl_scalar, f"{name}_Scalar_out"),
     ):
         fn.__name__ = fn.__qualname__ = fn_name
         native(fn)
-    # The Scalar impl is the same computation on the wrapped scalar meta built.
-    scalar_impl = _scalar_impl(ufunc)
-    scalar_impl.__name__ = scalar_impl.__qualname__ = f"{name}_Scalar_out"
-    native(scalar_impl)
-
-
-def _scalar_impl(ufunc):
-    def impl(op, self, other, out):
-        a, b = op.input_arrays()
-        with np.errstate(invalid="ignore"):
-            op.write(ufunc(a, b))
-
-    return impl
 
 
 for _name, _ufunc in _COMPARE.items():

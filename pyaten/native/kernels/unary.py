@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyaten.core.stub import DispatchStub
 from pyaten.native.registry import native
 from pyaten.native.structured import TensorIteratorMeta, quiet_call
 
@@ -24,10 +25,18 @@ def meta_abs(op, self):
     op.build_unary_op(self)
 
 
-@native
-def abs_out(op, self, out):
+abs_stub = DispatchStub("abs_stub")
+
+
+@abs_stub.register("cpu")
+def abs_kernel(op) -> None:
     (a,) = op.input_arrays()
     op.write(a if a.dtype.kind == "b" else np.abs(a))
+
+
+@native
+def abs_out(op, self, out):
+    abs_stub(op.device.type, op)
 
 
 @native
@@ -41,11 +50,18 @@ def meta_neg(op, self):
     op.build_unary_op(self)
 
 
+neg_stub = DispatchStub("neg_stub")
+
+
+@neg_stub.register("cpu")
+def neg_kernel(op) -> None:
+    (a,) = op.input_arrays()
+    op.compute(np.negative, a)
+
+
 @native
 def neg_out(op, self, out):
-    (a,) = op.input_arrays()
-    with np.errstate(over="ignore"):
-        op.write(np.negative(a))
+    neg_stub(op.device.type, op)
 
 
 @native
@@ -53,11 +69,18 @@ def meta_exp(op, self):
     op.build_unary_float_op(self)
 
 
+exp_stub = DispatchStub("exp_stub")
+
+
+@exp_stub.register("cpu")
+def exp_kernel(op) -> None:
+    (a,) = op.input_arrays()
+    op.compute(np.exp, a)
+
+
 @native
 def exp_out(op, self, out):
-    (a,) = op.input_arrays()
-    with np.errstate(over="ignore", invalid="ignore"):
-        op.write(np.exp(a))
+    exp_stub(op.device.type, op)
 
 
 @native
@@ -65,11 +88,18 @@ def meta_log(op, self):
     op.build_unary_float_op(self)
 
 
+log_stub = DispatchStub("log_stub")
+
+
+@log_stub.register("cpu")
+def log_kernel(op) -> None:
+    (a,) = op.input_arrays()
+    op.compute(np.log, a)
+
+
 @native
 def log_out(op, self, out):
-    (a,) = op.input_arrays()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        op.write(np.log(a))
+    log_stub(op.device.type, op)
 
 
 @native
@@ -82,10 +112,18 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-a))
 
 
-@native
-def sigmoid_out(op, self, out):
+sigmoid_stub = DispatchStub("sigmoid_stub")
+
+
+@sigmoid_stub.register("cpu")
+def sigmoid_kernel(op) -> None:
     (a,) = op.input_arrays()
     op.write(quiet_call(_sigmoid, a))
+
+
+@native
+def sigmoid_out(op, self, out):
+    sigmoid_stub(op.device.type, op)
 
 
 @native
@@ -93,10 +131,18 @@ def meta_tanh(op, self):
     op.build_unary_float_op(self)
 
 
-@native
-def tanh_out(op, self, out):
+tanh_stub = DispatchStub("tanh_stub")
+
+
+@tanh_stub.register("cpu")
+def tanh_kernel(op) -> None:
     (a,) = op.input_arrays()
     op.write(np.tanh(a))
+
+
+@native
+def tanh_out(op, self, out):
+    tanh_stub(op.device.type, op)
 
 
 def _relu_meta(op, self):
