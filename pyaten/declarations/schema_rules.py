@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from pyaten.declarations.model import NativeFunction
 from pyaten.schema import SchemaError
-from pyaten.schema.model import SchemaKind
+from pyaten.schema.model import Annotation, FunctionSchema, SchemaKind
 
 __all__ = ["check_schema", "classify_schema_error"]
 
@@ -52,14 +52,20 @@ def classify_schema_error(exc: SchemaError) -> tuple[str, str]:
     return "schema-syntax", ""
 
 
+def _line(fn: NativeFunction, key: str) -> int:
+    """The line of `key` in the entry, or the entry's line for records built by hand."""
+    raw = fn.raw
+    return raw.line_of(key) if hasattr(raw, "line_of") else fn.loc.line
+
+
 def check_schema(fn: NativeFunction, report: Callable[..., None]) -> None:
     """Run every single-schema rule on `fn`."""
     func = fn.func
-    line = fn.raw.line_of("func") if hasattr(fn.raw, "line_of") else fn.loc.line
+    line = _line(fn, "func")
     name = func.name
     if "method" in fn.variants and func.self_arg is None:
         report(
-            fn.raw.line_of("variants") if hasattr(fn.raw, "line_of") else line,
+            _line(fn, "variants"),
             "method-without-self",
             f"{name} is a 'method' variant but has no 'self' argument",
             "rename the tensor argument to `self`, or drop `method` from variants",
@@ -79,7 +85,7 @@ def _check_out_arguments(fn: NativeFunction, line: int, report: Callable[..., No
         looks_out = (
             arg.kwarg_only
             and arg.type.is_tensor_like()
-            and (seen_out or arg.name == "out" or arg.name.startswith("out"))
+            and (seen_out or arg.name.startswith("out"))
         )
         if looks_out and not arg.is_write:
             report(
@@ -90,9 +96,8 @@ def _check_out_arguments(fn: NativeFunction, line: int, report: Callable[..., No
             )
 
 
-def _write_hint(func):
-    from pyaten.schema.model import Annotation
-
+def _write_hint(func: FunctionSchema) -> Annotation:
+    """A write annotation with the first alias letter the schema does not use yet."""
     used = {s for a in func.arguments if a.annotation for s in a.annotation.alias_set}
     for letter in "abcdefghijklmnopqrstuvwxyz":
         if letter not in used:
