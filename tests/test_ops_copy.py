@@ -212,3 +212,19 @@ def test_inplace_ops_bump_version_once(name):
     v.copy_(pyaten.ones(2, dtype=pdt(name)))
     assert p._version == v._version == start + 3
     assert tdt(name) is not None
+
+
+def test_autogen_out_variants():
+    t, p = make_pair((2, 3), "float32")
+    aten_t, aten_p = torch.ops.aten, pyaten.ops.aten
+    cases = [
+        lambda a, m, x: a.clone.out(x, out=m.empty(0)),
+        lambda a, m, x: a.copy.out(x, x.t().t() * 2, out=m.empty(0)),
+        lambda a, m, x: a.fill.Scalar_out(x, 3, out=m.empty(0)),
+        lambda a, m, x: a.fill.Tensor_out(x, m.tensor(4.0), out=m.empty(0)),
+        lambda a, m, x: a.sum.out(x, out=m.empty(())),
+        lambda a, m, x: a.index_put.out(x, [m.tensor([1])], m.tensor(5.0), out=m.empty(0)),
+    ]
+    for fn in cases:
+        assert_same(fn(aten_p, pyaten, p), fn(aten_t, torch, t))
+    assert_same(p, t)
