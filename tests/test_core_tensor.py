@@ -397,3 +397,27 @@ def test_pickle_dtype_and_device() -> None:
     assert pickle.loads(pickle.dumps(pyaten.bfloat16)) is pyaten.bfloat16
     assert pickle.loads(pickle.dumps(pyaten.device("cuda:1"))) == pyaten.device("cuda:1")
     assert math.isclose(pyaten.tensor([0.1]).item(), 0.1, rel_tol=1e-7)
+
+
+def test_deepcopy_and_pickle() -> None:
+    import copy
+
+    t = pyaten.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    view = as_strided_view(t, (2,), (2,), 0)
+    t_copy, view_copy = copy.deepcopy([t, view])
+    t_copy.numpy(force=True)[0, 0] = 9.0
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert view_copy.tolist() == [9.0, 3.0] and t_copy.requires_grad
+    restored = pickle.loads(pickle.dumps(view))
+    assert restored.tolist() == [1.0, 3.0] and restored.dtype is pyaten.float32
+
+    class _Node:
+        def name(self) -> str:
+            return "MulBackward0"
+
+    nonleaf = pyaten.tensor([1.0])
+    nonleaf.grad_fn = _Node()
+    same_error(
+        lambda: copy.deepcopy(torch.tensor([1.0], requires_grad=True) * 2),
+        lambda: copy.deepcopy(nonleaf),
+    )

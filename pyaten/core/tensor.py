@@ -465,6 +465,53 @@ class Tensor:
 
     __str__ = __repr__
 
+    # ------------------------------------------------------------------ copy / pickle
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        found = memo.get(id(self))
+        if found is not None:
+            return found
+        # Views deep-copied together keep sharing one copied storage.
+        storage = memo.get(id(self._storage))
+        if storage is None:
+            old = self._storage
+            data = None if old.data is None else old.data.copy()
+            storage = Storage(old.nbytes, old.device, data=data)
+            if data is None:
+                storage.data = None
+            memo[id(old)] = storage
+        new = _new(type(self))
+        for name in Tensor.__slots__[:-2]:
+            setattr(new, name, getattr(self, name))
+        new._storage = storage
+        new._np = None
+        new._version_counter = VersionCounter()
+        new._base = None
+        new.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        new._hooks = None
+        if hasattr(self, "__dict__") and self.__dict__:
+            import copy
+
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        # Pickles the values (a contiguous copy), dtype, device and requires_grad.
+        values = None if self._storage.data is None else np.ascontiguousarray(self._numpy())
+        return (
+            _rebuild_tensor,
+            (values, self._sizes, self._dtype.name, str(self._device), self._requires_grad),
+        )
+
     # ------------------------------------------------------------------ DLPack
     def __dlpack__(self, *, stream: object = None, max_version: tuple | None = None,
                    dl_device: tuple | None = None, copy: bool | None = None) -> object:
@@ -480,3 +527,16 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def _rebuild_tensor(
+    values: np.ndarray | None, sizes: tuple, dtype_name: str, device_text: str,
+    requires_grad: bool,
+) -> Tensor:
+    from pyaten.core.views import empty_tensor
+
+    t = empty_tensor(tuple(sizes), dt.BY_NAME[dtype_name], device(device_text))
+    if values is not None and t._storage.data is not None:
+        t._numpy()[...] = values
+    t._requires_grad = requires_grad
+    return t
