@@ -16,6 +16,7 @@ __all__ = ["check_native_functions", "autogen_targets"]
 
 
 def _line(fn: NativeFunction, key: str) -> int:
+    """The line of `key` in the entry, or the entry's line for records built by hand."""
     raw = fn.raw
     return raw.line_of(key) if hasattr(raw, "line_of") else fn.loc.line
 
@@ -27,16 +28,19 @@ def _key(name: OperatorName) -> tuple[str, str]:
 def autogen_targets(fn: NativeFunction) -> dict[tuple[str, str], str]:
     """The (name, overload) pairs `fn` may autogen, each with the kind it would be.
 
-    A functional, in-place or mutable function may generate its out variant
-    (`{base}.out` or `{base}.{overload}_out`); an in-place function its functional variant
-    (`{base}.{overload}`); a mutable one its functional twin `{name}_functional`.
+    A functional, in-place or mutable function may generate its out variant (`{base}.out` or
+    `{base}.{overload}_out`) when it returns a tensor or is in-place; an in-place function
+    its functional variant (`{base}.{overload}`); a mutable one its functional twin
+    `{name}_functional`.
     """
     name = fn.func.name
     kind = fn.func.kind
     targets: dict[tuple[str, str], str] = {}
     if kind in (SchemaKind.out, SchemaKind.scratch):
         return targets
-    targets[(name.base, out_overload(name.overload))] = "out"
+    # out= arguments come from tensor returns, or from `self` for an in-place op
+    if kind is SchemaKind.inplace or any(r.type.is_tensor_like() for r in fn.func.returns):
+        targets[(name.base, out_overload(name.overload))] = "out"
     if kind is SchemaKind.inplace:
         targets[(name.base, name.overload)] = "functional"
     if kind is SchemaKind.mutable:
@@ -47,7 +51,6 @@ def autogen_targets(fn: NativeFunction) -> dict[tuple[str, str], str]:
 def check_native_functions(functions: Sequence[NativeFunction], report: Callable[..., None]):
     """Run every cross-entry rule over `functions` (in file order)."""
     by_name: dict[tuple[str, str], NativeFunction] = {}
-    default_overload: dict[str, NativeFunction] = {}
     for fn in functions:
         name = fn.func.name
         key = _key(name)
@@ -70,8 +73,6 @@ def check_native_functions(functions: Sequence[NativeFunction], report: Callable
                 )
             continue
         by_name[key] = fn
-        if not name.overload:
-            default_overload[name.name] = fn
 
     _check_structured(functions, by_name, report)
     _check_autogen(functions, by_name, report)
