@@ -470,3 +470,20 @@ def test_add_meta_decisions_follow_torch(shapes, dtype_a, dtype_b, swap):
     assert decided["dtype"] == "pyaten." + str(expected.dtype).removeprefix("torch.")
     like_torch(call["result"], expected)
     np.testing.assert_array_equal(value.numpy(), expected.numpy())
+
+
+def test_error_raised_in_meta_marks_the_call_like_torch():
+    with pytest.raises(RuntimeError) as theirs:
+        torch.add(torch.ones(2), torch.ones(3))
+    a, b = pyaten.ones(2), pyaten.ones(3)
+    with pytest.raises(RuntimeError) as ours, pyaten.explain() as ex:
+        pyaten.add(a, b)
+    assert str(ours.value) == str(theirs.value)
+    call = json.loads(ex.to_json())["calls"][-1]
+    assert call["operator"] == "aten::add.Tensor" and call["raised_here"]
+    assert call["error"] == f"RuntimeError: {theirs.value}"
+    kernel = call["kernel"]
+    assert (kernel["kind"], kernel["wrapper"], kernel["impl"]) == ("structured", "functional", None)
+    assert kernel["meta"]["outputs"] == []
+    text = str(ex)
+    assert "impl did not run" in text and "<-- raised here" in text

@@ -237,7 +237,8 @@ def _structured_parts(operator: str, notes: list[dict[str, Any]]) -> dict[str, A
         if n["kind"] == "structured.meta"
     ]
     impls = [n for n in notes if n["kind"] == "structured.impl"]
-    wrapper = (metas or impls or [{}])[0].get("wrapper")
+    # The wrapper kind follows the schema's kind (as codegen chose it), even if meta raised.
+    wrapper = (metas or impls or [{}])[0].get("wrapper") or _schema_kind(operator)
     meta_fn = _meta_function(operator)
     meta = {
         "function": meta_fn,
@@ -249,6 +250,12 @@ def _structured_parts(operator: str, notes: list[dict[str, Any]]) -> dict[str, A
         name = impls[0]["impl"]
         impl = {"function": name, "at": short_path_site(kernel_registry.site(name))}
     return {"wrapper": wrapper, "meta": meta, "impl": impl}
+
+
+def _schema_kind(operator: str) -> str | None:
+    schema = getattr(find_operator(operator), "schema", None)
+    kind = schema.kind.name if schema is not None else None
+    return kind if kind in ("functional", "inplace", "out") else None
 
 
 def short_path_site(site: str) -> str:

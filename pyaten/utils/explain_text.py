@@ -170,6 +170,8 @@ def _kernel(w: _Writer, pad: str, k: KernelRun, number: str, tls: Any) -> None:
             rest.append(f"meta {meta['function']}" + (f" at {meta['at']}" if meta["at"] else ""))
         for out in meta.get("outputs", []):
             rest.append("  " + _meta_text(out))
+        if not meta.get("outputs") and k.impl is None:
+            rest.append("  (raised before setting an output; impl did not run)")
         if k.impl is not None:
             rest.append(f"impl {k.impl['function']}" + (f" at {k.impl['at']}" if k.impl["at"]
                                                          else ""))
