@@ -382,3 +382,14 @@ def test_impls_go_through_dispatch_stubs():
             yield from notes(node["children"])
 
     assert any(n["kind"] == "stub" and n["stub"] == "mul_stub" for n in notes(t.as_dicts()))
+
+
+def test_writes_bump_the_version_counter_like_torch():
+    for lib in (pyaten, torch):
+        a = lib.ones(2)
+        view = a.view(2)
+        before = a._version
+        a.add_(1)
+        a.mul_(2)
+        lib.add(a, a, out=view)
+        assert a._version - before == 3

@@ -123,6 +123,7 @@ def copy_to_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
     resize_output(out, tuple(result._sizes), op_name)
     if out._storage.data is not None and result._storage.data is not None:
         np.copyto(out._numpy(), result._numpy(), casting="unsafe")
+    out._bump_version()
     return out
 
 

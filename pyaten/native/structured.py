@@ -148,7 +148,11 @@ class StructuredMeta:
         _trace.note("structured.impl", wrapper=self.kind, impl=impl_name, key=self.key)
 
     def finish(self) -> None:
-        """After `impl`: copy proxies back into the tensors the caller gave."""
+        """After `impl`: copy proxies back into the tensors the caller gave; a written
+        `self`/`out` gets a new version (autograd checks saved tensors against it)."""
+        if self.kind != "functional":
+            for t in self.outputs:
+                t._version_counter.value += 1
         if self.proxies is None:
             return
         for index, target in self.proxies:
@@ -248,10 +252,14 @@ class TensorIteratorMeta(StructuredMeta):
         """
         self.inputs = inputs
         out = self.outputs[0]
-        if out is None and not _trace.ACTIVE and self._build_same(
-            inputs, promote_integer_inputs_to_float, output_dtype
-        ):
-            return
+        if not _trace.ACTIVE:
+            if out is None:
+                if self._build_same(inputs, promote_integer_inputs_to_float, output_dtype):
+                    return
+            elif out is inputs[0] and output_dtype is None and self._inplace_same(
+                inputs, promote_integer_inputs_to_float
+            ):
+                return
         config = TensorIteratorConfig().add_output(out)
         for t in inputs:
             config.add_input(t)
@@ -304,6 +312,27 @@ class TensorIteratorMeta(StructuredMeta):
         self.outputs[0] = _new_output(
             sizes, output_dtype if output_dtype is not None else dtype, first._device
         )
+        return True
+
+    def _inplace_same(self, inputs, promote_to_float: bool) -> bool:
+        """`a.op_(b)` with `b` like `a` (or a lower-category Python scalar): nothing to check."""
+        first = inputs[0]
+        sizes, strides, dtype = first._sizes, first._strides, first._dtype
+        if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
+            return False
+        if len(sizes) > 1 and not is_contiguous_strides(sizes, strides):
+            return False
+        for t in inputs[1:]:
+            if t._wrapped_number:
+                if t._dtype.category > dtype.category:
+                    return False
+            elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides or (
+                t._storage is first._storage and t._offset != first._offset
+            ):
+                return False
+        self.common_dtype = dtype
+        self.shape = sizes
+        self.device = first._device
         return True
 
     def build_binary_op(self, a: Tensor, b: Tensor) -> None:

@@ -174,4 +174,6 @@ def relu(self):
 
 @native
 def relu_(self):
-    return _relu("inplace", self)
+    result = _relu("inplace", self)
+    self._bump_version()
+    return result

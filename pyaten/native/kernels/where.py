@@ -62,6 +62,7 @@ def where_self_out(condition, self, other, out):
     shape = broadcast_shapes("where", condition._sizes, self._sizes, other._sizes)
     resize_output(out, shape, "where.self_out")
     _fill(out, condition, self, other)
+    out._bump_version()
     return out
 
 
