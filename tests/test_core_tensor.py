@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 import torch._prims_common
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 from pyaten.core.views import (
@@ -421,3 +423,30 @@ def test_deepcopy_and_pickle() -> None:
         lambda: copy.deepcopy(torch.tensor([1.0], requires_grad=True) * 2),
         lambda: copy.deepcopy(nonleaf),
     )
+
+
+_leaf = st.one_of(
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.complex_numbers(max_magnitude=1e3, allow_nan=False),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(_leaf, min_size=3, max_size=3), min_size=0, max_size=4),
+    st.sampled_from([None, "int64", "float64", "bool", "complex128", "int32", "float16"]),
+)
+def test_tensor_from_random_nested_lists(data, dtype) -> None:
+    td = None if dtype is None else getattr(torch, dtype)
+    pd = None if dtype is None else getattr(pyaten, dtype)
+    try:
+        t = torch.tensor(data, dtype=td)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            pyaten.tensor(data, dtype=pd)
+        return
+    p = pyaten.tensor(data, dtype=pd)
+    assert name(p.dtype) == name(t.dtype) and p.shape == tuple(t.shape)
+    assert p.tolist() == t.tolist()

@@ -24,6 +24,7 @@ __all__ = ["tensor", "from_numpy", "scalar_tensor", "wrapped_scalar_tensor", "as
 
 _U8 = np.dtype(np.uint8)
 _SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+_PLAIN_SCALARS = frozenset(_SCALAR_TYPES)
 
 
 def _is_sequence(obj: object) -> bool:
@@ -93,6 +94,14 @@ def _store(data: object, sizes: list[int], dim: int, out: list, types: set) -> N
     n = len(data)
     if n != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
+    if dim == len(sizes) - 1 and type(data) in (list, tuple):
+        kinds = set(map(type, data))
+        if kinds <= _PLAIN_SCALARS:
+            # Fast path: a run of plain Python numbers (the common case for big inputs).
+            out.extend(data)
+            for kind in kinds:
+                types.add(scalar_dtype(kind()))
+            return
     for item in data:
         _store(item, sizes, dim + 1, out, types)
 
@@ -142,7 +151,7 @@ def tensor(
         _store(data, sizes_list, 0, flat, types)
         target = dtype or _infer_dtype(types)
         sizes = tuple(sizes_list)
-        values = _flat_to_numpy(flat, target)
+        values = _flat_to_numpy(flat, target, types)
     result = empty_tensor(tuple(sizes), target, dev)
     if values is not None and result._storage.data is not None:
         out = result._numpy()
@@ -165,48 +174,42 @@ def _cast(values: np.ndarray, target: DType) -> np.ndarray:
     return values.astype(target.numpy)
 
 
-def _check_range(flat: list, target: DType) -> None:
-    # PyTorch refuses Python numbers that do not fit an integer dtype (ints may wrap into
-    # unsigned types from as low as -max, as in c10's overflow check).
-    info = np.iinfo(target.numpy)
-    int_low = -info.max if info.min == 0 else info.min
-    for v in flat:
-        if isinstance(v, builtins.bool):
-            continue
-        if isinstance(v, builtins.int):
-            if not -(2**63) <= v < 2**63:
-                raise ValueError("Overflow when unpacking long long")
-            ok = int_low <= v <= info.max
-        elif isinstance(v, builtins.float):
-            ok = info.min <= v <= info.max
-        else:
-            continue
-        if not ok:
-            raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+def _range_error(target: DType) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {target.name} without overflow")
 
 
-def _flat_to_numpy(flat: list, target: DType) -> np.ndarray:
+def _flat_to_numpy(flat: list, target: DType, types: set) -> np.ndarray:
+    """The leaves as a 1-D array of `target`, with PyTorch's range and type checks."""
+    has_complex = any(t.is_complex for t in types)
+    has_float = any(t.is_floating_point for t in types)
     if target.category == dt.INT_CATEGORY:
-        _check_range(flat, target)
-    elif not target.is_complex and target.category != dt.BOOL_CATEGORY:
-        for v in flat:
-            if isinstance(v, builtins.complex):
-                raise TypeError("must be real number, not complex")
-    try:
-        if target.category == dt.INT_CATEGORY:
-            # In range (checked above): go through int64/uint64 so NumPy truncates floats.
-            has_float = any(isinstance(v, builtins.float) for v in flat)
-            as_wide = np.array(flat, dtype=np.float64 if has_float else np.int64)
-            return as_wide.astype(target.numpy)
-        if target.category == dt.BOOL_CATEGORY:
-            return np.array([builtins.bool(v) for v in flat], dtype=np.bool_)
-        if target is dt.bfloat16 or target.is_floating_point:
-            values = np.array([builtins.float(v) for v in flat], dtype=np.float64)
-            with np.errstate(over="ignore"):  # too-large values become inf, as in torch
-                return values.astype(target.numpy)
-        return np.array(flat, dtype=target.numpy)
-    except OverflowError:
-        raise ValueError("Overflow when unpacking long long") from None
+        if has_complex:
+            raise TypeError("'complex' object cannot be interpreted as an integer")
+        info = np.iinfo(target.numpy)
+        if has_float:
+            values = np.array(flat, dtype=np.float64)
+            # NaN fails both comparisons, so it is refused too (as in PyTorch).
+            if values.size and not (values.min() >= info.min and values.max() <= info.max):
+                raise _range_error(target)
+            return values.astype(target.numpy)
+        try:
+            values = np.array(flat, dtype=np.int64)
+        except OverflowError:
+            raise ValueError("Overflow when unpacking long long") from None
+        # Ints may wrap into unsigned types from as low as -max, as in c10's overflow check.
+        low = -info.max if info.min == 0 else info.min
+        if values.size and (values.min() < low or values.max() > info.max):
+            raise _range_error(target)
+        return values.astype(target.numpy)
+    if target.category == dt.BOOL_CATEGORY:
+        return np.array([builtins.bool(v) for v in flat], dtype=np.bool_)
+    if not target.is_complex:
+        if has_complex:
+            raise TypeError("must be real number, not complex")
+        values = np.array(flat, dtype=np.float64)
+        with np.errstate(over="ignore"):  # too-large values become inf, as in torch
+            return values.astype(target.numpy)
+    return np.array(flat, dtype=np.complex128).astype(target.numpy)
 
 
 def as_tensor(data: object, dtype: DType | None = None, device: object = None) -> Tensor:
