@@ -23,14 +23,15 @@ from __future__ import annotations
 import json
 import threading
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyaten.dispatch import trace
-from pyaten.utils.explain_model import ExplainedCall, explain_node
-from pyaten.utils.explain_text import render
-from pyaten.utils.explain_values import describe
 
-__all__ = ["Explanation", "explain", "ExplainedCall"]
+if TYPE_CHECKING:
+    from pyaten.utils.explain_model import ExplainedCall
+
+# The model and text modules are imported on first use: `import pyaten` stays as fast.
+__all__ = ["Explanation", "explain"]
 
 _LOCK = threading.Lock()
 _ACTIVE_EXPLANATIONS = 0  # the result hook stays installed while any explanation is open
@@ -38,6 +39,8 @@ _ACTIVE_EXPLANATIONS = 0  # the result hook stays installed while any explanatio
 
 def _install_hook() -> None:
     global _ACTIVE_EXPLANATIONS
+    from pyaten.utils.explain_values import describe
+
     with _LOCK:
         _ACTIVE_EXPLANATIONS += 1
         trace.describe_result = describe
@@ -84,6 +87,8 @@ class Explanation:
         assert recorder is not None
         recorder.__exit__(exc_type, exc, tb)
         _remove_hook()
+        from pyaten.utils.explain_model import explain_node
+
         self.calls = tuple(explain_node(node, self.depth) for node in recorder.nodes)
         if exc is not None:
             self.record_error(exc)
@@ -115,6 +120,8 @@ class Explanation:
         return json.dumps(self.as_dict(), indent=indent, default=str)
 
     def __str__(self) -> str:
+        from pyaten.utils.explain_text import render
+
         return render(
             self.calls,
             values=self.values,

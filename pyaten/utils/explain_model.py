@@ -183,31 +183,41 @@ def _dispatch_text(fn: Any) -> dict[str, str]:
 
 def declaration(operator: str) -> dict[str, Any]:
     """Where and how `operator` was declared: its YAML entry, or the `Library` that made it."""
-    fn = _records().get(operator)
-    if fn is not None:
-        info: dict[str, Any] = {
-            "source": "native_functions.yaml",
-            "func": str(fn.func),
-            "loc": f"{short_path(fn.loc.path)}:{fn.loc.line}" if fn.loc else "",
-            "variants": sorted(fn.variants),
-            "dispatch": _dispatch_text(fn),
-            "structured": fn.structured,
-            "structured_delegate": None,
-            "delegate_dispatch": None,
-            "autogen_from": None,
-            "implicit_composite": None,
-        }
-        if fn.structured_delegate is not None:
-            delegate = _qualified(fn.structured_delegate, operator.split("::")[0])
-            info["structured_delegate"] = delegate
-            target = _records().get(delegate)
-            info["delegate_dispatch"] = _dispatch_text(target) if target is not None else {}
-        elif fn.generated_from is not None:
-            info["autogen_from"] = _qualified(fn.generated_from, operator.split("::")[0])
-        elif not fn.dispatch_declared and not fn.structured:
-            # No `dispatch:` key: PyTorch's rule makes it a CompositeImplicitAutograd kernel.
-            info["implicit_composite"] = default_kernel_name(fn.func.name)
-        return info
+    if operator in _records():
+        return dict(_yaml_declaration(operator))
+    return _library_declaration(operator)
+
+
+@functools.cache
+def _yaml_declaration(operator: str) -> dict[str, Any]:
+    # YAML records never change after import: computed once per operator.
+    fn = _records()[operator]
+    info: dict[str, Any] = {
+        "source": "native_functions.yaml",
+        "func": str(fn.func),
+        "loc": f"{short_path(fn.loc.path)}:{fn.loc.line}" if fn.loc else "",
+        "variants": sorted(fn.variants),
+        "dispatch": _dispatch_text(fn),
+        "structured": fn.structured,
+        "structured_delegate": None,
+        "delegate_dispatch": None,
+        "autogen_from": None,
+        "implicit_composite": None,
+    }
+    if fn.structured_delegate is not None:
+        delegate = _qualified(fn.structured_delegate, operator.split("::")[0])
+        info["structured_delegate"] = delegate
+        target = _records().get(delegate)
+        info["delegate_dispatch"] = _dispatch_text(target) if target is not None else {}
+    elif fn.generated_from is not None:
+        info["autogen_from"] = _qualified(fn.generated_from, operator.split("::")[0])
+    elif not fn.dispatch_declared and not fn.structured:
+        # No `dispatch:` key: PyTorch's rule makes it a CompositeImplicitAutograd kernel.
+        info["implicit_composite"] = default_kernel_name(fn.func.name)
+    return info
+
+
+def _library_declaration(operator: str) -> dict[str, Any]:
     entry = find_operator(operator)
     if entry is None or entry.schema is None:
         return {"source": "unknown", "func": operator}
@@ -262,6 +272,7 @@ def short_path_site(site: str) -> str:
     return short_paths(site) if site != "<missing>" else ""
 
 
+@functools.cache
 def _meta_function(operator: str) -> str | None:
     """`meta_<functional>`: the meta function of the structured group `operator` is in."""
     fn = _records().get(operator)
