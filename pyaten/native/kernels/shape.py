@@ -555,19 +555,38 @@ def _type_name(dtype) -> str:
     return dtype.scalar_name
 
 
-_ATEN: list = []
+class _OverloadHandles:
+    """One operator's overload handles, each looked up once and then kept as an attribute."""
+
+    def __init__(self, packet) -> None:
+        self._packet = packet
+
+    def __getattr__(self, overload: str):
+        handle = getattr(self._packet, overload)
+        setattr(self, overload, handle)
+        return handle
 
 
-def aten_ops():
-    """The `pyaten.ops.aten` namespace, imported on first use (pyaten.ops sits above kernels).
+class _OpHandles:
+    """`pyaten.ops.aten` with every `name.overload` resolved once (the per-call path)."""
 
-    Composite kernels call other operators through it, so every step dispatches.
-    """
-    if not _ATEN:
+    def __getattr__(self, name: str):
         from pyaten.ops import aten
 
-        _ATEN.append(aten)
-    return _ATEN[0]
+        handles = _OverloadHandles(getattr(aten, name))
+        setattr(self, name, handles)
+        return handles
+
+
+_HANDLES = _OpHandles()
+
+
+def aten_ops() -> _OpHandles:
+    """The `pyaten.ops.aten` operators, for composite kernels: every call still dispatches.
+
+    Imported on first use (pyaten.ops sits above the kernel modules); handles are cached.
+    """
+    return _HANDLES
 
 
 _aten = aten_ops

@@ -1,0 +1,69 @@
+"""Per-call latency of the shape, copy, factory, reduction, product and indexing operators:
+pyaten beside PyTorch (one thread), small tensors, in one run.
+
+    .venv/bin/python benchmarks/bench_shape_ops.py [--number N]
+
+Prints microseconds per call for each, the ratio pyaten/PyTorch and the geometric mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import timeit
+
+import torch
+
+import pyaten
+
+
+def cases(m, x, idx, y3):
+    return {
+        "x.view(16)": lambda: x.view(16),
+        "x.reshape(2, 8)": lambda: x.reshape(2, 8),
+        "x.t()": lambda: x.t(),
+        "x.permute(1, 0)": lambda: x.permute(1, 0),
+        "x.unsqueeze(0)": lambda: x.unsqueeze(0),
+        "x.expand(2, 4, 4)": lambda: x.expand(2, 4, 4),
+        "x[0]": lambda: x[0],
+        "x[:, 1:3]": lambda: x[:, 1:3],
+        "x[idx]": lambda: x[idx],
+        "x[0] = 1.0": lambda: x.__setitem__(0, 1.0),
+        "x.clone()": lambda: x.clone(),
+        "x.fill_(2.0)": lambda: x.fill_(2.0),
+        "x.to(float64)": lambda: x.to(m.float64),
+        "zeros(4, 4)": lambda: m.zeros(4, 4),
+        "arange(16)": lambda: m.arange(16),
+        "x.sum()": lambda: x.sum(),
+        "x.sum(0)": lambda: x.sum(0),
+        "x.mean(1)": lambda: x.mean(1),
+        "mm(x, x)": lambda: m.mm(x, x),
+        "matmul(y3, x)": lambda: m.matmul(y3, x),
+        "cat([x, x])": lambda: m.cat([x, x]),
+    }
+
+
+def per_call_us(fn, number: int) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--number", type=int, default=2000)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    ours = cases(pyaten, pyaten.ones(4, 4), pyaten.tensor([0, 2]), pyaten.ones(3, 4, 4))
+    theirs = cases(torch, torch.ones(4, 4), torch.tensor([0, 2]), torch.ones(3, 4, 4))
+    print(f"{'operation':18s} {'pyaten us':>10s} {'torch us':>9s} {'ratio':>7s}")
+    ratios = []
+    for name, fn in ours.items():
+        a = per_call_us(fn, args.number)
+        b = per_call_us(theirs[name], args.number)
+        ratios.append(a / b)
+        print(f"{name:18s} {a:10.2f} {b:9.2f} {a / b:7.1f}")
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"geometric mean of pyaten/torch: {geo:.1f}")
+
+
+if __name__ == "__main__":
+    main()
