@@ -361,9 +361,10 @@ def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> Tenso
     numel = 1
     for s in sizes:
         numel *= s
-    result = Tensor._make(
-        Storage._fresh(numel * d.itemsize, CPU), sizes, strides, 0, d, CPU
-    )
+    storage = Storage._fresh(numel * d.itemsize, CPU)
+    result = Tensor._make(storage, sizes, strides, 0, d, CPU)
+    # C-ordered view straight from the fresh buffer (no stride tuple to build).
+    result._np = out_view = np.ndarray(sizes, d.numpy, storage.data)
     it = _new_iter(TensorIterator)
     it.shape = sizes
     it.common_dtype = d
@@ -372,7 +373,7 @@ def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> Tenso
     it.num_outputs = 1
     it.tensors = [result, a, b]
     it.np_inputs = [a._numpy(), b._numpy()]
-    it.np_outputs = [result._numpy()]
+    it.np_outputs = [out_view]
     it._writeback = None
     it.is_meta = False
     it.output_dtypes = [d]
