@@ -14,6 +14,7 @@ import argparse
 import math
 import subprocess
 import sys
+import time
 import timeit
 
 
@@ -39,7 +40,8 @@ def _cases(lib, make):
 
 def _per_call_us(fn, number: int, repeat: int) -> float:
     fn()  # warm up caches (dispatch tables, parsed signatures)
-    best = min(timeit.repeat(fn, number=number, repeat=repeat))
+    # CPU time of this process: the machine is shared, wall time would count other jobs.
+    best = min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time))
     return best / number * 1e6
 
 

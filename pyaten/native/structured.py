@@ -224,14 +224,21 @@ class TensorIteratorMeta(StructuredMeta):
     """Structured meta for ops with `structured_inherits: TensorIteratorBase`: elementwise
     broadcasting, type promotion and output checks, then NumPy views for `impl`."""
 
-    __slots__ = ("inputs", "common_dtype", "shape", "device")
+    __slots__ = ("inputs", "common_dtype", "shape", "device", "_direct")
 
     def __init__(self, kind: str, preset: tuple, op_name: str, key: str) -> None:
-        StructuredMeta.__init__(self, kind, preset, op_name, key)
+        # Written out rather than calling the base __init__: this runs on every op call.
+        self.kind = kind
+        self.outputs = list(preset)
+        self.op_name = op_name
+        self.key = key
+        self.proxies = None
+        self.decisions = None
         self.inputs: tuple[Tensor, ...] = ()
         self.common_dtype: _dtypes.dtype | None = None
         self.shape: tuple = ()
         self.device: Any = None
+        self._direct = False  # inputs are already arrays of the compute dtype
 
     def build(
         self,
@@ -309,6 +316,9 @@ class TensorIteratorMeta(StructuredMeta):
         self.common_dtype = dtype
         self.shape = sizes
         self.device = first._device
+        self._direct = dtype.name not in _COMPUTE_UPCAST and not any(
+            t._wrapped_number for t in inputs
+        )
         self.outputs[0] = _new_output(
             sizes, output_dtype if output_dtype is not None else dtype, first._device
         )
@@ -333,6 +343,9 @@ class TensorIteratorMeta(StructuredMeta):
         self.common_dtype = dtype
         self.shape = sizes
         self.device = first._device
+        self._direct = dtype.name not in _COMPUTE_UPCAST and not any(
+            t._wrapped_number for t in inputs
+        )
         return True
 
     def build_binary_op(self, a: Tensor, b: Tensor) -> None:
@@ -360,6 +373,8 @@ class TensorIteratorMeta(StructuredMeta):
 
     def input_arrays(self, dtype: np.dtype | None = None) -> list[np.ndarray]:
         """Each input as a NumPy array in the compute dtype (not broadcast; NumPy does that)."""
+        if self._direct and dtype is None:
+            return [t._numpy() for t in self.inputs]
         target = self.compute_dtype() if dtype is None else dtype
         arrays = []
         for t in self.inputs:
