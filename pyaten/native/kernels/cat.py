@@ -10,6 +10,8 @@ input is, else contiguous.
 
 from __future__ import annotations
 
+import numpy as np
+
 from pyaten.core.promotion import can_cast, promote_types
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import assert_no_overlap, channels_last_strides, is_channels_last_strides
@@ -29,8 +31,34 @@ def _cat_dtype(tensors) -> object:
     return dtype
 
 
+def _fast_cat_shape(tensors, dim: int):
+    """Result sizes when every input has one dtype, device and rank (the common case), else
+    None. Legacy empty inputs, 0-dim inputs and mismatches take the full path."""
+    first = tensors[0]
+    sizes = first._sizes
+    ndim = len(sizes)
+    if ndim == 0 or sizes == (0,) or not -ndim <= dim < ndim:
+        return None
+    d = dim + ndim if dim < 0 else dim
+    dtype, device = first._dtype, first._device
+    total = sizes[d]
+    for t in tensors[1:]:
+        other = t._sizes
+        if t._dtype is not dtype or t._device is not device or len(other) != ndim:
+            return None
+        if other[:d] != sizes[:d] or other[d + 1 :] != sizes[d + 1 :]:
+            return None
+        total += other[d]
+    return sizes[:d] + (total,) + sizes[d + 1 :]
+
+
 @native
 def meta_cat(op, tensors, dim: int = 0) -> None:
+    if tensors and op.maybe_get_output(0) is None:
+        sizes = _fast_cat_shape(tensors, dim)
+        if sizes is not None and (len(sizes) != 4 or tensors[0].is_contiguous()):
+            op.set_output(0, sizes, tensors[0]._dtype, tensors[0]._device)
+            return
     if len(tensors) == 0:
         raise ValueError("pyaten.cat(): expected a non-empty list of Tensors")
     first_device = tensors[0].device
@@ -96,6 +124,10 @@ def cat_out_cpu(op, tensors, dim: int, out: Tensor) -> None:
         return
     d = wrap_dim(dim, len(pieces[0]._sizes))
     target = array_of(out)
+    if all(t._dtype is out._dtype for t in pieces):
+        # one NumPy call when no element needs a cast
+        np.concatenate([array_of(t) for t in pieces], axis=d, out=target)
+        return
     lead = (slice(None),) * d
     position = 0
     for t in pieces:

@@ -30,6 +30,7 @@ from pyaten.native.kernels.shape import format_shape
 from pyaten.native.registry import native
 
 _INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
+_INTEGER_INDEX_DTYPES = (dt.int64, dt.int32)
 
 # --- index.Tensor ------------------------------------------------------------------------
 
@@ -97,34 +98,32 @@ def _index_shape(self: Tensor, expanded: list) -> tuple:
         return self._sizes
     shapes = [tuple(expanded[i].shape if isinstance(expanded[i], np.ndarray)
                     else expanded[i]._sizes) for i in positions]
-    broadcast = _broadcast_shapes(shapes)
+    broadcast = shapes[0] if len(shapes) == 1 else _broadcast_shapes(shapes)
     sizes = self._sizes
     rest_before = sizes[: positions[0]]
-    if positions == list(range(positions[0], positions[-1] + 1)):
+    if positions[-1] - positions[0] == len(positions) - 1:
         kept_after = sizes[positions[-1] + 1 :]
         return rest_before + broadcast + kept_after
     kept = tuple(s for i, s in enumerate(sizes) if i >= len(expanded) or expanded[i] is None)
     return broadcast + kept
 
 
-def numpy_index(self: Tensor, expanded: list) -> tuple:
-    """The NumPy index tuple for `expanded`, with PyTorch's bounds check and messages."""
+def numpy_index(expanded: list) -> tuple:
+    """The NumPy index tuple for `expanded` (bounds are checked when it is applied)."""
     items = []
-    for d, entry in enumerate(expanded):
+    for entry in expanded:
         if entry is None:
             items.append(slice(None))
-            continue
-        array = entry if isinstance(entry, np.ndarray) else array_of(entry)
-        size = self._sizes[d]
-        if array.size:
-            low, high = int(array.min()), int(array.max())
-            bad = high if high >= size else (low if low < -size else None)
-            if bad is not None:
-                raise IndexError(
-                    f"index {bad} is out of bounds for dimension {d} with size {size}"
-                )
-        items.append(array.astype(np.intp, copy=False))
+        elif isinstance(entry, np.ndarray):
+            items.append(entry)
+        else:
+            items.append(array_of(entry))
     return tuple(items)
+
+
+def _out_of_bounds(error: IndexError) -> IndexError:
+    """NumPy's bounds error in PyTorch's words (dimension, not axis)."""
+    return IndexError(str(error).replace(" for axis ", " for dimension "))
 
 
 @native
@@ -135,10 +134,12 @@ def meta_index_Tensor(op, self: Tensor, indices) -> None:  # noqa: N802
 
 @native
 def index_out(op, self: Tensor, indices, out: Tensor) -> None:
-    expanded = expand_indices(self, indices)
-    index = numpy_index(self, expanded)
-    if out.numel():
-        assign(array_of(out), array_of(self)[index])
+    index = numpy_index(expand_indices(self, indices))
+    try:
+        gathered = array_of(self)[index]
+    except IndexError as error:
+        raise _out_of_bounds(error) from None
+    assign(array_of(out), gathered)
 
 
 # --- index_put_ --------------------------------------------------------------------------
@@ -177,16 +178,19 @@ def index_put_impl_cpu_(
     self: Tensor, indices, values: Tensor, accumulate: bool = False, unsafe: bool = False
 ) -> Tensor:
     expanded = _check_put(self, indices, values)
-    index = numpy_index(self, expanded)
+    index = numpy_index(expanded)
     target = array_of(self)
     source = array_of(values)
     shape = _index_shape(self, expanded)
     if source.ndim > len(shape):
         source = source.reshape(source.shape[source.ndim - len(shape) :])
-    if accumulate:
-        np.add.at(target, index, source)
-    else:
-        target[index] = source
+    try:
+        if accumulate:
+            np.add.at(target, index, source)
+        else:
+            target[index] = source
+    except IndexError as error:
+        raise _out_of_bounds(error) from None
     self._bump_version()
     return self
 
@@ -365,6 +369,9 @@ def tensor_getitem(self: Tensor, index) -> Tensor:
                 f"index {index} is out of bounds for dimension 0 with size {sizes[0]}"
             )
         return aten.select.int(self, 0, index)
+    if index.__class__ is Tensor and index._sizes and index._dtype in _INTEGER_INDEX_DTYPES:
+        # x[indices]: one index.Tensor call
+        return aten.index.Tensor(self, [index])
     result, recorded = _apply_slicing(self, index)
     if recorded:
         return aten.index.Tensor(result, _mask_aware_index_list(recorded))
