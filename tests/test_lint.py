@@ -142,6 +142,17 @@ def test_cli_exit_status() -> None:
     assert main(["lint", str(clean), str(FIXTURES / "clean_derivatives.yaml")]) == 0
 
 
+def test_cli_native_option_and_warning_label(tmp_path: Path, capsys) -> None:
+    lone = tmp_path / "derivatives.yaml"
+    lone.write_text((FIXTURES / "derivatives_unknown_input.yaml").read_text())
+    native = FIXTURES / "native_functions.yaml"
+    assert main(["lint", "--native", str(native), str(lone)]) == 1
+    out = capsys.readouterr().out
+    assert f"{lone}:3: derivative-unknown-input:" in out
+    assert main(["lint", "-W", str(FIXTURES / "redundant_default.yaml")]) == 0
+    assert "redundant-default (warning):" in capsys.readouterr().out
+
+
 def test_cli_runs_as_a_program_on_pytorch_files() -> None:
     cmd = [sys.executable, "-m", "pyaten.cli", "lint", str(REAL_NATIVE), str(REAL_DERIVATIVES)]
     root = Path(__file__).parent.parent
