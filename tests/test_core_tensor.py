@@ -450,3 +450,16 @@ def test_tensor_from_random_nested_lists(data, dtype) -> None:
     p = pyaten.tensor(data, dtype=pd)
     assert name(p.dtype) == name(t.dtype) and p.shape == tuple(t.shape)
     assert p.tolist() == t.tolist()
+
+
+def test_from_numpy_zero_dim_and_readonly_share_memory() -> None:
+    a = np.array(5.0)
+    t = pyaten.from_numpy(a)
+    a[()] = 7.0
+    assert t.item() == 7.0 == torch.from_numpy(a).item()
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.warns(UserWarning, match="not writable"):
+        frozen = pyaten.from_numpy(ro)
+    assert np.shares_memory(frozen.numpy(), ro)
+    assert pyaten.tensor(torch.tensor([[1, 2]])).tolist() == [[1, 2]]

@@ -140,7 +140,10 @@ def tensor(
             values = data._numpy()
         target = dtype or data._dtype
         sizes = data._sizes
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, np.ndarray) or (
+        hasattr(data, "__array__") and not isinstance(data, (list, tuple))
+    ):
+        data = np.asarray(data)
         target = dtype or dt.from_numpy_dtype(data.dtype)
         values = data
         sizes = data.shape
@@ -178,14 +181,30 @@ def _range_error(target: DType) -> RuntimeError:
     return RuntimeError(f"value cannot be converted to type {target.name} without overflow")
 
 
+def _first_bad_leaf(flat: list, target: DType, info: np.iinfo) -> None:
+    # Rare mixed input: report the first offending leaf, in order, as PyTorch does.
+    low = -info.max if info.min == 0 else info.min
+    for v in flat:
+        if isinstance(v, builtins.complex):
+            raise TypeError("'complex' object cannot be interpreted as an integer")
+        if isinstance(v, builtins.int) and not isinstance(v, builtins.bool):
+            if not -(2**63) <= v < 2**63:
+                raise ValueError("Overflow when unpacking long long")
+            if not low <= v <= info.max:
+                raise _range_error(target)
+        elif isinstance(v, builtins.float) and not info.min <= v <= info.max:
+            raise _range_error(target)
+    raise TypeError("'complex' object cannot be interpreted as an integer")
+
+
 def _flat_to_numpy(flat: list, target: DType, types: set) -> np.ndarray:
     """The leaves as a 1-D array of `target`, with PyTorch's range and type checks."""
     has_complex = any(t.is_complex for t in types)
     has_float = any(t.is_floating_point for t in types)
     if target.category == dt.INT_CATEGORY:
-        if has_complex:
-            raise TypeError("'complex' object cannot be interpreted as an integer")
         info = np.iinfo(target.numpy)
+        if has_complex:
+            _first_bad_leaf(flat, target, info)
         if has_float:
             values = np.array(flat, dtype=np.float64)
             # NaN fails both comparisons, so it is refused too (as in PyTorch).
@@ -267,10 +286,22 @@ def from_numpy(array: np.ndarray) -> Tensor:
         strides = contiguous_strides(sizes)
     else:
         extent = sum((n - 1) * s for n, s in zip(sizes, array.strides)) + itemsize
-        first = array[(slice(0, 1),) * array.ndim].reshape(1).view(_U8)
-        data = np.lib.stride_tricks.as_strided(first, shape=(extent,), strides=(1,))
+        data = np.asarray(_ByteSpan(array, extent))
     storage = Storage(data.nbytes, CPU, data=data, resizable=False)
     return Tensor._make(storage, sizes, strides, 0, d, CPU)
+
+
+class _ByteSpan:
+    # The bytes an array spans, as a 1-D uint8 array over the same memory; keeps it alive.
+    def __init__(self, array: np.ndarray, nbytes: int) -> None:
+        self.owner = array
+        pointer, readonly = array.__array_interface__["data"]
+        self.__array_interface__ = {
+            "data": (pointer, readonly),
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "version": 3,
+        }
 
 
 def scalar_tensor(value: object, dtype: DType | None = None, device: object = None) -> Tensor:
