@@ -228,3 +228,13 @@ def test_autogen_out_variants():
     for fn in cases:
         assert_same(fn(aten_p, pyaten, p), fn(aten_t, torch, t))
     assert_same(p, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool"])
+def test_functional_fill(dtype):
+    t, p = make_pair((2, 3), dtype)
+    t_src, p_src = t.t(), p.t()
+    assert_same(pyaten.fill(p_src, 3), torch.fill(t_src, 3), strides=True)
+    assert_same(pyaten.fill(p_src, pyaten.tensor(1.5)), torch.fill(t_src, torch.tensor(1.5)))
+    assert_same(p, t)
+    assert_same_error(lambda: pyaten.fill(p, pyaten.ones(2)), lambda: torch.fill(t, torch.ones(2)))

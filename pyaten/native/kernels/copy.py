@@ -322,6 +322,14 @@ def fill_(self: Tensor, value) -> Tensor:
 
 
 @native
+def fill(self: Tensor, value) -> Tensor:
+    result = _aten().empty_like.default(self)
+    if isinstance(value, Tensor):
+        return _aten().fill_.Tensor(result, value)
+    return _aten().fill_.Scalar(result, value)
+
+
+@native
 def fill_meta_(self: Tensor, value) -> Tensor:
     _fill_value(self, value)
     self._bump_version()
