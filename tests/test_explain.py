@@ -39,6 +39,7 @@ def explained(fn, *, depth=None):
     """Run `fn()` under pyaten.explain(): (its value, the explanation as parsed JSON)."""
     with pyaten.explain(depth=depth) as ex:
         value = fn()
+    assert ex.internal_error is None
     return value, json.loads(ex.to_json()), ex
 
 
@@ -402,7 +403,7 @@ def test_cli_json_value_matches_plain_call_and_options():
     x = pyaten.ones(2, 2)
     x.mul_(3)
     plain = pyaten.matmul(x, x)
-    assert code == 0 and data["expression"] == expr
+    assert code == 0 and data["expression"] == expr and data["internal_error"] is None
     assert data["value"]["shape"] == list(plain.shape)
     assert data["value"]["values"] == " ".join(repr(plain).split())
     assert [c["operator"] for c in data["calls"]] == ["aten::ones", "aten::mul_.Tensor",
@@ -487,3 +488,14 @@ def test_error_raised_in_meta_marks_the_call_like_torch():
     assert kernel["meta"]["outputs"] == []
     text = str(ex)
     assert "impl did not run" in text and "<-- raised here" in text
+
+
+def test_an_explanation_can_be_reused_and_nested():
+    ex = pyaten.explain()
+    with ex:
+        pyaten.ones(2)
+    with ex, pyaten.explain() as inner:
+        pyaten.zeros(2)
+    assert [c.operator for c in ex.calls] == ["aten::zeros"]
+    assert [c.operator for c in inner.calls] == ["aten::zeros"]
+    assert not trace.ACTIVE and trace.describe_result is None

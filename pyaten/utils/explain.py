@@ -67,6 +67,7 @@ class Explanation:
         self.expression: str | None = None
         self.value: dict[str, Any] | None = None  # set by `pyaten explain` for its EXPR
         self.warnings: list[str] = []
+        self.internal_error: str | None = None  # a failure of explain itself (a pyaten bug)
         self._trace: trace.Trace | None = None
 
     def __enter__(self) -> Explanation:
@@ -84,12 +85,20 @@ class Explanation:
         tb: TracebackType | None,
     ) -> None:
         recorder = self._trace
-        assert recorder is not None
+        if recorder is None:
+            raise RuntimeError("explain(): __exit__ without a matching __enter__")
+        self._trace = None
         recorder.__exit__(exc_type, exc, tb)
         _remove_hook()
         from pyaten.utils.explain_model import explain_node
 
-        self.calls = tuple(explain_node(node, self.depth) for node in recorder.nodes)
+        self.error = None
+        self.internal_error = None
+        try:
+            self.calls = tuple(explain_node(node, self.depth) for node in recorder.nodes)
+        except Exception as failure:  # explaining must never change what the block raises
+            self.calls = ()
+            self.internal_error = f"{type(failure).__name__}: {failure}"
         if exc is not None:
             self.record_error(exc)
 
@@ -113,6 +122,7 @@ class Explanation:
             "value": self.value,
             "error": self.error,
             "warnings": list(self.warnings),
+            "internal_error": self.internal_error,
         }
         return data if self.values else _without_values(data)
 
@@ -122,6 +132,8 @@ class Explanation:
     def __str__(self) -> str:
         from pyaten.utils.explain_text import render
 
+        if self.internal_error is not None:
+            return f"pyaten explain failed to build the tree: {self.internal_error}"
         return render(
             self.calls,
             values=self.values,
