@@ -286,6 +286,7 @@ def test_composite_op():
     assert kernel["registered_at"] == site_of(kernel_registry.lookup("matmul"))
     mm = kernel["calls"][-1]
     assert mm["operator"] == "aten::mm" and mm["binding"] is None
+    assert (call["caller"], mm["caller"]) == ("python", "kernel")
     assert mm["kernel"]["kind"] == "structured"
     assert mm["kernel"]["meta"]["outputs"][0]["sizes"] == list(expected.shape)
     like_torch(mm["result"], expected)

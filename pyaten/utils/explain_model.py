@@ -128,10 +128,12 @@ class ExplainedCall:
     result: dict[str, Any] | None
     error: str | None = None
     raised_here: bool = False  # the error started in this call, not in one it made
+    caller: str = "python"  # python (a binding or an operator handle) or kernel
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "operator": self.operator,
+            "caller": self.caller,
             "declaration": self.declaration,
             "binding": self.binding,
             "dispatch": [h.as_dict() for h in self.dispatch],
@@ -423,4 +425,5 @@ def explain_node(node: trace.Node, depth: int | None, level: int = 1) -> Explain
         result=_result(node) if node.error is None else None,
         error=node.error,
         raised_here=node.error is not None and not child_failed,
+        caller="python" if level == 1 else "kernel",
     )

@@ -81,7 +81,7 @@ def _call(w: _Writer, call: ExplainedCall, number: str, pad: str, outer_tls: Any
     w.lines.append(f"{pad}call {number}  {call.operator}{via}{mark}")
     inner = pad + "  "
     _declaration(w, inner, call.declaration)
-    _binding(w, inner, call.binding)
+    _binding(w, inner, call.binding, call.caller)
     tls = _dispatch(w, inner, call.dispatch, outer_tls)
     _kernel(w, inner, call.kernel, number, tls)
     if call.error is not None:
@@ -122,9 +122,13 @@ def _declaration(w: _Writer, pad: str, d: dict[str, Any]) -> None:
         w.part(pad, "declaration", f"{d.get('func')} (no declaration found)")
 
 
-def _binding(w: _Writer, pad: str, b: dict[str, Any] | None) -> None:
+def _binding(w: _Writer, pad: str, b: dict[str, Any] | None, caller: str) -> None:
     if b is None:
-        w.part(pad, "binding", "(called from a kernel: arguments already in schema order)")
+        if caller == "kernel":
+            how = "called from a kernel, arguments already in schema order"
+        else:
+            how = "called through an operator handle (pyaten.ops), bound by the schema"
+        w.part(pad, "binding", f"none: {how}")
         return
     rest = [f"{b['python_name']}{b['signature']}"]
     rest += [f"  {name} = {value}" for name, value in b["arguments"].items()]
