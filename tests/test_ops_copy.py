@@ -61,6 +61,8 @@ def test_copy_broadcasts_into_views(dst_shape, src_shape):
         ("size_mismatch", lambda m, x: x.copy_(m.ones(4))),
         ("more_dims", lambda m, x: x.copy_(m.ones(2, 2, 3))),
         ("expanded_dst", lambda m, x: m.zeros(1, 3).expand(2, 3).copy_(x)),
+        ("partial_overlap", lambda m, x: x.view(6)[1:].copy_(x.view(6)[:-1])),
+        ("transposed_self", lambda m, x: x.view(3, 2)[:2].copy_(x.view(3, 2)[:2].t())),
         ("from_meta", lambda m, x: x.copy_(m.empty(2, 3, device="meta"))),
         ("fill_1d_value", lambda m, x: x.fill_(m.ones(2))),
         ("fill_complex_into_real", lambda m, x: x.fill_(1 + 2j)),

@@ -16,7 +16,7 @@ import numpy as np
 
 from pyaten.core.device import device as make_device
 from pyaten.core.tensor import Tensor
-from pyaten.core.views import empty_tensor
+from pyaten.core.views import assert_no_partial_overlap, empty_tensor
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import (
     contiguous_strides,
@@ -279,6 +279,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         return self
     check_broadcast_into(self._sizes, src._sizes)
     check_no_internal_overlap(self)
+    assert_no_partial_overlap(self, src)
     copy_data(self, src)
     self._bump_version()
     return self
