@@ -59,7 +59,7 @@ def mirror(t: torch.Tensor):
     storage = torch.tensor(t.untyped_storage().tolist(), dtype=torch.uint8)
     n = storage.numel() // t.element_size()
     base_t = storage.view(t.dtype)[:n] if n else torch.empty(0, dtype=t.dtype)
-    base_p = pyaten.from_numpy(base_t.numpy().copy())
+    base_p = pyaten.tensor(base_t.numpy())  # a resizable copy of the whole storage
     return as_strided_view(base_p, tuple(t.shape), tuple(t.stride()), t.storage_offset())
 
 
@@ -409,3 +409,32 @@ def test_fast_path_matches_general_path() -> None:
     np.add(*general.np_inputs, out=general.np_outputs[0])
     assert fast.stride() == general.finish().stride() == (4, 1)
     np.testing.assert_array_equal(fast.numpy(), general.output().numpy())
+
+
+@settings(max_examples=120, deadline=None)
+@given(operand_pair(), st.sampled_from(["same", "transposed", "empty", "small", "inplace"]))
+def test_out_and_inplace_layouts_match_torch(pair, out_kind) -> None:
+    ta, tb = pair
+    shape = torch.broadcast_shapes(ta.shape, tb.shape)
+    if out_kind == "inplace":
+        if tuple(ta.shape) != tuple(shape) or ta.stride().count(0):
+            return
+        t_self = ta.clone()
+        p_self = mirror(t_self)
+        t_self.add_(tb)
+        add(p_self, mirror(tb), out=p_self)
+        assert_same(p_self, t_self)
+        return
+    if out_kind == "same":
+        t_out = torch.full(shape, 5.0)
+    elif out_kind == "transposed" and len(shape) > 1:
+        t_out = torch.full(tuple(reversed(shape)), 5.0).permute(*reversed(range(len(shape))))
+    elif out_kind in ("empty", "transposed"):
+        t_out = torch.empty(0)
+    else:
+        t_out = torch.full((1,), 5.0)
+    p_out = mirror(t_out)
+    theirs = _warnings_of(lambda: torch.add(ta, tb, out=t_out))
+    ours = _warnings_of(lambda: add(mirror(ta), mirror(tb), out=p_out))
+    assert [w.split(" (Triggered internally")[0] for w in theirs] == ours
+    assert_same(p_out, t_out)
