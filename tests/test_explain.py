@@ -500,3 +500,14 @@ def test_an_explanation_can_be_reused_and_nested():
     assert [c.operator for c in ex.calls] == ["aten::zeros"]
     assert [c.operator for c in inner.calls] == ["aten::zeros"]
     assert not trace.ACTIVE and trace.describe_result is None
+
+
+def test_after_explaining_the_call_path_holds_no_tracing_wrappers():
+    a = pyaten.ones(2)
+    entry = pyaten.dispatch.get_operator("aten::add.Tensor")
+    with pyaten.explain():
+        pyaten.add(a, a)
+        assert any(getattr(fn, "__name__", "") == "traced" for fn in entry._cache.values())
+    pyaten.add(a, a)
+    assert entry._cache and all(getattr(fn, "__name__", "") != "traced"
+                                for fn in entry._cache.values())
