@@ -24,7 +24,7 @@ from pyaten.dispatch.registry import find_operator
 from pyaten.native import registry as kernel_registry
 from pyaten.utils.explain_values import first_site, key_names, short_path, short_paths
 
-# Rules whose kernel is a composite: it computes by calling other operators.
+# Rules whose slot a composite (alias-key) kernel serves, and the usual alias key of each.
 _COMPOSITE_RULES = {
     "math kernel": "CompositeImplicitAutograd",
     "default backend kernel": "CompositeExplicitAutograd",
@@ -335,7 +335,8 @@ def _kernel_run(
     if last.rule == "missing" or last.kernel == "(none)":
         return KernelRun(kind="missing", missing=_missing(operator, last), **base)
     if last.rule in _COMPOSITE_RULES:
-        return KernelRun(kind="composite", composite=_COMPOSITE_RULES[last.rule], **base)
+        alias = _registration_key(operator, last.kernel) or _COMPOSITE_RULES[last.rule]
+        return KernelRun(kind="composite", composite=alias, **base)
     if registration.startswith("structured kernel"):
         return KernelRun(kind="structured", **_structured_parts(operator, gathered.notes), **base)
     if registration.startswith("autogen kernel"):
@@ -344,6 +345,17 @@ def _kernel_run(
         return KernelRun(kind="fallback", **base)
     kind = "native" if registration.startswith("native kernel") else "python"
     return KernelRun(kind=kind, **base)
+
+
+def _registration_key(operator: str, kernel_name: str) -> str | None:
+    """The key a kernel was registered under (CompositeExplicitAutogradNonFunctional, ...)."""
+    entry = find_operator(operator)
+    if entry is None:
+        return None
+    for key, kernel in entry.active_kernels().items():
+        if _fn_name(kernel.fn) == kernel_name:
+            return key.name
+    return None
 
 
 def _missing(operator: str, last: trace.Node) -> dict[str, Any]:
@@ -413,9 +425,7 @@ def explain_node(node: trace.Node, depth: int | None, level: int = 1) -> Explain
     else:
         calls = tuple(explain_node(c, depth, level + 1) for c in gathered.calls)
         hidden = 0
-    child_failed = any(c.error is not None for c in calls) or any(
-        c.error is not None for c in gathered.calls
-    )
+    child_failed = any(c.error is not None for c in gathered.calls)
     return ExplainedCall(
         operator=node.operator,
         declaration=declaration(node.operator),
