@@ -393,3 +393,47 @@ def test_writes_bump_the_version_counter_like_torch():
         a.mul_(2)
         lib.add(a, a, out=view)
         assert a._version - before == 3
+
+
+MORE_BINARY = {"remainder": "__mod__", "pow": "__pow__", "bitwise_and": "__and__",
+               "bitwise_or": "__or__", "bitwise_xor": "__xor__"}
+
+
+@pytest.mark.parametrize("op", list(MORE_BINARY))
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32", "float64"])
+def test_remainder_pow_bitwise_variants(op, dtype):
+    (pa, ta), (pb, tb) = make((2, 3), dtype, 24), make((3,), dtype, 25)
+    if op == "pow" and dtype.startswith("int"):
+        pb, tb = pb.abs() if dtype != "bool" else pb, tb.abs()
+    for call_p, call_t in [
+        (lambda: getattr(pyaten, op)(pa, pb), lambda: getattr(torch, op)(ta, tb)),
+        (lambda: getattr(pa, op)(pb), lambda: getattr(ta, op)(tb)),
+        (lambda: getattr(pa, MORE_BINARY[op])(pb), lambda: getattr(ta, MORE_BINARY[op])(tb)),
+        (lambda: getattr(pa, MORE_BINARY[op])(2), lambda: getattr(ta, MORE_BINARY[op])(2)),
+        (lambda: getattr(pyaten, op)(pa, 3), lambda: getattr(torch, op)(ta, 3)),
+    ]:
+        pair = run_both(call_p, call_t)
+        if pair:
+            assert_same(*pair)
+    pa2, ta2 = pa.clone(), ta.clone()
+    pair = run_both(lambda: getattr(pa2, op + "_")(pb), lambda: getattr(ta2, op + "_")(tb))
+    if pair:
+        assert_same(pa2, ta2)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32"])
+def test_invert_shifts_and_reflected_operators(dtype):
+    pa, ta = make((5,), dtype, 26)
+    for call_p, call_t in [
+        (lambda: ~pa, lambda: ~ta),
+        (lambda: pa << 2, lambda: ta << 2),
+        (lambda: pa >> 1, lambda: ta >> 1),
+        (lambda: 7 % pa, lambda: 7 % ta),
+        (lambda: 2 ** pa, lambda: 2 ** ta),
+        (lambda: 3 & pa, lambda: 3 & ta),
+        (lambda: pa // 2, lambda: ta // 2),
+        (lambda: 9 // pa, lambda: 9 // ta),
+    ]:
+        pair = run_both(call_p, call_t)
+        if pair:
+            assert_same(*pair)

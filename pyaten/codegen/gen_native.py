@@ -61,6 +61,18 @@ BINARY_DUNDERS: dict[str, str] = {
     "__gt__": "gt",
     "__ge__": "ge",
     "__matmul__": "matmul",
+    "__mod__": "remainder",
+    "__imod__": "remainder_",
+    "__pow__": "pow",
+    "__ipow__": "pow_",
+    "__and__": "__and__",
+    "__rand__": "__and__",
+    "__or__": "__or__",
+    "__ror__": "__or__",
+    "__xor__": "__xor__",
+    "__rxor__": "__xor__",
+    "__lshift__": "__lshift__",
+    "__rshift__": "__rshift__",
 }
 UNARY_DUNDERS: dict[str, str] = {"__neg__": "neg", "__abs__": "abs"}
 
@@ -314,7 +326,7 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
 def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignature]) -> str:
     """A Python operator method: the method binding, NotImplemented when the operand is wrong."""
     table = naming.binding_table(python_name, True)
-    lines = [f"def Tensor_{dunder}(self, other):",
+    lines = [f"def Operator_{dunder}(self, other):",
              f'    """Tensor.{dunder}: Tensor.{python_name}(other)."""']
     fast = _fast_call(signatures[0]) if signatures else None
     if fast is not None and fast[0] == 1:
@@ -337,7 +349,7 @@ def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignatu
 def gen_unary_dunder(dunder: str, python_name: str) -> str:
     table = naming.binding_table(python_name, True)
     return (
-        f"def Tensor_{dunder}(self):\n"
+        f"def Operator_{dunder}(self):\n"
         f'    """Tensor.{dunder}: Tensor.{python_name}()."""\n'
         f"    return bind_and_call({table}, (), {{}}, self)\n"
     )

@@ -172,7 +172,7 @@ def _attach(module: ModuleType, loaded: Loaded) -> None:
         loaded.methods[name] = method
         setattr(Tensor, name, method)
     for dunder in module.DUNDERS:
-        method = getattr(module, f"Tensor_{dunder}")
+        method = getattr(module, f"Operator_{dunder}")
         method.__name__ = dunder
         method.__qualname__ = f"Tensor.{dunder}"
         setattr(Tensor, dunder, method)

@@ -39,6 +39,15 @@ def _mT(self: Tensor) -> Tensor:  # noqa: N802 - Tensor.mT
     return self.transpose(-2, -1)
 
 
+def _invert(self: Tensor) -> Tensor:
+    """`~t`: bitwise not, for integer and bool tensors only (as PyTorch's operator checks)."""
+    if self._dtype.is_floating_point or self._dtype.is_complex:
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return self.bitwise_not()
+
+
 def _operator(fn: Callable[[Tensor, Any], Any]) -> Callable[[Tensor, Any], Any]:
     # A wrong operand type makes Python try the other operand's method, as for torch.
     def operator_method(self: Tensor, other: Any) -> Any:
@@ -56,6 +65,16 @@ def attach(functions: dict[str, Callable[..., Any]]) -> None:
     """Attach the properties and composite operators, given the generated functions."""
     rsub = functions.get("rsub")
     div = functions["div"]
+    remainder = functions.get("remainder")
+    power = functions.get("pow")
+
+    def __rmod__(self, other):
+        """`other % self`."""
+        return remainder(other, self)
+
+    def __rpow__(self, other):
+        """`other ** self`."""
+        return power(other, self)
 
     def __rsub__(self, other):
         """`other - self` as `rsub(self, other)`."""
@@ -77,11 +96,14 @@ def attach(functions: dict[str, Callable[..., Any]]) -> None:
         """`self //= other`."""
         return self.div_(other, rounding_mode="floor")
 
-    for fn in (__rtruediv__, __floordiv__, __rfloordiv__, __ifloordiv__) + (
-        (__rsub__,) if rsub is not None else ()
+    optional = ((__rsub__, rsub), (__rmod__, remainder), (__rpow__, power))
+    for fn in (__rtruediv__, __floordiv__, __rfloordiv__, __ifloordiv__) + tuple(
+        f for f, needed in optional if needed is not None
     ):
         setattr(Tensor, fn.__name__, _operator(fn))
     Tensor.__rdiv__ = Tensor.__rtruediv__
+    if "bitwise_not" in functions:
+        Tensor.__invert__ = _invert
     Tensor.T = property(_T, doc="The tensor with its dimensions reversed (a view).")
     Tensor.mT = property(_mT, doc="The last two dimensions transposed (a view).")
     Tensor.H = property(lambda self: _T(self), doc="Conjugate transpose (real tensors: T).")

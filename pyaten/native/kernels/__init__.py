@@ -14,6 +14,7 @@ FAMILIES: tuple[str, ...] = (
     "unary",
     "compare",
     "where",
+    "bitwise",
     "shape",
     "copy",
     "factory",

@@ -259,3 +259,99 @@ def rsub_Tensor(self, other, alpha):
 @native
 def rsub_Scalar(self, other, alpha):
     return _aten().sub.Tensor(wrapped_number(other), self, alpha)
+
+
+# --- remainder and pow -------------------------------------------------------------------------
+
+remainder_stub = DispatchStub("remainder_stub")
+pow_stub = DispatchStub("pow_stub")
+
+
+@remainder_stub.register("cpu")
+def remainder_kernel(op) -> None:
+    a, b = op.input_arrays()
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+    if a.dtype.kind in "iu" and np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    # NumPy's remainder takes the divisor's sign, as Python's % and PyTorch's remainder do.
+    op.write(quiet_call(np.remainder, a, b))
+
+
+@native
+def meta_remainder_Tensor(op, self, other):
+    op.build_binary_op(self, other)
+
+
+@native
+def remainder_out(op, self, other, out):
+    remainder_stub(op.device.type, op)
+
+
+@native
+def remainder_Scalar(self, other):
+    return _aten().remainder.Tensor(self, wrapped_number(other))
+
+
+@native
+def remainder__Scalar(self, other):
+    return _aten().remainder_.Tensor(self, wrapped_number(other))
+
+
+@native
+def remainder_Scalar_Tensor(self, other):
+    return _aten().remainder.Tensor(wrapped_number(self), other)
+
+
+@pow_stub.register("cpu")
+def pow_kernel(op) -> None:
+    base, exponent = op.input_arrays()
+    if base.dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if base.dtype.kind in "iu" and np.any(exponent < 0):
+        # Integer powers with negative exponents: 1 for base 1, +-1 for base -1, else 0.
+        safe = np.where(exponent < 0, 0, exponent)
+        result = np.power(base, safe)
+        negative = exponent < 0
+        odd = np.remainder(exponent, 2) != 0
+        special = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+        op.write(np.where(negative, special, result))
+        return
+    op.write(quiet_call(np.power, base, exponent))
+
+
+def _check_integer_power(self, exponent) -> None:
+    integral = not (self.dtype.is_floating_point or self.dtype.is_complex)
+    if integral and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+@native
+def meta_pow_Tensor_Tensor(op, self, exponent):
+    op.build_binary_op(self, exponent)
+
+
+@native
+def pow_Tensor_Tensor_out(op, self, exponent, out):
+    pow_stub(op.device.type, op)
+
+
+@native
+def meta_pow_Tensor_Scalar(op, self, exponent):
+    _check_integer_power(self, exponent)
+    op.build((self, wrapped_number(exponent)))
+
+
+@native
+def pow_Tensor_Scalar_out(op, self, exponent, out):
+    pow_stub(op.device.type, op)
+
+
+@native
+def meta_pow_Scalar(op, self, exponent):
+    op.build((wrapped_number(self), exponent))
+
+
+@native
+def pow_Scalar_out(op, self, exponent, out):
+    pow_stub(op.device.type, op)
