@@ -171,6 +171,7 @@ def test_diagnostic_str() -> None:
 _NATIVE_TEXT = (FIXTURES / "native_functions.yaml").read_text()
 _DERIV_TEXT = (FIXTURES / "clean_derivatives.yaml").read_text()
 _NOISE = st.sampled_from(list(":-[]{}(),!#*&|>'\"\t ?=.") + ["True", "5", "null", "a!", "\n  "])
+_VALUES = st.sampled_from(["[x]", "{a: b}", "5", "True", "null", "[[1]]", "''", "[x, {y: z}]"])
 
 
 @st.composite
@@ -178,7 +179,7 @@ def mangled(draw, text: str) -> str:
     lines = text.splitlines()
     for _ in range(draw(st.integers(1, 4))):
         i = draw(st.integers(0, len(lines) - 1))
-        action = draw(st.sampled_from(["delete", "duplicate", "poke", "indent"]))
+        action = draw(st.sampled_from(["delete", "duplicate", "poke", "indent", "value"]))
         if action == "delete" and len(lines) > 1:
             del lines[i]
         elif action == "duplicate":
@@ -188,6 +189,8 @@ def mangled(draw, text: str) -> str:
             lines[i] = lines[i][:j] + draw(_NOISE) + lines[i][j + 1 :]
         elif action == "indent":
             lines[i] = "  " + lines[i]
+        elif action == "value" and ": " in lines[i]:
+            lines[i] = lines[i].split(": ", 1)[0] + ": " + draw(_VALUES)
     return "\n".join(lines) + "\n"
 
 
@@ -228,3 +231,14 @@ def test_case_slips_suggest_the_key(key: str, data) -> None:
 )  # fmt: skip
 def test_typos_suggest_the_key(typo: str, key: str) -> None:
     assert suggest_dispatch_key(typo) == key
+
+
+@settings(max_examples=100, deadline=None)
+@given(mangled((FIXTURES / "clean_backend.yaml").read_text()))
+def test_mangled_backend_files_never_raise(text: str) -> None:
+    from pyaten.declarations import load_native_functions, read_backend_yaml
+
+    functions = load_native_functions(FIXTURES / "native_functions.yaml")
+    _, diagnostics = read_backend_yaml(text, "b.yaml", functions)
+    for d in diagnostics:
+        assert d.code in RULES

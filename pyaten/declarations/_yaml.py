@@ -141,7 +141,8 @@ def load_yaml(text: str) -> object:
     """Parse YAML text into dicts (`YamlMap`), lists and scalars; raise `YamlSyntaxError`."""
     try:
         node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
+        return None if node is None else _build(node)
+    except yaml.MarkedYAMLError as exc:  # syntax, or a tag such as `!x` with no constructor
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
         column = mark.column + 1 if mark is not None else 0
@@ -149,6 +150,3 @@ def load_yaml(text: str) -> object:
         raise YamlSyntaxError(f"invalid YAML: {problem}", line, column) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", 0, 0) from None
-    if node is None:
-        return None
-    return _build(node)

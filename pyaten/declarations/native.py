@@ -212,7 +212,7 @@ class _EntryReader:
         value = e.get("device_check")
         if value is None:
             return
-        if value not in _DEVICE_CHECKS:
+        if not isinstance(value, str) or value not in _DEVICE_CHECKS:
             self.report(
                 e.line_of("device_check"),
                 "bad-value",
