@@ -126,10 +126,76 @@ def _out_of_bounds(error: IndexError) -> IndexError:
     return IndexError(str(error).replace(" for axis ", " for dimension "))
 
 
+class _Geometry:
+    """Sizes and strides of an operand, for the output-layout rule."""
+
+    __slots__ = ("_sizes", "_strides")
+
+    def __init__(self, sizes: tuple, strides: tuple) -> None:
+        self._sizes = sizes
+        self._strides = strides
+
+
+def _index_output_strides(self: Tensor, expanded: list, shape: tuple):
+    """The result layout ATen's index gets from its TensorIterator: self restrided (indexed
+    dims replaced by the index shape with stride 0) and the indices drive the dim order."""
+    positions = [i for i, e in enumerate(expanded) if e is not None]
+    if not positions or len(shape) <= 1:
+        return None
+    sizes, strides = list(self._sizes), list(self._strides)
+    if positions[-1] - positions[0] != len(positions) - 1:
+        # non-adjacent indexed dims are moved to the front first
+        order = positions + [d for d in range(len(sizes)) if d not in positions]
+        sizes = [sizes[d] for d in order]
+        strides = [strides[d] for d in order]
+        positions = list(range(len(positions)))
+    first, last = positions[0], positions[-1]
+    index_ndim = len(shape) - (len(sizes) - (last - first + 1))
+    index_shape = tuple(shape[first : first + index_ndim])
+    operands = [
+        _Geometry(
+            tuple(shape),
+            tuple(strides[:first]) + (0,) * index_ndim + tuple(strides[last + 1 :]),
+        )
+    ]
+    after = len(sizes) - last - 1
+    for d in positions:
+        entry = expanded[d] if d < len(expanded) else None
+        if entry is None:
+            continue
+        entry_sizes = entry.shape if isinstance(entry, np.ndarray) else entry._sizes
+        entry_strides = (
+            tuple(s // entry.itemsize for s in entry.strides)
+            if isinstance(entry, np.ndarray) else entry._strides
+        )
+        # the index broadcast to the index shape, with size-1 dims around it
+        pad = index_ndim - len(entry_sizes)
+        b_strides = tuple(
+            0 if size == 1 and want != 1 else stride
+            for size, stride, want in zip(entry_sizes, entry_strides, index_shape[pad:])
+        )
+        operands.append(
+            _Geometry(
+                (1,) * first + index_shape + (1,) * after,
+                (0,) * first + (0,) * pad + b_strides + (0,) * after,
+            )
+        )
+    return _layout_strides(operands, tuple(shape))
+
+
+def _layout_strides(operands: list, shape: tuple):
+    # PyTorch's output-permutation rule, as core's TensorIterator applies it
+    from pyaten.core.iterator_build import _output_strides
+
+    return _output_strides([None], operands, [True], shape, False)
+
+
 @native
 def meta_index_Tensor(op, self: Tensor, indices) -> None:  # noqa: N802
     expanded = expand_indices(self, indices)
-    op.set_output(0, _index_shape(self, expanded), self.dtype, self.device)
+    shape = _index_shape(self, expanded)
+    strides = _index_output_strides(self, expanded, shape)
+    op.set_output(0, shape, self.dtype, self.device, strides)
 
 
 @native
