@@ -13,6 +13,7 @@ Thread-local sets are printed where they differ from the enclosing call's (they 
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from pyaten.dispatch.introspect import RULE_TEXT
@@ -20,6 +21,7 @@ from pyaten.utils.explain_model import ExplainedCall, Hop, KernelRun
 from pyaten.utils.explain_values import describe_text
 
 _LABEL = 13  # width of the part names column
+_WIDTH = 100  # text lines are wrapped here
 _ERROR_LINES = 14  # lines of an error message printed; the dispatch table dump follows them
 
 
@@ -33,9 +35,29 @@ class _Writer:
         self.values = values
 
     def part(self, pad: str, label: str, first: str, rest: list[str] = ()) -> None:
-        self.lines.append(f"{pad}{label:<{_LABEL}}{first}".rstrip())
+        self.lines += _wrapped(f"{pad}{label:<{_LABEL}}", first)
         for line in rest:
-            self.lines.append(f"{pad}{'':<{_LABEL}}{line}".rstrip())
+            self.lines += _wrapped(f"{pad}{'':<{_LABEL}}", line)
+
+
+def _wrapped(lead: str, text: str) -> list[str]:
+    """`lead + text`, wrapped at `_WIDTH` with continuation lines indented under the text.
+
+    Printed values are never wrapped (a tensor's print reads best on one line).
+    """
+    line = f"{lead}{text}".rstrip()
+    if len(line) <= _WIDTH or text.startswith("tensor("):
+        return [line]
+    indent = " " * (len(lead) + len(text) - len(text.lstrip()) + 4)
+    return textwrap.wrap(
+        line,
+        width=max(_WIDTH, len(indent) + 40),
+        initial_indent="",
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=False,
+        drop_whitespace=True,
+    ) or [line]
 
 
 def render(
