@@ -16,7 +16,8 @@ from typing import Any
 
 from pyaten.dispatch.registry import get_operator, list_operators
 from pyaten.native.arg_parser import ParsedSignature
-from pyaten.native.gen_support import Binding, bind_and_call
+from pyaten.native.gen_support import Binding, Tensor, bind_and_call
+from pyaten.schema.model import BaseType
 
 __all__ = ["ops", "aten", "OpOverload", "OpOverloadPacket"]
 
@@ -45,7 +46,8 @@ def _signature_for(schema: Any) -> ParsedSignature:
 class OpOverload:
     """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
 
-    __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs")
+    __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
+                 "_tensor_positions")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
         self._packet = packet
@@ -54,6 +56,11 @@ class OpOverload:
         self._entry = entry
         self._parser: ParsedSignature | None = None
         self._nargs = len(entry.schema.arguments)
+        # Positions that must already be tensors for the fast path (numbers get wrapped).
+        self._tensor_positions = tuple(
+            i for i, a in enumerate(entry.schema.arguments)
+            if isinstance(a.type, BaseType) and a.type.name == "Tensor"
+        )
 
     @property
     def _schema(self) -> Any:
@@ -77,7 +84,11 @@ class OpOverload:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and len(args) == self._nargs:
-            return self._entry.call(*args)  # already in schema order: the fast path
+            for i in self._tensor_positions:
+                if not isinstance(args[i], Tensor):
+                    break
+            else:
+                return self._entry.call(*args)  # already in schema order: the fast path
         parser = self._parse()
         values = parser.match(args, kwargs)
         if values.__class__ is str:
