@@ -56,8 +56,23 @@ def scalar_storage_dtype(value: object) -> DType:
     )
 
 
+_INFER_CACHE: dict[tuple, tuple] = {}
+_LAYOUT_CACHE: dict[tuple, tuple | None] = {}
+_CACHE_LIMIT = 4096  # the decisions are pure functions of shapes/strides: memoise them
+
+
 def infer_size(a: tuple, b: tuple) -> tuple:
     """Broadcast two shapes; raises PyTorch's error naming the first bad dim."""
+    found = _INFER_CACHE.get((a, b))
+    if found is not None:
+        return found
+    result = _infer_size(a, b)
+    if len(_INFER_CACHE) < _CACHE_LIMIT:
+        _INFER_CACHE[(a, b)] = result
+    return result
+
+
+def _infer_size(a: tuple, b: tuple) -> tuple:
     na, nb = len(a), len(b)
     n = na if na > nb else nb
     out = [0] * n
@@ -202,10 +217,7 @@ def _compute_types(
 
     if cfg._promote_inputs:
         if different_inputs or all_scalars:
-            state = ResultTypeState()
-            for i in ins:
-                state.update(i)
-            common = state.result()
+            common = _common_dtype(ins)
     elif different_inputs:
         common = None
     if cfg._promote_int_to_float and common is not None and common.category <= _INT_CATEGORY:
@@ -232,6 +244,34 @@ def _compute_types(
                 )
         out_dtypes.append(od)
     return common, device, out_dtypes
+
+
+_PROMOTION_CACHE: dict[tuple, DType | None] = {}
+
+
+def _common_dtype(ins: list) -> DType | None:
+    # Promotion depends only on each input's dtype and priority class (and the default
+    # dtype, for Python floats): memoise on exactly that.
+    key = [dt.get_default_dtype()]
+    for i in ins:
+        if isinstance(i, Tensor):
+            key.append((i._dtype, 2 if i._wrapped_number else 1 if i._sizes else 0))
+        else:
+            key.append(type(i))
+    key = tuple(key)
+    found = _PROMOTION_CACHE.get(key, _MISSING)
+    if found is not _MISSING:
+        return found
+    state = ResultTypeState()
+    for i in ins:
+        state.update(i)
+    result = state.result()
+    if len(_PROMOTION_CACHE) < _CACHE_LIMIT:
+        _PROMOTION_CACHE[key] = result
+    return result
+
+
+_MISSING = object()
 
 
 def _check_devices(cfg: object, device: Device, defined_outs: list, tensor_ins: list) -> None:
@@ -281,6 +321,18 @@ def _output_strides(
     """Strides for new outputs (None = contiguous), by PyTorch's layout rule."""
     operands = [o for k, o in enumerate(outs) if o is not None and not will_resize[k]]
     operands += tensor_ins
+    key = (shape, all_same, *[(op._sizes, op._strides) for op in operands])
+    try:
+        return _LAYOUT_CACHE[key]
+    except KeyError:
+        pass
+    result = _layout(operands, shape, all_same)
+    if len(_LAYOUT_CACHE) < _CACHE_LIMIT:
+        _LAYOUT_CACHE[key] = result
+    return result
+
+
+def _layout(operands: list, shape: tuple, all_same: bool) -> tuple | None:
     if all_same:
         if all(is_contiguous_strides(op._sizes, op._strides) for op in operands):
             return None
