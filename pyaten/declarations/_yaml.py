@@ -114,34 +114,40 @@ def _scalar(node: yaml.ScalarNode) -> object:
     return _constructor.construct_object(node, deep=True)
 
 
-def _build(node: yaml.Node) -> object:
+def _build(node: yaml.Node, active: set[int]) -> object:
+    """Plain data for `node`; `active` holds the collections being built (alias loops)."""
     if type(node) is _ScalarNode:
         return _scalar(node)
-    if type(node) is _SequenceNode:
-        out_list = YamlList(_build(item) for item in node.value)
-        out_list.lines = [item.start_mark.line + 1 for item in node.value]
-        return out_list
-    if isinstance(node, yaml.MappingNode):
+    if id(node) in active:  # `&a [*a]`: an alias inside its own anchor
+        mark = node.start_mark
+        raise YamlSyntaxError("invalid YAML: an alias refers to itself", mark.line + 1, 0)
+    active.add(id(node))
+    try:
+        if type(node) is _SequenceNode:
+            out_list = YamlList(_build(item, active) for item in node.value)
+            out_list.lines = [item.start_mark.line + 1 for item in node.value]
+            return out_list
         out = YamlMap(node.start_mark.line + 1)
         key_lines = out.key_lines
         for key_node, value_node in node.value:
-            key = _build(key_node)
+            key = _build(key_node, active)
             if isinstance(key, (list, dict)):
                 key = str(key)  # unhashable keys are an error later; keep them printable
             line = key_node.start_mark.line + 1
             if key in out:
                 out.duplicates.append((key, line))
-            out[key] = _build(value_node)
+            out[key] = _build(value_node, active)
             key_lines[key] = line
         return out
-    return _constructor.construct_object(node, deep=True)  # pragma: no cover - unknown node
+    finally:
+        active.discard(id(node))
 
 
 def load_yaml(text: str) -> object:
     """Parse YAML text into dicts (`YamlMap`), lists and scalars; raise `YamlSyntaxError`."""
     try:
         node = yaml.compose(text, Loader=_Loader)
-        return None if node is None else _build(node)
+        return None if node is None else _build(node, set())
     except yaml.MarkedYAMLError as exc:  # syntax, or a tag such as `!x` with no constructor
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
