@@ -156,3 +156,5 @@ def load_yaml(text: str) -> object:
         raise YamlSyntaxError(f"invalid YAML: {problem}", line, column) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", 0, 0) from None
+    except RecursionError:
+        raise YamlSyntaxError("invalid YAML: nested too deeply", 0, 0) from None
