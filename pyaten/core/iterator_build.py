@@ -22,7 +22,6 @@ from pyaten.core.views import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     channels_last_strides,
-    contiguous_strides,
     empty_tensor,
     is_channels_last_strides,
     is_contiguous_strides,
@@ -386,10 +385,7 @@ def _allocate(
 ) -> None:
     for k, o in enumerate(outs):
         if o is None:
-            outs[k] = empty_tensor(
-                shape, out_dtypes[k], device, contiguous_strides(shape) if strides is None
-                else strides
-            )
+            outs[k] = empty_tensor(shape, out_dtypes[k], device, strides)
         elif will_resize[k]:
             if o.numel() != 0:
                 warnings.warn(
