@@ -35,6 +35,8 @@ def reduction_dims(dim, ndim: int) -> tuple[int, ...]:
 
 
 def reduced_sizes(sizes: tuple, dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+    if len(dims) == len(sizes):
+        return (1,) * len(sizes) if keepdim else ()
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(sizes))
     return tuple(s for i, s in enumerate(sizes) if i not in dims)
@@ -68,12 +70,15 @@ def meta_sum_dim_IntList(op, self: Tensor, dim, keepdim: bool = False, dtype=Non
 
 
 def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.ndarray:
-    acc = _acc_numpy(out.dtype)
+    acc = _acc_numpy(out._dtype)
+    source = array_of(self)
+    if source.dtype != acc:
+        source = source.astype(acc)
+    if acc.kind in "iub":
+        # integer sums wrap silently, as in ATen
+        return np.add.reduce(source, axis=dims, dtype=acc, keepdims=keepdim)
     with np.errstate(over="ignore", invalid="ignore"):
-        source = array_of(self)
-        if source.dtype != acc:
-            source = source.astype(acc)
-        return np.sum(source, axis=dims, keepdims=keepdim, dtype=acc)
+        return np.add.reduce(source, axis=dims, dtype=acc, keepdims=keepdim)
 
 
 @native
@@ -134,7 +139,7 @@ def mean_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
         source = array_of(self)
         if source.dtype != acc:
             source = source.astype(acc)
-        total = np.sum(source, axis=dims, keepdims=keepdim, dtype=acc)
+        total = np.add.reduce(source, axis=dims, dtype=acc, keepdims=keepdim)
         result = total / acc.type(count)
     assign(array_of(out), result)
 
