@@ -342,10 +342,9 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """An alias sharing storage, detached from autograd and from the version counter."""
-        t = Tensor._make(
+        return Tensor._make(
             self._storage, self._sizes, self._strides, self._offset, self._dtype, self._device
         )
-        return t
 
     @data.setter
     def data(self, other: Tensor) -> None:
@@ -361,14 +360,16 @@ class Tensor:
         self._np = None
 
     # ------------------------------------------------------------------ Python conversions
-    def _check_cpu_data(self, what: str) -> np.ndarray:
+    def _host_values(self) -> np.ndarray:
         if self._storage.data is None:
             raise NotImplementedError(f"Cannot copy out of {self._device.type} tensor; no data!")
         return self._numpy()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array sharing memory with this tensor (bfloat16 as ml_dtypes.bfloat16)."""
-        if self._storage.data is None or self._device.type not in ("cpu",) and not force:
+        # force=True also reads plug-in devices whose bytes live in host memory.
+        on_host = self._device.type == "cpu" or force
+        if self._storage.data is None or not on_host:
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
@@ -390,7 +391,7 @@ class Tensor:
 
     def tolist(self) -> object:
         """Nested Python lists of Python numbers (a number for a 0-dim tensor)."""
-        array = self._check_cpu_data("tolist")
+        array = self._host_values()
         if self._dtype is dt.bfloat16:
             array = array.astype(np.float32)
         return array.tolist()
