@@ -135,6 +135,10 @@ def tensor(
             stacklevel=2,
         )
         if data._storage.data is None:
+            if dev.type != "meta":
+                raise NotImplementedError(
+                    f"Cannot copy out of {data._device.type} tensor; no data!"
+                )
             values = None
         else:
             values = data._numpy()
