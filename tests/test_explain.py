@@ -108,9 +108,11 @@ def like_torch(result: dict, t: torch.Tensor) -> None:
     assert result["strides"] == list(t.stride())
 
 
-def check_declaration(call: dict, torch_op) -> None:
+def check_declaration(call: dict, torch_op, declared_by: str | None = None) -> None:
+    """The `func:` text equals torch's schema; loc is the line of the YAML entry (of the entry
+    whose `autogen:` made it, for `declared_by`)."""
     decl = call["declaration"]
-    name = call["operator"].split("::")[1]
+    name = declared_by or call["operator"].split("::")[1]
     assert "aten::" + decl["func"] == str(torch_op._schema)
     assert decl["loc"] == f"pyaten/native/native_functions.yaml:{yaml_line(name + '(')}"
 
@@ -511,3 +513,23 @@ def test_after_explaining_the_call_path_holds_no_tracing_wrappers():
     pyaten.add(a, a)
     assert entry._cache and all(getattr(fn, "__name__", "") != "traced"
                                 for fn in entry._cache.values())
+
+
+def test_autogen_out_kernel():
+    a, out = pyaten.tensor([1.0, 2.0]), pyaten.empty(0)
+    value, data, _ = explained(lambda: pyaten.ops.aten.add.Scalar_out(a, 2, alpha=3, out=out))
+    tout = torch.empty(0)
+    expected = torch.ops.aten.add.Scalar_out(torch.tensor([1.0, 2.0]), 2, alpha=3, out=tout)
+    assert value is out
+    np.testing.assert_array_equal(value.numpy(), expected.numpy())
+
+    call = find_call(data, "aten::add.Scalar_out")
+    check_declaration(call, torch.ops.aten.add.Scalar_out, declared_by="add_.Scalar")
+    assert call["declaration"]["autogen_from"] == "aten::add_.Scalar"
+    assert call["binding"] is None and call["caller"] == "python"
+    check_kernel_hop(call, "aten::add.Scalar_out")
+    kernel = call["kernel"]
+    assert (kernel["kind"], kernel["composite"]) == ("autogen", "CompositeExplicitAutograd")
+    assert kernel["name"] == "autogen_add_Scalar_out"
+    assert [c["operator"] for c in kernel["calls"]] == ["aten::add.Scalar"]
+    like_torch(call["result"], expected)

@@ -334,13 +334,15 @@ def _kernel_run(
     }
     if last.rule == "missing" or last.kernel == "(none)":
         return KernelRun(kind="missing", missing=_missing(operator, last), **base)
+    alias = None
     if last.rule in _COMPOSITE_RULES:
         alias = _registration_key(operator, last.kernel) or _COMPOSITE_RULES[last.rule]
+    if registration.startswith("autogen kernel"):
+        return KernelRun(kind="autogen", composite=alias, **base)
+    if alias is not None:
         return KernelRun(kind="composite", composite=alias, **base)
     if registration.startswith("structured kernel"):
         return KernelRun(kind="structured", **_structured_parts(operator, gathered.notes), **base)
-    if registration.startswith("autogen kernel"):
-        return KernelRun(kind="autogen", **base)
     if last.rule == "backend fallback":
         return KernelRun(kind="fallback", **base)
     kind = "native" if registration.startswith("native kernel") else "python"

@@ -216,7 +216,8 @@ def _kernel(w: _Writer, pad: str, k: KernelRun, number: str, tls: Any) -> None:
                         f"{', '.join(others[:6])}{', ...' if len(others) > 6 else ''}")
         rest.append(f"to fix, register one: {m.get('fix')}")
     elif k.kind == "autogen":
-        first = f"autogen out kernel {k.name}: runs the functional op, resizes out, copies"
+        via = f" ({k.composite})" if k.composite else ""
+        first = f"autogen out kernel {k.name}{via}: runs the op, resizes out, copies into it"
     elif k.kind == "fallback":
         first = f"backend fallback {k.name} for {k.key}"
     else:
