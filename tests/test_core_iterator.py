@@ -158,13 +158,24 @@ def test_output_strides_follow_input_layout(pair) -> None:
         ),
         lambda: (torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last), torch.ones(5)),
         lambda: (torch.zeros(6)[::2], torch.ones(3)),
+        lambda: (
+            torch.zeros(2, 3, 2, 4, 5).to(memory_format=torch.channels_last_3d),
+            torch.ones(2, 3, 2, 4, 5).to(memory_format=torch.channels_last_3d),
+        ),
+        lambda: (torch.zeros(2, 3, 2, 4, 5).to(memory_format=torch.channels_last_3d), 1.5),
+        lambda: (
+            torch.zeros(1, 3, 1, 1).to(memory_format=torch.channels_last),
+            torch.ones(3, 1, 1),
+        ),
+        lambda: (torch.zeros(4, 1, 3).permute(1, 2, 0), torch.ones(1, 3, 4)),
         lambda: (torch.zeros(0, 3).t(), torch.ones(3, 0)),
         lambda: (torch.zeros(2, 0, 3).permute(2, 1, 0), torch.ones(3, 1, 2)),
     ],
 )
 def test_output_strides_known_layouts(make) -> None:
     ta, tb = make()
-    assert_same(add(mirror(ta), mirror(tb)), torch.add(ta, tb))
+    pb = mirror(tb) if isinstance(tb, torch.Tensor) else tb
+    assert_same(add(mirror(ta), pb), torch.add(ta, tb))
 
 
 # ---- out= --------------------------------------------------------------------------------

@@ -463,3 +463,29 @@ def test_from_numpy_zero_dim_and_readonly_share_memory() -> None:
         frozen = pyaten.from_numpy(ro)
     assert np.shares_memory(frozen.numpy(), ro)
     assert pyaten.tensor(torch.tensor([[1, 2]])).tolist() == [[1, 2]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=0, max_size=4),
+)
+def test_layout_predicates_match_torch_on_random_strides(dims) -> None:
+    sizes = tuple(d[0] for d in dims)
+    strides = tuple(d[1] for d in dims)
+    t = (
+        torch.empty(0).as_strided(sizes, strides)
+        if 0 in sizes
+        else torch.empty(1 + sum((s - 1) * st_ for s, st_ in zip(sizes, strides))).as_strided(
+            sizes, strides
+        )
+    )
+    p = as_strided_view(pyaten.tensor(np.zeros(200, np.float32)), sizes, strides, 0)
+    assert p.is_contiguous() == t.is_contiguous()
+    assert (
+        p.is_non_overlapping_and_dense()
+        == torch._prims_common.is_non_overlapping_and_dense_or_false(t)
+    )
+    if len(sizes) == 4:
+        assert p.is_contiguous(pyaten.channels_last) == t.is_contiguous(
+            memory_format=torch.channels_last
+        )
