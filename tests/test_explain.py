@@ -533,3 +533,36 @@ def test_autogen_out_kernel():
     assert kernel["name"] == "autogen_add_Scalar_out"
     assert [c["operator"] for c in kernel["calls"]] == ["aten::add.Scalar"]
     like_torch(call["result"], expected)
+
+
+def test_user_fallback_and_thread_local_keys_show_nested_redispatches():
+    from pyaten.dispatch import DispatchKey, IncludeDispatchKeyGuard, full_after
+
+    key = DispatchKey.TESTING_ONLY_GenericMode
+    seen = []
+
+    def logging_fallback(op, keyset, *args):
+        seen.append(op.name)
+        return op.redispatch(keyset & full_after(key), *args)
+
+    a = pyaten.tensor([1.0, -2.0])
+    plain = pyaten.add(a, a)
+    registered_line = inspect.currentframe().f_lineno + 1  # a Library's site is its creation
+    with Library("_", "IMPL") as lib:
+        lib.fallback(logging_fallback, "TESTING_ONLY_GenericMode")
+        with IncludeDispatchKeyGuard(key):
+            value, data, _ = explained(lambda: pyaten.add(a, a))
+    same_value(value, plain)
+    assert seen == ["aten::add.Tensor"]
+    call = find_call(data, "aten::add.Tensor")
+    assert "TESTING_ONLY_GenericMode" in call["dispatch"][0]["tls_included"]
+    here = Path(__file__).resolve().relative_to(REPO)
+    chain = [(h["key"], h["rule"], h["redispatch"]) for h in call["dispatch"]]
+    assert chain == [
+        ("TESTING_ONLY_GenericMode", "backend fallback", False),
+        ("AutogradCPU", "backend fallback", True),
+        ("CPU", "kernel", True),
+    ]
+    assert call["dispatch"][0]["kernel"].endswith("logging_fallback")
+    assert call["dispatch"][0]["registered_at"] == f"{here}:{registered_line}"
+    assert call["kernel"]["wrapper"] == "functional"
