@@ -467,7 +467,7 @@ def test_from_numpy_zero_dim_and_readonly_share_memory() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=0, max_size=4),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=0, max_size=5),
 )
 def test_layout_predicates_match_torch_on_random_strides(dims) -> None:
     sizes = tuple(d[0] for d in dims)
@@ -485,7 +485,8 @@ def test_layout_predicates_match_torch_on_random_strides(dims) -> None:
         p.is_non_overlapping_and_dense()
         == torch._prims_common.is_non_overlapping_and_dense_or_false(t)
     )
-    if len(sizes) == 4:
-        assert p.is_contiguous(pyaten.channels_last) == t.is_contiguous(
-            memory_format=torch.channels_last
-        )
+    for fmt in ("channels_last", "channels_last_3d"):
+        if len(sizes) == (4 if fmt == "channels_last" else 5):
+            assert p.is_contiguous(getattr(pyaten, fmt)) == t.is_contiguous(
+                memory_format=getattr(torch, fmt)
+            )

@@ -21,7 +21,16 @@ from pyaten.core.device import CPU, device
 from pyaten.core.dtypes import dtype
 from pyaten.core.storage import Storage
 
-__all__ = ["Tensor", "Size", "VersionCounter", "strided", "contiguous_format", "channels_last"]
+__all__ = [
+    "Tensor",
+    "Size",
+    "VersionCounter",
+    "strided",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
+]
 
 
 class Size(tuple):
@@ -61,6 +70,7 @@ class _Token:
 strided = _Token("strided")
 contiguous_format = _Token("contiguous_format")
 channels_last = _Token("channels_last")
+channels_last_3d = _Token("channels_last_3d")
 preserve_format = _Token("preserve_format")
 
 
@@ -283,8 +293,8 @@ class Tensor:
     def is_contiguous(self, memory_format: _Token = contiguous_format) -> bool:
         from pyaten.core.views import is_channels_last_strides, is_contiguous_strides
 
-        if memory_format is channels_last:
-            return is_channels_last_strides(self._sizes, self._strides)
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            return is_channels_last_strides(self._sizes, self._strides, memory_format.name)
         return is_contiguous_strides(self._sizes, self._strides)
 
     def is_non_overlapping_and_dense(self) -> bool:

@@ -141,12 +141,20 @@ def _has_zero(sizes: tuple, upto: int) -> bool:
     return any(s == 0 for s in sizes[:upto])
 
 
-def is_channels_last_strides(sizes: tuple, strides: tuple) -> bool:
-    """Contiguous in NHWC order (dims 1, 3, 2, 0 fastest first), for 4-d tensors."""
-    if len(sizes) != 4:
+_CHANNELS_LAST_ORDER = {
+    "channels_last": (4, (1, 3, 2, 0)),
+    "channels_last_3d": (5, (1, 4, 3, 2, 0)),
+}
+
+
+def is_channels_last_strides(sizes: tuple, strides: tuple, fmt: str = "channels_last") -> bool:
+    """Contiguous in NHWC order (dims 1, 3, 2, 0 fastest first) for 4-d tensors, or NDHWC
+    (1, 4, 3, 2, 0) for 5-d with `fmt="channels_last_3d"`."""
+    ndim, order = _CHANNELS_LAST_ORDER[fmt]
+    if len(sizes) != ndim:
         return False
     expected = 1
-    for d in (1, 3, 2, 0):
+    for d in order:
         size = sizes[d]
         if size != 1:
             if strides[d] != expected:
@@ -162,9 +170,7 @@ def is_non_overlapping_and_dense(sizes: tuple, strides: tuple) -> bool:
     ndim = len(sizes)
     if ndim == 1:
         return sizes[0] < 2 or strides[0] == 1
-    order = sorted(
-        (d for d in range(ndim) if sizes[d] >= 2), key=lambda d: strides[d]
-    )
+    order = sorted((d for d in range(ndim) if sizes[d] >= 2), key=lambda d: strides[d])
     required = 1
     for d in order:
         if strides[d] != required:
