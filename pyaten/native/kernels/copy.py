@@ -16,13 +16,16 @@ import numpy as np
 
 from pyaten.core.device import device as make_device
 from pyaten.core.tensor import Tensor
-from pyaten.core.views import assert_no_partial_overlap, empty_tensor
+from pyaten.core.views import (
+    assert_no_partial_overlap,
+    empty_tensor,
+    is_contiguous_strides,
+    is_non_overlapping_and_dense,
+)
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import (
     contiguous_strides,
     format_shape,
-    is_contiguous_layout,
-    is_non_overlapping_and_dense,
 )
 from pyaten.native.registry import native
 
@@ -168,7 +171,7 @@ def is_in_format(t: Tensor, fmt: str) -> bool:
     sizes = t._sizes
     strides = t._strides
     if fmt in ("contiguous_format", "preserve_format"):
-        return is_contiguous_layout(sizes, strides)
+        return is_contiguous_strides(sizes, strides)
     if len(sizes) not in (4, 5):
         return False
     expected = strides_for_format(sizes, fmt, "contiguous")

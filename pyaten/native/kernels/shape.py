@@ -5,9 +5,9 @@ Every kernel here only computes new sizes, strides and a storage offset and then
 `pyaten.core.as_strided_view` for a tensor on the same storage (shared version counter,
 `_base` set). None of them reads data, so one function serves the CPU and Meta keys.
 
-Note: the shared helpers (`wrap_dim`, `infer_size`, `compute_view_strides`,
-`contiguous_strides`, `format_shape`) are also used by the copy, reduce, linalg, cat and
-index kernel modules; they live here because views are where they are first needed.
+Note: the shared helpers (`wrap_dim`, `infer_size`, `compute_view_strides`, `format_shape`,
+and `aten_ops`, the cached op handles composites call) are also used by the copy, factory,
+reduce, linalg, cat and index kernel modules; they live here because views need them first.
 """
 
 from __future__ import annotations
@@ -133,42 +133,7 @@ def compute_view_strides(
     return tuple(new_strides)
 
 
-def is_contiguous_layout(sizes: Sequence[int], strides: Sequence[int]) -> bool:
-    """True when (sizes, strides) is row-major contiguous, ignoring size-1 dims' strides."""
-    expected = 1
-    for size, stride in zip(reversed(sizes), reversed(strides)):
-        if size == 1:
-            continue
-        if size == 0:
-            return True
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def is_non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
-    """True when the elements fill a block of memory exactly once, in some dim order."""
-    if len(sizes) == 1:
-        return sizes[0] < 2 or strides[0] == 1
-    order = sorted(range(len(sizes)), key=lambda d: (sizes[d] < 2, strides[d]))
-    expected = 1
-    for d in order:
-        if sizes[d] == 1:
-            continue
-        if sizes[d] == 0:
-            return True
-        if strides[d] != expected:
-            return False
-        expected *= sizes[d]
-    return True
-
-
 # --- view kernels -------------------------------------------------------------------------
-
-
-def _view_as(self: Tensor, sizes: tuple, strides: tuple, offset: int) -> Tensor:
-    return as_strided_view(self, sizes, strides, offset)
 
 
 @native
