@@ -490,3 +490,32 @@ def test_layout_predicates_match_torch_on_random_strides(dims) -> None:
             assert p.is_contiguous(getattr(pyaten, fmt)) == t.is_contiguous(
                 memory_format=getattr(torch, fmt)
             )
+
+
+def test_plugin_device_tensors_in_a_fresh_process() -> None:
+    # Registering a backend name is process-global, so this runs in its own interpreter.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        import pyaten
+        from pyaten.core.storage import register_allocator
+        from pyaten.dispatch.keys import backend_keyset_bits, register_backend_name
+
+        register_backend_name("npu")
+        sizes = []
+        register_allocator("npu", lambda n: (sizes.append(n), np.zeros(n, np.uint8))[1])
+        t = pyaten.tensor([1.0, 2.0], device="npu:0")
+        assert t._keyset == backend_keyset_bits("npu") and sizes == [8]
+        assert repr(t) == "tensor([1., 2.], device='npu:0')", repr(t)
+        assert t.tolist() == [1.0, 2.0] and pyaten.Generator("npu").device.type == "npu"
+        print("ok")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == "ok", result.stderr
