@@ -174,9 +174,15 @@ def _qualified(name: Any, namespace: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _records() -> dict[str, Any]:
-    from pyaten.native.loader import NAMESPACE, load
+    # Read the YAML again (once, on the first explanation): the loader keeps only what it
+    # needs of each entry, and explaining wants all of it (dispatch, structured, delegate).
+    from pyaten.declarations import load_native_functions
+    from pyaten.native.loader import NAMESPACE, NATIVE_YAML
 
-    return {_qualified(fn.func.name, NAMESPACE): fn for fn in load().records}
+    return {
+        _qualified(fn.func.name, NAMESPACE): fn
+        for fn in load_native_functions(str(NATIVE_YAML))
+    }
 
 
 def _dispatch_text(fn: Any) -> dict[str, str]:
