@@ -536,6 +536,17 @@ def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Ge
     chunks.append("FUNCTIONS = [" + ", ".join(repr(n) for n, _ in sorted(funcs.items())) + "]")
     chunks.append("METHODS = [" + ", ".join(repr(n) for n in sorted(method_sigs)) + "]")
     chunks.append("DUNDERS = [" + ", ".join(repr(d) for d in dunders) + "]")
+    chunks.append("# (schema, variants, tags, file, line, generated from): the loader's records.")
+    chunks.append("DECLARATIONS = [")
+    for fn in functions:
+        loc = getattr(fn, "loc", None)
+        origin = getattr(fn, "generated_from", None)
+        chunks.append(
+            f"    ({str(fn.func)!r}, {sorted(fn.variants)!r}, {sorted(fn.tags)!r}, "
+            f"{loc.path if loc else '<unknown>'!r}, {loc.line if loc else 0!r}, "
+            f"{str(origin) if origin is not None else None!r}),"
+        )
+    chunks.append("]")
     chunks.append("REGISTRATIONS = [")
     for r in registrations:
         chunks.append(f"    ({r.operator!r}, {r.key!r}, {r.kernel!r}, {r.needs!r}, {r.kind!r}, "

@@ -6,7 +6,7 @@ and a change of runtime API touches the generator's header and this file only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,18 +38,39 @@ __all__ = [
 
 
 class Binding:
-    """The parsed signatures of one Python name, in the order they are tried."""
+    """The parsed signatures of one Python name, in the order they are tried.
 
-    __slots__ = ("name", "method", "signatures")
+    `signatures` may be given as a function that builds them: they are then built on the
+    first call that needs the parser (fast paths never do), which keeps `import pyaten` short.
+    """
 
-    def __init__(self, name: str, method: bool, signatures: Sequence[ParsedSignature]) -> None:
+    __slots__ = ("name", "method", "_signatures", "_build")
+
+    def __init__(
+        self,
+        name: str,
+        method: bool,
+        signatures: Sequence[ParsedSignature] | Callable[[], Sequence[ParsedSignature]],
+    ) -> None:
         self.name = name
         self.method = method
-        self.signatures = tuple(signatures)
+        if callable(signatures):
+            self._signatures: tuple[ParsedSignature, ...] | None = None
+            self._build = signatures
+        else:
+            self._signatures = tuple(signatures)
+            self._build = None
+
+    @property
+    def signatures(self) -> tuple[ParsedSignature, ...]:
+        found = self._signatures
+        if found is None:
+            found = self._signatures = tuple(self._build())
+        return found
 
     def __repr__(self) -> str:
         kind = "method" if self.method else "function"
-        return f"<binding {kind} {self.name}: {len(self.signatures)} signature(s)>"
+        return f"<binding {kind} {self.name}>"
 
 
 def bind_and_call(
@@ -57,7 +78,10 @@ def bind_and_call(
 ) -> Any:
     """Match the call against each signature in order and run the first that accepts it."""
     rejected: list[tuple[str, str]] | None = [] if TRACE.ACTIVE else None
-    for sig in binding.signatures:
+    signatures = binding._signatures
+    if signatures is None:
+        signatures = binding.signatures
+    for sig in signatures:
         values = sig.match(args, kwargs)
         if values.__class__ is str:
             if rejected is not None:
@@ -66,7 +90,7 @@ def bind_and_call(
         if rejected is not None:
             return _traced_call(binding, sig, values, rejected, self_tensor)
         return sig.call(values, self_tensor)
-    raise_no_match(binding.name, binding.signatures, args, kwargs)
+    raise_no_match(binding.name, signatures, args, kwargs)
     raise AssertionError("unreachable")
 
 

@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
+import marshal
 import os
 import sys
 import threading
@@ -30,6 +32,7 @@ from pyaten.native.runtime import Tensor
 NATIVE_YAML = Path(__file__).with_name("native_functions.yaml")
 GENERATED_DIR = Path(__file__).resolve().parent.parent / "_generated"
 _CODEGEN_DIR = Path(__file__).resolve().parent.parent / "codegen"
+_DECLARATIONS_DIR = Path(__file__).resolve().parent.parent / "declarations"
 NAMESPACE = "aten"
 
 
@@ -51,8 +54,9 @@ _LOCK = threading.Lock()
 
 
 def _cache_key(yaml_text: str) -> str:
+    # The generated module depends on the YAML, the generator and how declarations are read.
     digest = hashlib.sha256(yaml_text.encode())
-    for path in sorted(_CODEGEN_DIR.glob("*.py")):
+    for path in sorted(_CODEGEN_DIR.glob("*.py")) + sorted(_DECLARATIONS_DIR.glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(sys.version.encode())
@@ -66,9 +70,14 @@ def _generate_source(records: list[Any], yaml_path: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    _write_atomic_bytes(path, text.encode())
+
+
+def _write_atomic_bytes(path: Path, data: bytes) -> None:
+    # Another process may import at the same time: write aside, then rename into place.
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
 
 
@@ -127,7 +136,6 @@ def _register(module: ModuleType, records: list[Any], loaded: Loaded, namespace:
 
 def _bind(module: ModuleType, records: list[Any], namespace: str) -> None:
     from pyaten.codegen.gen_native import python_names
-    from pyaten.codegen.python_signature import group_signatures
     from pyaten.dispatch.registry import get_operator
 
     for global_name, qualified in module.ENTRIES.items():
@@ -135,14 +143,22 @@ def _bind(module: ModuleType, records: list[Any], namespace: str) -> None:
     funcs, methods = python_names(records)
     for table, name, method in module.BINDINGS:
         schemas = (methods if method else funcs)[name]
-        parsed = []
-        for sig in group_signatures(name, schemas, method):
-            p = ParsedSignature(sig)
-            p.functional_name = _qualify(p.functional_name, namespace)
-            p.out_name = _qualify(p.out_name, namespace)
-            p.resolve(get_operator)
-            parsed.append(p)
-        setattr(module, table, gen_support.Binding(name, method, parsed))
+        build = functools.partial(_parsed_signatures, name, schemas, method, namespace)
+        setattr(module, table, gen_support.Binding(name, method, build))
+
+
+def _parsed_signatures(name: str, schemas: list[Any], method: bool, namespace: str):
+    from pyaten.codegen.python_signature import group_signatures
+    from pyaten.dispatch.registry import get_operator
+
+    parsed = []
+    for sig in group_signatures(name, schemas, method):
+        p = ParsedSignature(sig)
+        p.functional_name = _qualify(p.functional_name, namespace)
+        p.out_name = _qualify(p.out_name, namespace)
+        p.resolve(get_operator)
+        parsed.append(p)
+    return parsed
 
 
 def _qualify(name: str | None, namespace: str) -> str | None:
@@ -182,21 +198,76 @@ def _attach(module: ModuleType, loaded: Loaded) -> None:
     tensor_api.attach(loaded.functions)
 
 
+@dataclass(frozen=True)
+class DeclaredFunction:
+    """What the loader needs of a declaration, rebuilt from the generated module's
+    `DECLARATIONS` so a cached import skips reading the YAML (see `load`)."""
+
+    func: Any
+    variants: frozenset[str]
+    tags: frozenset[str]
+    loc: Any
+    generated_from: Any
+
+
+@dataclass(frozen=True)
+class _Location:
+    path: str
+    line: int
+
+
+def _declared_functions(module: ModuleType) -> list[DeclaredFunction]:
+    from pyaten.schema import OperatorName, parse
+
+    records = []
+    for text, variants, tags, path, line, generated_from in module.DECLARATIONS:
+        records.append(DeclaredFunction(
+            parse(text), frozenset(variants), frozenset(tags), _Location(path, line),
+            OperatorName("", *generated_from.partition(".")[::2]) if generated_from else None,
+        ))
+    return records
+
+
+def _exec_cached(name: str, source_path: Path) -> ModuleType:
+    """Run the generated module from its marshalled code object (compiled once and kept next
+    to the source, whether or not Python writes .pyc files here)."""
+    code_path = source_path.with_suffix(".code")
+    code = None
+    if code_path.exists():
+        try:
+            code = marshal.loads(code_path.read_bytes())
+        except (EOFError, ValueError, TypeError):
+            code = None
+    if code is None:
+        code = compile(source_path.read_text(), str(source_path), "exec")
+        _write_atomic_bytes(code_path, marshal.dumps(code))
+    module = ModuleType(name)
+    module.__file__ = str(source_path)
+    sys.modules[name] = module
+    exec(code, module.__dict__)  # noqa: S102 - our own generated module
+    return module
+
+
 def load() -> Loaded:
-    """Generate (or reuse), register and attach everything; runs once per process."""
+    """Generate (or reuse), register and attach everything; runs once per process.
+
+    The generated module is cached under a hash of the YAML, the generator and the
+    declarations reader; a cached import neither reads the YAML into records nor compiles."""
     global _LOADED
     with _LOCK:
         if _LOADED is not None:
             return _LOADED
         import pyaten.native.kernels  # noqa: F401 - registers every @native kernel
-        from pyaten.declarations import load_native_functions
 
         yaml_text = NATIVE_YAML.read_text()
-        records = load_native_functions(str(NATIVE_YAML))
         cache = GENERATED_DIR / f"native_{_cache_key(yaml_text)}.py"
         if not cache.exists():
-            _write_atomic(cache, _generate_source(records, _display_path(NATIVE_YAML)))
-        module = _import_file("pyaten._generated.native_functions", cache)
+            from pyaten.declarations import load_native_functions
+
+            full_records = load_native_functions(str(NATIVE_YAML))
+            _write_atomic(cache, _generate_source(full_records, _display_path(NATIVE_YAML)))
+        module = _exec_cached("pyaten._generated.native_functions", cache)
+        records = _declared_functions(module)
         loaded = Loaded(module, {}, {}, records, source_path=str(cache))
         _register(module, records, loaded, NAMESPACE)
         _bind(module, records, NAMESPACE)
