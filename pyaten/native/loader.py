@@ -228,6 +228,18 @@ def _declared_functions(module: ModuleType) -> list[DeclaredFunction]:
     return records
 
 
+def _prune_old_caches(current: Path, keep: int = 4) -> None:
+    """Remove all but the newest few generated modules (each YAML edit makes a new one)."""
+    try:
+        sources = sorted(GENERATED_DIR.glob("native_*.py"), key=lambda p: p.stat().st_mtime)
+        for old in sources[:-keep]:
+            if old != current:
+                old.unlink(missing_ok=True)
+                old.with_suffix(".code").unlink(missing_ok=True)
+    except OSError:
+        pass  # another process pruned at the same time
+
+
 def _exec_cached(name: str, source_path: Path) -> ModuleType:
     """Run the generated module from its marshalled code object (compiled once and kept next
     to the source, whether or not Python writes .pyc files here)."""
@@ -266,6 +278,7 @@ def load() -> Loaded:
 
             full_records = load_native_functions(str(NATIVE_YAML))
             _write_atomic(cache, _generate_source(full_records, _display_path(NATIVE_YAML)))
+            _prune_old_caches(cache)
         module = _exec_cached("pyaten._generated.native_functions", cache)
         records = _declared_functions(module)
         loaded = Loaded(module, {}, {}, records, source_path=str(cache))
