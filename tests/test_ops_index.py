@@ -241,3 +241,22 @@ def test_random_basic_and_advanced_indexing(data):
     new_p[tuple(items_p)] = 7
     assert_same(new_p, new_t)
     assert np.array_equal(p.numpy(), t.numpy())
+
+
+def test_meta_setitem_and_index_put():
+    t = torch.empty(3, 4, device="meta")
+    p = pyaten.empty(3, 4, device="meta")
+    for fn in (
+        lambda m, x: x.index_put_((m.tensor([0, 2], device="meta"),), m.ones(4, device="meta")),
+        lambda m, x: m.ops.aten.index_put.default(
+            x, [None, m.tensor([1], device="meta")], m.ones(1, device="meta")
+        ),
+    ):
+        assert_same(fn(pyaten, p), fn(torch, t))
+    version = p._version
+    p[pyaten.tensor([0], device="meta")] = 1.0
+    p[1:, None] = pyaten.ones(4, device="meta")
+    assert p._version > version and tuple(p.shape) == (3, 4)
+    # like PyTorch's Meta kernel, no value-shape check without data
+    p.index_put_((pyaten.tensor([0], device="meta"),), pyaten.ones(5, device="meta"))
+    t.index_put_((torch.tensor([0], device="meta"),), torch.ones(5, device="meta"))
