@@ -290,3 +290,47 @@ def test_structured_meta_checks_in_place_and_out():
     op = StructuredMeta("out", (out,), "x.out", "CPU")
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
         op.set_output(0, (2,), pyaten.float32, out.device)
+
+
+TWO_OUTS_YAML = """
+- func: minmax(Tensor self) -> (Tensor min, Tensor max)
+  dispatch:
+    CPU: cgtest_minmax
+
+- func: minmax.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
+  dispatch:
+    CPU: cgtest_minmax_out
+"""
+
+
+@native
+def cgtest_minmax(self):
+    values = self._numpy()
+    return pyaten.tensor(float(values.min())), pyaten.tensor(float(values.max()))
+
+
+@native
+def cgtest_minmax_out(self, min, max):  # noqa: A002 - schema names
+    low, high = cgtest_minmax(self)
+    min.fill_(low.item())
+    max.fill_(high.item())
+    return min, max
+
+
+def test_tuple_of_outs_binding():
+    loaded = load_declarations(TWO_OUTS_YAML, _ns())
+    try:
+        minmax = loaded.functions["minmax"]
+        x = pyaten.tensor([3.0, -1.0, 2.0])
+        low, high = minmax(x)
+        assert (low.item(), high.item()) == (-1.0, 3.0)
+        a, b = pyaten.empty(()), pyaten.empty(())
+        result = minmax(x, out=(a, b))
+        assert result[0] is a and result[1] is b and (a.item(), b.item()) == (-1.0, 3.0)
+        with pytest.raises(TypeError, match="must be tuple of 2 Tensors"):
+            minmax(x, out=(a,))
+        with pytest.raises(TypeError, match="received an invalid combination|must be"):
+            minmax(x, out=a)
+    finally:
+        for handle in reversed(loaded.handles):
+            handle.remove()
