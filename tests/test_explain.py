@@ -434,6 +434,12 @@ def test_syntax_error_gets_pythons_message():
     assert err.getvalue().strip().endswith(f"SyntaxError: {expected.msg}")
 
 
+def test_json_stays_one_document_when_expr_prints():
+    code, data = cli_json("print('hello'); pyaten.ones(1)")
+    assert code == 0 and data["printed"] == "hello\n"
+    assert data["value"]["shape"] == [1]
+
+
 def test_error_outside_operators_and_state_restored():
     code, data = cli_json("pyaten.ones(2) + undefined_name")
     assert code == 1 and data["error"]["type"] == "NameError"

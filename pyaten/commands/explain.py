@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import io
+import json
 import sys
 import traceback
 import warnings
+from contextlib import nullcontext
 from typing import Any
 
 HELP = "evaluate a Python expression and explain each operator call, from YAML to kernel"
@@ -76,13 +80,19 @@ def run(args: argparse.Namespace) -> int:
     if args.depth is not None and args.depth < 1:
         print("pyaten explain: --depth must be at least 1", file=sys.stderr)
         return 2
+    printed = io.StringIO()
+    # In JSON mode what EXPR prints is kept in "printed", so stdout stays one JSON document.
+    capture = contextlib.redirect_stdout(printed) if args.format == "json" else nullcontext()
     try:
-        explanation, _ = evaluate(args.expr, depth=args.depth, values=not args.no_values)
+        with capture:
+            explanation, _ = evaluate(args.expr, depth=args.depth, values=not args.no_values)
     except SyntaxError as exc:
         sys.stderr.write("".join(traceback.format_exception_only(type(exc), exc)))
         return 2
     if args.format == "json":
-        print(explanation.to_json())
+        data = explanation.as_dict()
+        data["printed"] = printed.getvalue()
+        print(json.dumps(data, indent=2, default=str))
     else:
         print(explanation)
     return 1 if explanation.error is not None else 0
