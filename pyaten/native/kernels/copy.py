@@ -133,8 +133,9 @@ def array_of(t: Tensor) -> np.ndarray:
 
 def assign(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src with C-style casts (no NumPy cast warnings, complex keeps the real part)."""
-    if dst.dtype == src.dtype:
-        np.copyto(dst, src)
+    if dst.dtype == src.dtype or np.can_cast(src.dtype, dst.dtype, "safe"):
+        # no value can overflow or lose its imaginary part: nothing to silence
+        np.copyto(dst, src, casting="unsafe")
         return
     with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
