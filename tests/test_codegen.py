@@ -292,15 +292,16 @@ def test_structured_meta_checks_in_place_and_out():
         op.set_output(0, (2,), pyaten.float32, out.device)
 
 
-TWO_OUTS_YAML = """
-- func: minmax(Tensor self) -> (Tensor min, Tensor max)
-  dispatch:
-    CPU: cgtest_minmax
-
-- func: minmax.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
-  dispatch:
-    CPU: cgtest_minmax_out
-"""
+TWO_OUTS_YAML = (
+    "- func: minmax(Tensor self) -> (Tensor min, Tensor max)\n"
+    "  dispatch:\n"
+    "    CPU: cgtest_minmax\n"
+    "\n"
+    "- func: minmax.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> "
+    "(Tensor(a!) min, Tensor(b!) max)\n"
+    "  dispatch:\n"
+    "    CPU: cgtest_minmax_out\n"
+)
 
 
 @native
