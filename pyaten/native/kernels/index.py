@@ -424,17 +424,7 @@ def tensor_getitem(self: Tensor, index) -> Tensor:
     aten = _aten()
     if type(index) is int:
         # the commonest case, x[i]: one select
-        sizes = self._sizes
-        if not sizes:
-            raise IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
-            )
-        if index < -sizes[0] or index >= sizes[0]:
-            raise IndexError(
-                f"index {index} is out of bounds for dimension 0 with size {sizes[0]}"
-            )
-        return aten.select.int(self, 0, index)
+        return _select_first(aten, self, index)
     if index.__class__ is Tensor and index._sizes and index._dtype in _INTEGER_INDEX_DTYPES:
         # x[indices]: one index.Tensor call
         return aten.index.Tensor(self, [index])
@@ -447,10 +437,25 @@ def tensor_getitem(self: Tensor, index) -> Tensor:
     return result
 
 
+def _select_first(aten, self: Tensor, index: int) -> Tensor:
+    sizes = self._sizes
+    if not sizes:
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
+    if index < -sizes[0] or index >= sizes[0]:
+        raise IndexError(f"index {index} is out of bounds for dimension 0 with size {sizes[0]}")
+    return aten.select.int(self, 0, index)
+
+
 def tensor_setitem(self: Tensor, index, value) -> None:
     """`self[index] = value`: copy_/fill_ into the view, or index_put_ for tensor indices."""
     aten = _aten()
-    result, recorded = _apply_slicing(self, index)
+    if type(index) is int:
+        result, recorded = _select_first(aten, self, index), None
+    else:
+        result, recorded = _apply_slicing(self, index)
     if isinstance(value, Tensor):
         if not recorded:
             _copy_to(aten, result, value)
