@@ -6,6 +6,8 @@ later in-place call cannot change what the explanation says the earlier call pro
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,13 @@ _SITE = re.compile(r"(/[^\s:()]+):(\d+)")
 
 def short_path(path: str) -> str:
     """`path` relative to the working directory or the repository root when inside them."""
-    for base in (Path.cwd(), _REPO_ROOT):
+    return _short_path(path, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_path(path: str, cwd: str) -> str:
+    # Resolving is slow and the same few files recur in every explanation: cached.
+    for base in (Path(cwd), _REPO_ROOT):
         try:
             return str(Path(path).resolve().relative_to(base))
         except (ValueError, OSError):
