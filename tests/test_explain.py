@@ -572,3 +572,40 @@ def test_user_fallback_and_thread_local_keys_show_nested_redispatches():
     assert call["dispatch"][0]["kernel"].endswith("logging_fallback")
     assert call["dispatch"][0]["registered_at"] == f"{here}:{registered_line}"
     assert call["kernel"]["wrapper"] == "functional"
+
+
+# -- table: explaining never changes what a call returns --------------------------------------
+
+TABLE = [
+    lambda m: m.ones(2, 3).sum(1),
+    lambda m: m.arange(6).reshape(2, 3).mean(dtype=m.float64),
+    lambda m: m.cat([m.ones(2), m.zeros(3)]),
+    lambda m: m.arange(16).reshape(4, 4)[1:, 2],
+    lambda m: m.where(m.arange(3) > 0, m.ones(3), 0.0),
+    lambda m: m.ones(2, 3).to(m.float64) * 2,
+    lambda m: m.arange(6.0).reshape(2, 3).t().contiguous(),
+    lambda m: m.ones(2, 3).clone().copy_(m.arange(3.0)),
+    lambda m: m.arange(-3, 3).abs().neg(),
+    lambda m: m.full((2,), 3),
+    lambda m: m.arange(6.0).reshape(2, 3) @ m.ones(3),
+    lambda m: m.div(m.arange(5), 2, rounding_mode="floor"),
+    lambda m: m.ones(2, 3).expand(4, 2, 3).permute(2, 0, 1),
+    lambda m: m.arange(4.0).unsqueeze(0).squeeze(0).exp(),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TABLE)))
+def test_explained_calls_return_what_plain_calls_return(case):
+    fn = TABLE[case]
+    plain = fn(pyaten)
+    with pyaten.dispatch.trace() as plain_trace:
+        fn(pyaten)
+    value, data, ex = explained(lambda: fn(pyaten))
+    same_value(value, plain)
+    expected = fn(torch)
+    np.testing.assert_allclose(value.numpy(), expected.numpy())
+    assert str(value.dtype).removeprefix("pyaten.") == str(expected.dtype).removeprefix("torch.")
+    # one explained call per operator call the dispatcher saw, and the last one returned it
+    assert [c["operator"] for c in data["calls"]] == [n.operator for n in plain_trace.nodes]
+    like_torch(data["calls"][-1]["result"], expected)
+    assert all(c["error"] is None for c in data["calls"])
