@@ -307,6 +307,13 @@ def _treat_as_tuple(index) -> bool:
 def _as_index_tensor(item) -> Tensor:
     if isinstance(item, Tensor):
         return item
+    if isinstance(item, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(item, (list, tuple, np.ndarray)):
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+            f"are valid indices (got {type(item).__name__})"
+        )
     try:
         return make_tensor(item)
     except (TypeError, ValueError, RuntimeError):
