@@ -12,6 +12,7 @@ Everything is plain data (`as_dict()` is JSON-ready); rendering lives in `explai
 
 from __future__ import annotations
 
+import copy
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,7 +193,7 @@ def _dispatch_text(fn: Any) -> dict[str, str]:
 def declaration(operator: str) -> dict[str, Any]:
     """Where and how `operator` was declared: its YAML entry, or the `Library` that made it."""
     if operator in _records():
-        return dict(_yaml_declaration(operator))
+        return copy.deepcopy(_yaml_declaration(operator))  # callers may edit their copy
     return _library_declaration(operator)
 
 
@@ -311,7 +312,10 @@ def _returns_alias(operator: str) -> str | None:
         return None
     ret = schema.returns[0].annotation
     if ret is None:
-        return "a new tensor (no alias annotation)" if schema.returns else None
+        first = schema.returns[0].type
+        what = "a new tensor" if first.is_tensor_like() else f"a new {first}"
+        more = f" (and {len(schema.returns) - 1} more)" if len(schema.returns) > 1 else ""
+        return f"{what}{more} (no alias annotation)"
     for arg in schema.arguments:
         if arg.annotation is not None and arg.annotation.alias_set == ret.alias_set:
             if ret.is_write:
