@@ -5,6 +5,7 @@ out= forms, generators, and errors."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -228,3 +229,25 @@ def test_meta_random_and_requires_grad():
     assert tuple(m.shape) == (2, 3) and m.device == pyaten.device("meta")
     r = pyaten.zeros(2, requires_grad=True)
     assert r.requires_grad and r.is_leaf
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, o: m.zeros(2, 3, out=o),
+        lambda m, o: m.ones((3,), out=o),
+        lambda m, o: m.full((2, 2), 4, out=o),
+        lambda m, o: m.empty((2, 2), out=o).fill_(1),
+        lambda m, o: m.arange(1, 4, out=o),
+    ],
+)
+@pytest.mark.parametrize("start", [(0,), (2, 3), (7,)])
+def test_factory_out_forms(fn, start):
+    out_t = torch.zeros(start, dtype=torch.float64)
+    out_p = pyaten.zeros(start, dtype=pyaten.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = fn(torch, out_t)
+        got = fn(pyaten, out_p)
+    assert got is out_p
+    assert_same(got, expected, strides=True)

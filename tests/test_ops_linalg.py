@@ -146,3 +146,13 @@ def test_matmul_broadcasting_property(batch_a, batch_b, n, k, m, vec_a, vec_b):
                           message=False)
         return
     assert_same(pyaten.matmul(pa, pb), expected)
+
+
+def test_bmm_out_and_unsafe_view():
+    ta, pa = make_pair((2, 2, 3), "int32")
+    tb, pb = make_pair((2, 3, 1), "int32")
+    out_t, out_p = torch.empty(0, dtype=torch.int32), pyaten.empty(0, dtype=pyaten.int32)
+    assert pyaten.bmm(pa, pb, out=out_p) is out_p
+    assert_same(out_p, torch.bmm(ta, tb, out=out_t))
+    got = pyaten.ops.aten._unsafe_view.default(pa, (3, 4))
+    assert_same(got, torch.ops.aten._unsafe_view.default(ta, (3, 4)), strides=True)
