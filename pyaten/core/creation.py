@@ -159,17 +159,31 @@ def tensor(
         target = dtype or _infer_dtype(types)
         sizes = tuple(sizes_list)
         values = _flat_to_numpy(flat, target, types)
+        if dev is CPU and values.dtype == target.numpy and values.flags.c_contiguous:
+            # The fresh 1-D array already is the tensor's bytes: adopt it, no second copy.
+            result = _adopt(values, sizes, target)
+            if requires_grad:
+                _set_requires_grad(result, target)
+            return result
     result = empty_tensor(tuple(sizes), target, dev)
     if values is not None and result._storage.data is not None:
         out = result._numpy()
         out[...] = _cast(np.asarray(values).reshape(out.shape), target)
     if requires_grad:
-        if not (target.is_floating_point or target.is_complex):
-            raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients"
-            )
-        result._requires_grad = True
+        _set_requires_grad(result, target)
     return result
+
+
+def _set_requires_grad(result: Tensor, target: DType) -> None:
+    if not (target.is_floating_point or target.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    result._requires_grad = True
+
+
+def _adopt(values: np.ndarray, sizes: tuple, target: DType) -> Tensor:
+    data = values.view(_U8)
+    storage = Storage(data.nbytes, CPU, data=data)
+    return Tensor._make(storage, sizes, contiguous_strides(sizes), 0, target, CPU)
 
 
 def _cast(values: np.ndarray, target: DType) -> np.ndarray:
