@@ -28,6 +28,11 @@ _PLAIN_SCALARS = frozenset(_SCALAR_TYPES)
 
 
 def _is_sequence(obj: object) -> bool:
+    cls = type(obj)
+    if cls is list or cls is tuple:
+        return True
+    if cls in _PLAIN_SCALARS:
+        return False
     if isinstance(obj, (str, bytes, Tensor, np.generic)):
         return False
     return isinstance(obj, (list, tuple, np.ndarray)) or (
@@ -244,6 +249,8 @@ def _flat_to_numpy(flat: list, target: DType, types: set) -> np.ndarray:
         if has_complex:
             raise TypeError("must be real number, not complex")
         values = np.array(flat, dtype=np.float64)
+        if target is dt.float64:
+            return values
         with np.errstate(over="ignore"):  # too-large values become inf, as in torch
             return values.astype(target.numpy)
     return np.array(flat, dtype=np.complex128).astype(target.numpy)
