@@ -309,6 +309,132 @@ def _fast_path(sig: PythonSignature) -> list[str]:
     return lines
 
 
+# --- typed fast paths ---------------------------------------------------------------------------
+# Note: fast-path safety
+#     A fast path for signature k takes positional arguments of exact Python classes and skips
+#     the parser. It is emitted only if every earlier signature j certainly refuses such a call
+#     (by arity, a missing required argument, or a parameter whose converter refuses that
+#     class), so the result is the one the full parser would give.
+
+_FAST_KINDS = {"Tensor": "tensor", "int": "int", "SymInt": "int", "float": "float",
+               "bool": "bool", "ScalarType": "dtype", "Scalar": "number"}
+_KIND_CLASSES = {"tensor": ("Tensor",), "int": ("int",), "float": ("float",), "bool": ("bool",),
+                 "dtype": ("dtype",), "number": ("int", "float"), "intlist": ("seq",)}
+_KIND_CHECK = {
+    "tensor": "{v}.__class__ is Tensor",
+    "int": "{v}.__class__ is int",
+    "float": "{v}.__class__ is float",
+    "bool": "{v}.__class__ is bool",
+    "dtype": "{v}.__class__ is DType",
+    "number": "({v}.__class__ is int or {v}.__class__ is float)",
+    "intlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
+               "all(i.__class__ is int for i in {v})",
+}
+
+
+def _param_kind(param: Any) -> str | None:
+    t = param.type
+    if isinstance(t, BaseType):
+        return _FAST_KINDS.get(t.name)
+    if isinstance(t, ListType) and t.size is None and str(t.elem) in ("int", "SymInt"):
+        return "intlist"
+    return None
+
+
+def _rejects(t: Any, cls: str, numbers_as_tensors: bool) -> bool:
+    """True when the parser's converter for type `t` refuses every value of class `cls`."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if isinstance(t, ListType):
+        if cls == "seq":
+            return False
+        return t.size is None  # a sized list takes a bare scalar
+    if not isinstance(t, BaseType):
+        return False
+    name = t.name
+    if name == "Tensor":
+        return not (cls == "Tensor" or (numbers_as_tensors and cls in ("int", "float", "bool")))
+    if name == "Scalar":
+        return cls in ("dtype", "seq")
+    if name in ("int", "SymInt"):
+        return cls in ("float", "bool", "dtype", "seq")
+    if name == "float":
+        return cls in ("dtype", "seq")
+    if name == "bool":
+        return cls != "bool"
+    if name == "ScalarType":
+        return cls != "dtype"
+    if name in ("str", "Dimname", "Layout", "MemoryFormat", "Generator"):
+        return True
+    if name == "Device":
+        return cls in ("Tensor", "float", "bool", "dtype", "seq")
+    return False
+
+
+def _refuses(sig: PythonSignature, classes: list[tuple[str, ...]]) -> bool:
+    """Signature `sig` certainly refuses positional arguments of these classes, no keywords."""
+    n = len(classes)
+    if sig.allow_varargs_intlist and n >= 1 and all(c == ("int",) for c in classes):
+        return False
+    positional = [p for p in sig.params if not p.keyword_only]
+    if n > len(positional):
+        return True
+    if any(p.required for p in sig.params[n:]) or any(
+        p.required and p.keyword_only for p in sig.params
+    ):
+        return True
+    for param, options in zip(positional, classes):
+        if all(_rejects(param.type, c, sig.allow_numbers_as_tensors) for c in options):
+            return True
+    return False
+
+
+def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
+    """One `if` block: this signature's exact-class call, when it is safe (see the Note)."""
+    functional = sig.functional
+    if functional is None or sig.has_requires_grad:
+        return []
+    required = [p for p in sig.params if p.required]
+    positional = [p for p in sig.params if not p.keyword_only]
+    if any(p.keyword_only for p in required) or positional[: len(required)] != required:
+        return []
+    kinds = [_param_kind(p) for p in required]
+    if any(k is None for k in kinds):
+        return []
+    values: dict[str, str] = {}
+    for p in sig.params:
+        if p.required or p.name == "out":
+            continue
+        text = _literal_default(p.type, p.default)
+        if text is None:
+            return []
+        values[p.schema_name] = text
+    if sig.method:
+        values["self"] = "self"
+    entry = naming.entry_global(functional.name)
+    lines: list[str] = []
+    varargs = sig.allow_varargs_intlist and kinds == ["intlist"]
+    if varargs:
+        # zeros(2, 3) and view(2, 3): every positional argument an int.
+        if all(_refuses(j, [("int",)]) and _refuses(j, [("int",), ("int",)]) and not
+               j.allow_varargs_intlist for j in earlier):
+            values[required[0].schema_name] = "args"
+            call = ", ".join(values[a.name] for a in functional.arguments)
+            lines += ["        if n and all(i.__class__ is int for i in args):",
+                      f"            return {entry}.call({call})"]
+    classes = [_KIND_CLASSES[k] for k in kinds]
+    if all(_refuses(j, classes) for j in earlier):
+        for i, p in enumerate(required):
+            values[p.schema_name] = f"tuple(args[{i}])" if kinds[i] == "intlist" else f"args[{i}]"
+        call = ", ".join(values[a.name] for a in functional.arguments)
+        checks = " and ".join(
+            _KIND_CHECK[k].format(v=f"args[{i}]") for i, k in enumerate(kinds)
+        ) or "True"
+        lines += [f"        if n == {len(required)} and {checks}:",
+                  f"            return {entry}.call({call})"]
+    return lines
+
+
 def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method: bool) -> str:
     """Source of one binding function (`add` or `Tensor_add`)."""
     fname = naming.binding_name(python_name, method)
@@ -316,8 +442,17 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
     doc = "\n".join(f"    {python_name}{s.signature_text()}" for s in signatures)
     head = f"def {fname}(self, *args, **kwargs):" if method else f"def {fname}(*args, **kwargs):"
     lines = [head, f'    """\n{doc}\n    """']
-    if signatures:
-        lines.extend(_fast_path(signatures[0]))
+    first = _fast_path(signatures[0]) if signatures else []
+    lines.extend(first)
+    typed: list[str] = []
+    for k, sig in enumerate(signatures):
+        if k == 0 and first:
+            continue
+        typed += _typed_fast_path(sig, signatures[:k])
+    if typed:
+        lines.append("    if not kwargs and not TRACE.ACTIVE:")
+        lines.append("        n = len(args)")
+        lines.extend(typed)
     self_arg = ", self" if method else ""
     lines.append(f"    return bind_and_call({table}, args, kwargs{self_arg})")
     return "\n".join(lines) + "\n"
@@ -385,7 +520,7 @@ HEADER = '''"""Generated by pyaten.codegen from {path}. Do not edit: edit the YA
 # ruff: noqa
 from pyaten.native.gen_support import (
     TRACE, Tensor, TensorIteratorMeta, StructuredMeta, ArgumentParseError, bind_and_call,
-    copy_to_out, wrapped_number, CLONE, K,
+    copy_to_out, wrapped_number, CLONE, K, DType,
 )
 '''
 

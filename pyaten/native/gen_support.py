@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from pyaten.core.dtypes import dtype as DType
 from pyaten.dispatch import trace as TRACE  # noqa: N812 - read as a constant in generated code
 from pyaten.native.arg_parser import (
     ArgumentParseError,
@@ -34,6 +35,7 @@ __all__ = [
     "wrapped_number",
     "CLONE",
     "K",
+    "DType",
 ]
 
 
