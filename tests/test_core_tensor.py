@@ -519,3 +519,30 @@ def test_plugin_device_tensors_in_a_fresh_process() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_legacy_constructor_matches_torch() -> None:
+    for args in [([1, 2],), ((2, 3),), (2, 3), (), ([[1.5]],)]:
+        t = torch.Tensor(*args)
+        p = pyaten.Tensor(*args)
+        assert p.shape == tuple(t.shape) and name(p.dtype) == name(t.dtype)
+        if t.numel() and args and isinstance(args[0], (list, tuple)):
+            assert p.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("new_shape", [(3, 2), (2, 3), (4, 4), (0,), (1,)])
+def test_resize_matches_torch(new_shape) -> None:
+    t = torch.arange(6.0).reshape(2, 3).t()
+    p = mirror_like(t)
+    t.resize_(new_shape)
+    resize_tensor_(p, new_shape)
+    assert p.shape == tuple(t.shape) and p.stride() == t.stride()
+    assert p.untyped_storage().nbytes >= t.untyped_storage().nbytes() or t.numel() == 0
+    if t.numel() <= 6:
+        assert p.tolist() == t.tolist()
+
+
+def mirror_like(t: torch.Tensor) -> pyaten.Tensor:
+    base = pyaten.tensor(t.untyped_storage().tolist(), dtype=pyaten.uint8)
+    values = pyaten.tensor(np.frombuffer(bytes(base.tolist()), dtype=np.float32))
+    return as_strided_view(values, tuple(t.shape), t.stride(), t.storage_offset())

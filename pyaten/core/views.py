@@ -259,8 +259,8 @@ def resize_tensor_(t: Tensor, sizes: tuple, strides: tuple | None = None) -> Ten
                 f"Trying to create tensor with negative dimension {s}: {list(sizes)}"
             )
     if strides is None:
-        if sizes == t._sizes and is_contiguous_strides(t._sizes, t._strides):
-            return t
+        if sizes == t._sizes:
+            return t  # PyTorch keeps the strides (even non-contiguous) when the shape is equal
         strides = contiguous_strides(sizes)
     needed = storage_nbytes_needed(sizes, strides, t._offset, t._dtype.itemsize)
     if needed > t._storage.nbytes:
