@@ -13,6 +13,9 @@ from test_ops_shape_helpers import assert_same, assert_same_error, make_pair
 
 import pyaten
 
+# both libraries warn about list-as-tuple indices; test_list_of_slices_warns_like_torch checks it
+pytestmark = pytest.mark.filterwarnings("ignore:Using a non-tuple sequence:UserWarning")
+
 
 def _idx(m, spec):
     """Build an index for module `m` from a spec with tensors given as ('t', data, dtype)."""
@@ -193,6 +196,15 @@ def test_meta_indexing():
         assert_same(fn(pyaten, p), fn(torch, t))
     with pytest.raises(NotImplementedError):
         p[pyaten.tensor([True, False, True], device="meta")]
+
+
+def test_list_of_slices_warns_like_torch():
+    t, p = make_pair((3, 4), "float32")
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        expected = t[[slice(None), 1]]
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        got = p[[slice(None), 1]]
+    assert_same(got, expected, strides=True)
 
 
 def test_uint8_mask_warns_and_selects():

@@ -357,7 +357,19 @@ def _bool_index(value: bool, device) -> Tensor:
 def _apply_slicing(self: Tensor, index):
     """Apply the basic part of `index` (views); return (view, [(dim, index tensor)...])."""
     aten = _aten()
-    items = index if _treat_as_tuple(index) else (index,)
+    if _treat_as_tuple(index):
+        if not isinstance(index, tuple):
+            warnings.warn(
+                "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                "which will result either in an error or a different result",
+                UserWarning,
+                stacklevel=3,
+            )
+        items = tuple(index)
+    else:
+        items = (index,)
     self_ndim = len(self._sizes)
     specified = _count_specified(items)
     if specified > self_ndim:
