@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = 3  # fresh processes per mode
+ROUNDS = 5  # fresh processes per mode, interleaved; the best of each is kept
 
 # name -> (setup, statement), written once for a module `m` (pyaten or torch).
 CASES = {
@@ -49,11 +49,11 @@ if mode == "on":
     def one():
         with m.explain():
             exec(code, ns)
-    number = 200
+    number = 100
 else:
     def one():
         exec(code, ns)
-    number = 5000
+    number = 3000
 one()
 best = min(timeit.repeat(one, number=number, repeat=5)) / number
 print(json.dumps(best * 1e6))
