@@ -449,3 +449,10 @@ def test_out_and_inplace_layouts_match_torch(pair, out_kind) -> None:
     ours = _warnings_of(lambda: add(mirror(ta), mirror(tb), out=p_out))
     assert [w.split(" (Triggered internally")[0] for w in theirs] == ours
     assert_same(p_out, t_out)
+
+
+def test_broadcast_inputs_are_views_of_the_inputs() -> None:
+    a = pyaten.tensor(np.arange(3.0))
+    it = TensorIterator.binary_op(None, a, pyaten.tensor(np.ones((2, 1))))
+    x, y = it.broadcast_inputs()
+    assert x.shape == y.shape == (2, 3) and np.shares_memory(x, a.numpy())

@@ -268,6 +268,11 @@ class TensorIterator:
         t = self.tensors[i]
         return t._dtype if isinstance(t, Tensor) else scalar_storage_dtype(t)
 
+    def broadcast_inputs(self) -> list[np.ndarray]:
+        """`np_inputs` expanded to `shape` (read-only broadcast views, no copies)."""
+        shape = self.shape
+        return [a if a.shape == shape else np.broadcast_to(a, shape) for a in self.np_inputs]
+
     def finish(self) -> Tensor:
         """Write scratch results back into the outputs (casting/rounding once); returns
         output 0. Call after the kernel wrote `np_outputs`."""
