@@ -61,6 +61,7 @@ GET_CASES = [
     ("t", [[True, False, True, False, True]] * 3, "bool"),
     (slice(None), ("t", [False, True, True, False, True], "bool")),
     (Ellipsis, ("t", [1, 0], "int64")),
+    (("t", [[0], [2]], "int64"), slice(1, None), ("t", [1, 0], "int64")),
     ("t", [], "int64"),
 ]
 
@@ -75,6 +76,18 @@ def test_getitem_matches_torch(spec):
     is_view = expected.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
     assert (got.untyped_storage() is p.untyped_storage()) == is_view
     assert got is not p
+
+
+def test_getitem_layout_of_permuted_sources():
+    t, p = make_pair((3, 4, 5), "float64")
+    for order in ((2, 0, 1), (1, 2, 0), (2, 1, 0)):
+        tp, pp = t.permute(*order), p.permute(*order)
+        for spec in (
+            (("t", [0, 1], "int64"), slice(None), ("t", [1, 2], "int64")),
+            (slice(None), ("t", [[0], [1]], "int64"), ("t", [0, 2], "int64")),
+            (None, slice(None), ("t", [1], "int64"), None),
+        ):
+            assert_same(pp[_idx(pyaten, spec)], tp[_idx(torch, spec)], strides=True)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "bool", "complex64", "bfloat16"])

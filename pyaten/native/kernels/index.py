@@ -142,6 +142,7 @@ def _index_output_strides(self: Tensor, expanded: list, shape: tuple):
     positions = [i for i, e in enumerate(expanded) if e is not None]
     if not positions or len(shape) <= 1:
         return None
+    entries = [expanded[i] for i in positions]
     sizes, strides = list(self._sizes), list(self._strides)
     if positions[-1] - positions[0] != len(positions) - 1:
         # non-adjacent indexed dims are moved to the front first
@@ -159,10 +160,7 @@ def _index_output_strides(self: Tensor, expanded: list, shape: tuple):
         )
     ]
     after = len(sizes) - last - 1
-    for d in positions:
-        entry = expanded[d] if d < len(expanded) else None
-        if entry is None:
-            continue
+    for entry in entries:
         entry_sizes = entry.shape if isinstance(entry, np.ndarray) else entry._sizes
         entry_strides = (
             tuple(s // entry.itemsize for s in entry.strides)
