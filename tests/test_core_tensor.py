@@ -546,3 +546,24 @@ def mirror_like(t: torch.Tensor) -> pyaten.Tensor:
     base = pyaten.tensor(t.untyped_storage().tolist(), dtype=pyaten.uint8)
     values = pyaten.tensor(np.frombuffer(bytes(base.tolist()), dtype=np.float32))
     return as_strided_view(values, tuple(t.shape), t.stride(), t.storage_offset())
+
+
+def test_make_subclass_matches_torch() -> None:
+    class Param(pyaten.Tensor):
+        pass
+
+    class TParam(torch.Tensor):
+        pass
+
+    data = pyaten.tensor([1.0, 2.0])
+    p = pyaten.Tensor._make_subclass(Param, data, True)
+    tp = torch.Tensor._make_subclass(TParam, torch.tensor([1.0, 2.0]), True)
+    assert type(p) is Param and p.requires_grad == tp.requires_grad and p.is_leaf
+    assert p.data_ptr() == data.data_ptr()
+    data._bump_version()
+    assert p._version == 1
+    assert repr(p) == "Param([1., 2.], requires_grad=True)"
+    same_error(
+        lambda: torch.Tensor._make_subclass(TParam, torch.tensor([1]), True),
+        lambda: pyaten.Tensor._make_subclass(Param, pyaten.tensor([1]), True),
+    )

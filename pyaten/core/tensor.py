@@ -154,6 +154,30 @@ class Tensor:
         t._wrapped_number = False
         return t
 
+    @staticmethod
+    def _make_subclass(cls: type, data: Tensor, require_grad: bool = False) -> Tensor:
+        """An instance of the Tensor subclass `cls` sharing `data`'s storage, geometry and
+        version counter, detached from autograd (how `nn.Parameter` is built)."""
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): data must be a Tensor, not {type(data).__name__}")
+        t = Tensor._make(
+            data._storage, data._sizes, data._strides, data._offset, data._dtype, data._device
+        )
+        if cls is not Tensor:
+            sub = _new(cls)
+            for name in Tensor.__slots__[:-2]:
+                setattr(sub, name, getattr(t, name))
+            t = sub
+        t._version_counter = data._version_counter
+        t._keyset = data._keyset
+        if require_grad:
+            if not (data._dtype.is_floating_point or data._dtype.is_complex):
+                raise RuntimeError(
+                    "Only Tensors of floating point and complex dtype can require gradients"
+                )
+            t._requires_grad = True
+        return t
+
     def __new__(cls, *args: object) -> Tensor:
         # Legacy constructor: Tensor() / Tensor(2, 3) (uninitialised) / Tensor([1, 2]).
         from pyaten.core.creation import tensor as make_tensor
