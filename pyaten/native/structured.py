@@ -22,6 +22,7 @@ import numpy as np
 
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.iterator import TensorIteratorConfig
+from pyaten.core.storage import Storage
 from pyaten.core.views import (
     contiguous_strides,
     empty_tensor,
@@ -206,14 +207,30 @@ except ImportError:  # pragma: no cover - older NumPy
             return fn(*args, **kwargs)
 
 
+# sizes -> (contiguous strides, numel): outputs of the same shape recur on every call.
+_GEOMETRY: dict[tuple, tuple[tuple, int]] = {}
+
+
+def _geometry(sizes: tuple) -> tuple[tuple, int]:
+    found = _GEOMETRY.get(sizes)
+    if found is None:
+        numel = 1
+        for s in sizes:
+            numel *= s
+        found = (contiguous_strides(sizes), numel)
+        if len(_GEOMETRY) < 4096:
+            _GEOMETRY[sizes] = found
+    return found
+
+
 def _new_output(sizes: tuple, dtype: _dtypes.dtype, device: Any) -> Tensor:
     """A contiguous output whose NumPy view is built with it (the impl writes through it)."""
-    t = empty_tensor(sizes, dtype, device)
+    strides, numel = _geometry(sizes)
+    itemsize = dtype.itemsize
+    t = Tensor._make(Storage._fresh(numel * itemsize, device), sizes, strides, 0, dtype, device)
     data = t._storage.data
     if data is not None:
-        itemsize = dtype.itemsize
-        t._np = np.ndarray(sizes, dtype.numpy, data, 0,
-                           tuple([s * itemsize for s in t._strides]))
+        t._np = np.ndarray(sizes, dtype.numpy, data, 0, tuple([s * itemsize for s in strides]))
     return t
 
 
@@ -309,7 +326,7 @@ class TensorIteratorMeta(StructuredMeta):
                     return False
             elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides:
                 return False
-        if len(sizes) > 1 and not is_contiguous_strides(sizes, strides):
+        if len(sizes) > 1 and strides != _geometry(sizes)[0]:
             return False  # the output's layout follows the inputs': let the planner decide
         if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
             return False
@@ -392,7 +409,7 @@ class TensorIteratorMeta(StructuredMeta):
     def compute(self, ufunc: np.ufunc, *arrays: np.ndarray) -> None:
         """`ufunc(*arrays)` into output 0: straight into its memory when the dtypes agree."""
         target = self.outputs[0]._numpy()
-        if target.dtype == arrays[0].dtype and target.shape == self.shape:
+        if self._direct or (target.dtype == arrays[0].dtype and target.shape == self.shape):
             quiet_call(ufunc, *arrays, out=target)
         else:
             np.copyto(target, quiet_call(ufunc, *arrays), casting="unsafe")
