@@ -456,3 +456,15 @@ def test_broadcast_inputs_are_views_of_the_inputs() -> None:
     it = TensorIterator.binary_op(None, a, pyaten.tensor(np.ones((2, 1))))
     x, y = it.broadcast_inputs()
     assert x.shape == y.shape == (2, 3) and np.shares_memory(x, a.numpy())
+
+
+def test_assign_accessors_and_repr() -> None:
+    half = pyaten.tensor([1.0, 2.0, 3.0], dtype=pyaten.float16)
+    it = TensorIterator.binary_op(None, half, 0.5)
+    assert it.compute_dtype is pyaten.float32 and it.np_outputs[0].dtype == np.float32
+    assert it.dtype(0) is pyaten.float16 and it.dtype(2) is pyaten.float64
+    assert it.ndim == 1 and it.numel() == 3 and it.input(1) == 0.5
+    out = it.assign(np.multiply(*it.np_inputs))
+    assert out is it.output() and out.tolist() == [0.5, 1.0, 1.5]
+    assert it.finish() is out and out.tolist() == [0.5, 1.0, 1.5]  # no stale scratch
+    assert "common_dtype=pyaten.float16" in repr(it)
