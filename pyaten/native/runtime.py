@@ -10,6 +10,7 @@ from typing import Any
 
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.creation import wrapped_scalar_tensor
+from pyaten.core.generator import Generator
 from pyaten.core.tensor import Tensor, channels_last, contiguous_format, preserve_format, strided
 from pyaten.core.views import empty_tensor
 
@@ -76,8 +77,7 @@ def is_memory_format(obj: object) -> bool:
 
 
 def is_generator(obj: object) -> bool:
-    # Core's Generator may land later; accept any object of a class named Generator.
-    return type(obj).__name__ == "Generator"
+    return isinstance(obj, Generator)
 
 
 def dtype_by_schema_name(name: str) -> _dtypes.dtype:
