@@ -437,3 +437,26 @@ def test_invert_shifts_and_reflected_operators(dtype):
         pair = run_both(call_p, call_t)
         if pair:
             assert_same(*pair)
+
+
+def test_out_aliasing_strided_out_and_overlap_errors_like_torch():
+    pa, ta = make((2, 2), "float32", 27)
+    po, to = pyaten.empty(2, 2).t(), torch.empty(2, 2).t()
+    pyaten.add(pa, pa, out=po)
+    torch.add(ta, ta, out=to)
+    assert po.stride() == to.stride()
+    assert_same(po, to)
+    px, tx = pa.clone(), ta.clone()
+    pyaten.mul(px, px, out=px)
+    torch.mul(tx, tx, out=tx)
+    assert_same(px, tx)
+    cases = [
+        lambda m: m.ones(3).expand(2, 3).add_(1),
+        lambda m: (lambda t: m.add(t[1:], t[:-1], out=t[:-1]))(m.arange(6.0)),
+    ]
+    for case in cases:
+        with pytest.raises(RuntimeError) as theirs:
+            case(torch)
+        with pytest.raises(RuntimeError) as ours:
+            case(pyaten)
+        assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
