@@ -124,3 +124,78 @@ def test_cat_random_shapes(base, extents, data):
     dtypes = [data.draw(st.sampled_from(["int32", "float32", "bool"])) for _ in shapes]
     ts, ps = _pairs(shapes, dtypes)
     assert_same(pyaten.cat(ps, dim), torch.cat(ts, dim), strides=True)
+
+
+SPLIT_CASES = [
+    lambda m, x: m.stack([x, x]),
+    lambda m, x: m.stack([x, x * 2, x], 2),
+    lambda m, x: m.stack((x, x), -1),
+    lambda m, x: m.stack([x[0, 0], x[1, 1]]),
+    lambda m, x: x.split(2),
+    lambda m, x: m.split(x, 3, 1),
+    lambda m, x: x.split([1, 2], 0),
+    lambda m, x: x.split_with_sizes([4, 0], 1),
+    lambda m, x: m.split(x[:0], 0),
+    lambda m, x: x.chunk(2),
+    lambda m, x: m.chunk(x, 5, 1),
+    lambda m, x: x.chunk(3, 1),
+    lambda m, x: m.zeros(0).chunk(3),
+    lambda m, x: x.unbind(),
+    lambda m, x: m.unbind(x.t(), 1),
+    lambda m, x: x.narrow(1, 1, 2),
+    lambda m, x: m.narrow(x, 0, -1, 1),
+    lambda m, x: x.flatten(),
+    lambda m, x: m.flatten(x.t()),
+    lambda m, x: x.flatten(0, 0),
+    lambda m, x: x[0, 0].flatten(),
+]
+
+
+@pytest.mark.parametrize("fn", SPLIT_CASES)
+def test_stack_split_chunk_unbind_narrow_flatten(fn):
+    t, p = make_pair((3, 4), "float32")
+    expected = fn(torch, t)
+    got = fn(pyaten, p)
+    if isinstance(expected, torch.Tensor):
+        assert_same(got, expected, strides=True)
+        return
+    assert isinstance(got, (list, tuple)) and len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert_same(g, e, strides=True)
+        assert g._base is not None  # the pieces are views of the input
+
+
+SPLIT_ERRORS = [
+    lambda m, x: m.stack([]),
+    lambda m, x: m.stack([x, m.zeros(3, 3)]),
+    lambda m, x: m.stack([x, x], 3),
+    lambda m, x: x.split(-1),
+    lambda m, x: x.split(0),
+    lambda m, x: m.tensor(1.0).split(1),
+    lambda m, x: x.split([1, 1]),
+    lambda m, x: x.split([-1, 4]),
+    lambda m, x: x.chunk(0),
+    lambda m, x: m.tensor(1.0).chunk(1),
+    lambda m, x: m.tensor(1.0).unbind(),
+    lambda m, x: x.narrow(0, 4, 1),
+    lambda m, x: x.narrow(0, 1, 3),
+    lambda m, x: x.narrow(0, 1, -1),
+    lambda m, x: m.tensor(1.0).narrow(0, 0, 1),
+    lambda m, x: x.flatten(1, 0),
+]
+
+
+@pytest.mark.parametrize("fn", SPLIT_ERRORS)
+def test_split_family_errors_match_torch(fn):
+    t, p = make_pair((3, 4), "float32")
+    assert_same_error(lambda: fn(pyaten, p), lambda: fn(torch, t))
+
+
+def test_stack_out_and_meta():
+    ts, ps = _pairs([(2, 3), (2, 3)], ["int64", "int64"])
+    out_t, out_p = torch.empty(0, dtype=torch.int64), pyaten.empty(0, dtype=pyaten.int64)
+    assert pyaten.stack(ps, 1, out=out_p) is out_p
+    assert_same(out_p, torch.stack(ts, 1, out=out_t))
+    m = pyaten.empty(2, 3, device="meta")
+    assert_same(pyaten.stack([m, m]), torch.stack([torch.empty(2, 3, device="meta")] * 2))
+    assert [tuple(c.shape) for c in m.chunk(2, 1)] == [(2, 2), (2, 1)]

@@ -1,4 +1,5 @@
-"""Concatenation: cat (structured).
+"""Concatenation and splitting: cat (structured), and the composites stack, split,
+split_with_sizes, chunk and unbind (views made by slice/select, each a dispatched call).
 
 Note: legacy empty tensors. For backward compatibility ATen skips 1-d tensors of size 0
 (`torch.empty(0)`) when checking shapes, whatever the other tensors' rank; they still take
@@ -16,8 +17,9 @@ from pyaten.core.promotion import can_cast, promote_types
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import assert_no_overlap, channels_last_strides, is_channels_last_strides
 from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
-from pyaten.native.kernels.shape import wrap_dim
+from pyaten.native.kernels.shape import aten_ops, format_shape, wrap_dim
 from pyaten.native.registry import native
+from pyaten.native.structured import resize_output
 
 
 def _is_legacy_empty(t: Tensor) -> bool:
@@ -135,3 +137,108 @@ def cat_out_cpu(op, tensors, dim: int, out: Tensor) -> None:
         if size:
             assign(target[lead + (slice(position, position + size),)], array_of(t))
         position += size
+
+
+# --- composites: stack and the splits ----------------------------------------------------
+
+
+@native
+def stack(tensors, dim: int = 0) -> Tensor:
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tensors[0]._sizes
+    for i, t in enumerate(tensors[1:], start=1):
+        if t._sizes != first:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {format_shape(first)} at "
+                f"entry 0 and {format_shape(t._sizes)} at entry {i}"
+            )
+    d = wrap_dim(dim, len(first) + 1)
+    aten = aten_ops()
+    return aten.cat.default([aten.unsqueeze.default(t, d) for t in tensors], d)
+
+
+@native
+def stack_out(tensors, dim: int = 0, out: Tensor = None) -> Tensor:
+    result = stack(tensors, dim)
+    resize_output(out, result._sizes, "stack")
+    return aten_ops().copy_.default(out, result)
+
+
+def _split_dim(self: Tensor, dim: int, op: str) -> int:
+    if not self._sizes:
+        raise RuntimeError(f"{op} expects at least a 1-dimensional tensor")
+    return wrap_dim(dim, len(self._sizes))
+
+
+@native
+def split(self: Tensor, split_size: int, dim: int = 0) -> list:
+    d = _split_dim(self, dim, "split")
+    if split_size < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size}"
+        )
+    size = self._sizes[d]
+    if split_size == 0 and size != 0:
+        raise RuntimeError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+        )
+    count = max((size + split_size - 1) // split_size, 1) if split_size else 1
+    slice_op = aten_ops().slice.Tensor
+    return [
+        slice_op(self, d, i * split_size, min((i + 1) * split_size, size), 1)
+        for i in range(count)
+    ]
+
+
+@native
+def split_with_sizes(self: Tensor, split_sizes: tuple, dim: int = 0) -> list:
+    d = _split_dim(self, dim, "split_with_sizes")
+    size = self._sizes[d]
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={format_shape(split_sizes)}"
+        )
+    if sum(split_sizes) != size:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+            f"size at dimension {d}), but got split_sizes={format_shape(split_sizes)}"
+        )
+    slice_op = aten_ops().slice.Tensor
+    pieces = []
+    start = 0
+    for length in split_sizes:
+        pieces.append(slice_op(self, d, start, start + length, 1))
+        start += length
+    return pieces
+
+
+@native
+def split_sizes(self: Tensor, split_size: tuple, dim: int = 0) -> list:
+    return aten_ops().split_with_sizes.default(self, split_size, dim)
+
+
+@native
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
+    if not self._sizes:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, len(self._sizes))
+    size = self._sizes[d]
+    split_size = (size + chunks - 1) // chunks
+    if split_size == 0 and size == 0:
+        # every chunk of an empty dim is empty, and there are `chunks` of them
+        return split_with_sizes(self, (0,) * chunks, d)
+    return split(self, split_size, d)
+
+
+@native
+def unbind(self: Tensor, dim: int = 0) -> list:
+    sizes = self._sizes
+    if not sizes:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, len(sizes))
+    select_op = aten_ops().select.int
+    return [select_op(self, d, i) for i in range(sizes[d])]

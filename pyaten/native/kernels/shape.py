@@ -469,6 +469,43 @@ def view_dtype(self: Tensor, dtype) -> Tensor:
     return _retyped_view(self, tuple(sizes), tuple(strides), offset, dtype)
 
 
+@native
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    sizes = self._sizes
+    if not sizes:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = wrap_dim(dim, len(sizes))
+    size = sizes[d]
+    if start < -size or start > size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    return _aten().slice.Tensor(self, d, start, start + length, 1)
+
+
+@native
+def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    sizes = self._sizes
+    if not sizes:
+        return _aten().reshape.default(self, (1,))
+    start = wrap_dim(start_dim, len(sizes))
+    end = wrap_dim(end_dim, len(sizes))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return self
+    merged = numel_of(sizes[start : end + 1])
+    return _aten().reshape.default(self, sizes[:start] + (merged,) + sizes[end + 1 :])
+
+
 # --- in-place views: new geometry on self --------------------------------------------------
 
 
