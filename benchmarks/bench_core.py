@@ -1,9 +1,10 @@
 """Per-call cost of the tensor core next to PyTorch's, in one run.
 
 Rows: creating a tensor object on existing storage (`Tensor._make` vs `torch.Tensor` alias
-through `as_strided`), allocating (`empty_tensor` vs `torch.empty`), and an elementwise add
-of two small tensors through TensorIterator + NumPy (fast path, broadcasting, mixed dtypes,
-float16) against `torch.add` on the same inputs. Run: `.venv/bin/python benchmarks/bench_core.py`.
+through `as_strided`), allocating (`empty_tensor` vs `torch.empty`), an elementwise add of two
+small tensors through TensorIterator + NumPy (fast path, broadcasting, mixed dtypes, float16)
+against `torch.add` on the same inputs, and `pyaten.tensor` vs `torch.tensor` on lists.
+Run: `.venv/bin/python benchmarks/bench_core.py`.
 """
 
 from __future__ import annotations
@@ -62,9 +63,18 @@ def main() -> None:
         ("add transposed + scalar 2.5", lambda: add(as_strided_view(pa, (4, 4), (1, 4), 0), 2.5),
          lambda: torch.add(ta.t(), 2.5)),
     ]
+    big_list = [float(i) * 0.5 for i in range(100_000)]
+    small_list = [[1.0, 2.0], [3.0, 4.0]]
+    rows += [
+        ("tensor() from [[1., 2.], [3., 4.]]", lambda: pyaten.tensor(small_list),
+         lambda: torch.tensor(small_list)),
+        ("tensor() from a list of 100k floats", lambda: pyaten.tensor(big_list),
+         lambda: torch.tensor(big_list), 5),
+    ]
     print(f"{'operation':46s} {'pyaten us':>10s} {'torch us':>10s} {'ratio':>7s}")
-    for label, ours, theirs in rows:
-        o, th = per_call_us(ours), per_call_us(theirs)
+    for label, ours, theirs, *number in rows:
+        n = number[0] if number else 20000
+        o, th = per_call_us(ours, n), per_call_us(theirs, n)
         print(f"{label:46s} {o:10.2f} {th:10.2f} {o / th:7.1f}x")
 
 
