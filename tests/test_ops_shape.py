@@ -198,3 +198,40 @@ def test_inplace_views_match_torch(name, fn, shape):
     pv.t_()
     assert_same(pv, tv, strides=True)
     assert pv._base is pb and tuple(pb.shape) == (4, 5)
+
+
+SCATTER_CASES = [
+    lambda m, x: m.select_scatter(x, m.zeros(3, 4), 0, 1),
+    lambda m, x: x.select_scatter(m.zeros(2, 4, dtype=m.int64), 1, -1),
+    lambda m, x: m.select_scatter(x.permute(2, 0, 1), m.ones(2, 3), 0, 0),
+    lambda m, x: m.slice_scatter(x, m.zeros(2, 3, 2), 2, 0, 4, 2),
+    lambda m, x: x.slice_scatter(m.zeros(1, 3, 4), end=1),
+    lambda m, x: x.slice_scatter(m.zeros(1, 3, 4), start=1),
+    lambda m, x: m.ops.aten.select_backward.default(m.ones(3, 4), [2, 3, 4], 0, 1),
+    lambda m, x: m.ops.aten.slice_backward.default(m.ones(2, 3, 2), [2, 3, 4], 2, 0, 4, 2),
+    lambda m, x: x.sum_to_size(3, 4),
+    lambda m, x: x.sum_to_size(3, 1),
+    lambda m, x: x.sum_to_size(1, 3, 1),
+    lambda m, x: x.sum_to_size((2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("fn", SCATTER_CASES)
+def test_scatter_backward_and_sum_to_size(fn):
+    t, p = make_pair((2, 3, 4), "float32")
+    assert_same(fn(pyaten, p), fn(torch, t), strides=True)
+    assert_same(p, t)  # the input is left alone
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, x: m.select_scatter(x, m.ones(3), 0, 0),
+        lambda m, x: m.slice_scatter(x, m.ones(2, 3, 3), 2, 0, 4, 2),
+        lambda m, x: x.sum_to_size(5, 4),
+        lambda m, x: x.sum_to_size(1, 2, 3, 4),
+    ],
+)
+def test_scatter_and_sum_to_size_errors(fn):
+    t, p = make_pair((2, 3, 4), "float32")
+    assert_same_error(lambda: fn(pyaten, p), lambda: fn(torch, t))

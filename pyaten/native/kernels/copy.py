@@ -453,6 +453,61 @@ def _as_device(device):
     return make_device(device)
 
 
+# --- select/slice backward and scatter: a fresh tensor with one view written ---------------
+
+
+def _check_scatter_src(src: Tensor, view: Tensor) -> None:
+    if src._sizes != view._sizes:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{format_shape(src._sizes)}, slice size = {format_shape(view._sizes)}"
+        )
+
+
+@native
+def select_backward(grad_output: Tensor, input_sizes: tuple, dim: int, index: int) -> Tensor:
+    aten = _aten()
+    grad_input = aten.zeros.default(
+        input_sizes, dtype=grad_output.dtype, device=grad_output.device
+    )
+    aten.copy_.default(aten.select.int(grad_input, dim, index), grad_output)
+    return grad_input
+
+
+@native
+def slice_backward(
+    grad_output: Tensor, input_sizes: tuple, dim: int, start: int, end: int, step: int
+) -> Tensor:
+    aten = _aten()
+    grad_input = aten.zeros.default(
+        input_sizes, dtype=grad_output.dtype, device=grad_output.device
+    )
+    aten.copy_.default(aten.slice.Tensor(grad_input, dim, start, end, step), grad_output)
+    return grad_input
+
+
+@native
+def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    aten = _aten()
+    output = aten.clone.default(self)
+    view = aten.select.int(output, dim, index)
+    _check_scatter_src(src, view)
+    aten.copy_.default(view, src)
+    return output
+
+
+@native
+def slice_scatter(
+    self: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+) -> Tensor:
+    aten = _aten()
+    output = aten.clone.default(self)
+    view = aten.slice.Tensor(output, dim, start, end, step)
+    _check_scatter_src(src, view)
+    aten.copy_.default(view, src)
+    return output
+
+
 # --- Tensor.to and its shorthands ----------------------------------------------------------
 # PyTorch binds `Tensor.to` by hand (its Python forms are not the schemas': a device may come
 # first and positionally); these parse those forms and call the `to` overloads, which dispatch.

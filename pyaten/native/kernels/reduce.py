@@ -16,7 +16,7 @@ from pyaten.core.promotion import can_cast
 from pyaten.core.tensor import Tensor
 from pyaten.native.kernels.copy import array_of, assign
 from pyaten.native.kernels.shape import aten_ops as _aten
-from pyaten.native.kernels.shape import wrap_dim
+from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.registry import native
 
 
@@ -152,3 +152,26 @@ def mean_all(self: Tensor, dtype=None) -> Tensor:
 @native
 def mean_dtype_out(self: Tensor, dtype=None, out: Tensor = None) -> Tensor:
     return _aten().mean.out(self, None, False, dtype=dtype, out=out)
+
+
+# --- sum_to_size: the reduction that undoes broadcasting ---------------------------------
+
+
+@native
+def sum_to_size(self: Tensor, size: tuple) -> Tensor:
+    sizes = self._sizes
+    leading = len(sizes) - len(size)
+    expandable = leading >= 0 and all(
+        want == have or want == 1 for want, have in zip(size, sizes[leading:])
+    )
+    if not expandable:
+        raise RuntimeError(
+            f"size {{{format_shape(size)}}} is not expandable to size {{{format_shape(sizes)}}}."
+        )
+    dims = list(range(leading)) + [
+        leading + i for i, want in enumerate(size) if want == 1 and sizes[leading + i] != 1
+    ]
+    if not dims:
+        return self
+    result = _aten().sum.dim_IntList(self, dims, True)
+    return _aten().view.default(result, tuple(size)) if leading else result
