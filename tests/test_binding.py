@@ -180,11 +180,12 @@ def test_binding_notes_when_tracing():
     assert node["operator"].startswith("aten::eq.Scalar")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     args=st.lists(st.sampled_from(["t", "i", "f", "s", "n", "b"]), max_size=4),
     kw=st.sampled_from([{}, {"alpha": 2}, {"alpha": "x"}, {"out": "t"}, {"bogus": 1}]),
-    op=st.sampled_from(["add", "sub", "mul", "div", "eq", "lt", "where", "exp"]),
+    op=st.sampled_from(["add", "sub", "mul", "div", "eq", "lt", "where", "exp", "sum",
+                        "transpose", "zeros", "ones", "full", "pow", "remainder", "select"]),
 )
 def test_parser_agrees_with_torch_on_random_calls(args, kw, op):
     def value(m, code):
@@ -202,8 +203,10 @@ def test_parser_agrees_with_torch_on_random_calls(args, kw, op):
             error = None
         except Exception as exc:  # noqa: BLE001 - classified below
             error = exc
-    if any("deprecated" in str(w.message) for w in caught):
-        return  # torch's legacy signatures (add(input, alpha, other)) are not pyaten's
+    if any("deprecated" in str(w.message) for w in caught) or (
+        op in ("add", "sub") and len(args) >= 3
+    ):
+        return  # torch's legacy add(input, alpha, other) is not pyaten's (it warns only once)
     if isinstance(error, TypeError):
         with pytest.raises(TypeError):
             call(pyaten)
