@@ -468,3 +468,17 @@ def test_assign_accessors_and_repr() -> None:
     assert out is it.output() and out.tolist() == [0.5, 1.0, 1.5]
     assert it.finish() is out and out.tolist() == [0.5, 1.0, 1.5]  # no stale scratch
     assert "common_dtype=pyaten.float16" in repr(it)
+
+
+@pytest.mark.parametrize("d", DTYPES)
+@pytest.mark.parametrize("value", [True, 3, -2.5])
+def test_wrapped_number_operands_on_both_sides(d, value) -> None:
+    from pyaten.core.creation import wrapped_scalar_tensor
+
+    t, p = _values(d)
+    for ours, theirs in (
+        (add(p, wrapped_scalar_tensor(value)), torch.add(t, value)),
+        (add(wrapped_scalar_tensor(value), p), torch.add(value, t)),
+    ):
+        assert ours.dtype.name == str(theirs.dtype).split(".")[1]
+        np.testing.assert_array_equal(np.asarray(ours.tolist()), np.asarray(theirs.tolist()))

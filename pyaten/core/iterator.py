@@ -344,30 +344,58 @@ _UNARY_FLOAT = _template(
 _NULLARY = _template(check_all_same_dtype=False, resize_outputs=False)
 
 
+_PY_CATEGORY = {bool: dt.BOOL_CATEGORY, int: dt.INT_CATEGORY, float: dt.FLOAT_CATEGORY}
+
+
 def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> TensorIterator | None:
-    # Same-shape contiguous CPU tensors of one dtype and no out=: nothing to decide.
-    if out is not None or type(a) is not Tensor or type(b) is not Tensor:
+    # Contiguous CPU operands of one non-half dtype (or a tensor and a scalar that does not
+    # change its dtype), no out=: the output is contiguous and nothing else needs deciding.
+    # (For non-empty row-major operands PyTorch's layout rule always yields row-major.)
+    if out is not None:
         return None
-    d = a._dtype
-    sizes = a._sizes
-    if (
-        b._dtype is not d
-        or b._sizes != sizes
-        or a._device is not CPU
-        or b._device is not CPU
-        or d is dt.float16
-        or d is dt.bfloat16
-        or (int_to_float and d.category <= dt.INT_CATEGORY)
-    ):
+    a_tensor = type(a) is Tensor and not a._wrapped_number
+    b_tensor = type(b) is Tensor and not b._wrapped_number
+    if a_tensor and b_tensor:
+        d = a._dtype
+        if b._dtype is not d or a._device is not CPU or b._device is not CPU:
+            return None
+        sizes = a._sizes
+        if b._sizes != sizes:
+            if a._strides != contiguous_strides(sizes):
+                return None
+            sizes = infer_size(sizes, b._sizes)
+        elif a._strides != contiguous_strides(sizes):
+            return None
+        if b._strides != contiguous_strides(b._sizes):
+            return None
+        np_inputs = [a._numpy(), b._numpy()]
+    elif a_tensor or b_tensor:
+        t, scalar = (a, b) if a_tensor else (b, a)
+        d = t._dtype
+        if type(scalar) is Tensor:  # a wrapped number
+            if scalar._device is not CPU or scalar._dtype.category > d.category:
+                return None
+            value = scalar._numpy().astype(d.numpy)
+        else:
+            category = _PY_CATEGORY.get(type(scalar))
+            if category is None or category > d.category:
+                return None
+            value = np.array(scalar).astype(d.numpy)
+        sizes = t._sizes
+        if t._device is not CPU or t._strides != contiguous_strides(sizes):
+            return None
+        np_inputs = [t._numpy(), value] if a_tensor else [value, t._numpy()]
+    else:
         return None
-    strides = contiguous_strides(sizes)
-    if a._strides != strides or b._strides != strides:
+    if d is dt.float16 or d is dt.bfloat16 or (int_to_float and d.category <= dt.INT_CATEGORY):
         return None
     numel = 1
     for s in sizes:
         numel *= s
+    if numel == 0:
+        return None  # empty shapes get PyTorch's odd strides on the general path
     storage = Storage._fresh(numel * d.itemsize, CPU)
-    result = Tensor._make(storage, sizes, strides, 0, d, CPU)
+    result = Tensor._make(storage, sizes, contiguous_strides(sizes), 0, d, CPU)
     # C-ordered view straight from the fresh buffer (no stride tuple to build).
     result._np = out_view = np.ndarray(sizes, d.numpy, storage.data)
     it = _new_iter(TensorIterator)
@@ -377,7 +405,7 @@ def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> Tenso
     it.device = CPU
     it.num_outputs = 1
     it.tensors = [result, a, b]
-    it.np_inputs = [a._numpy(), b._numpy()]
+    it.np_inputs = np_inputs
     it.np_outputs = [out_view]
     it._writeback = None
     it.is_meta = False
