@@ -56,6 +56,7 @@ def main() -> None:
         ("add 4x4 + 4x4 (TensorIterator fast path)", lambda: add(pa, pb),
          lambda: torch.add(ta, tb)),
         ("add 4x4 + (4,) broadcast", lambda: add(pa, row), lambda: torch.add(ta, tb[0])),
+        ("add 4x4 + scalar 2.5", lambda: add(pa, 2.5), lambda: torch.add(ta, 2.5)),
         ("add 4x4 float32 + int64 (promotion)", lambda: add(pa, ints),
          lambda: torch.add(ta, tb.long())),
         ("add 4x4 float16 + 4x4 float16", lambda: add(half_a, half_a),
