@@ -1,1 +1,13 @@
-"""pyaten.codegen"""
+"""pyaten.codegen: pure functions from declarations to Python source.
+
+- `python_signature`: the Python face of schemas (PythonSignature, overload order);
+- `gen_bindings`: binding functions with fast paths, Python operators;
+- `gen_native`: structured wrappers, autogen kernels, registrations, the whole module;
+- `naming`: names of generated things.
+See docs/codegen.md.
+"""
+
+from pyaten.codegen.gen_native import Generated, generate
+from pyaten.codegen.python_signature import PythonSignature, group_signatures
+
+__all__ = ["Generated", "PythonSignature", "generate", "group_signatures"]

@@ -1,0 +1,312 @@
+"""From Python signatures to the source of binding functions: `add(*args, **kwargs)`,
+`Tensor_add(self, ...)` and the Python operators (`Operator___add__`).
+
+Each binding tries its fast paths (see Note: fast-path safety) and otherwise hands the call
+to the generic parser, `bind_and_call(B_<name>, args, kwargs)`, which tries the signatures in
+PyTorch's order. Pure functions: signatures in, text out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyaten.codegen import naming
+from pyaten.codegen.python_signature import PythonSignature
+from pyaten.schema.model import NO_DEFAULT, BaseType, ListType, OptionalType
+
+# Python operators and the method binding each one calls (commutative reflected forms reuse
+# it; the others are composites in pyaten.native.tensor_api).
+BINARY_DUNDERS: dict[str, str] = {
+    "__add__": "add",
+    "__radd__": "add",
+    "__iadd__": "add_",
+    "__sub__": "sub",
+    "__isub__": "sub_",
+    "__mul__": "mul",
+    "__rmul__": "mul",
+    "__imul__": "mul_",
+    "__truediv__": "div",
+    "__itruediv__": "div_",
+    "__div__": "div",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__matmul__": "matmul",
+    "__mod__": "remainder",
+    "__imod__": "remainder_",
+    "__pow__": "pow",
+    "__ipow__": "pow_",
+    "__and__": "__and__",
+    "__rand__": "__and__",
+    "__or__": "__or__",
+    "__ror__": "__or__",
+    "__xor__": "__xor__",
+    "__rxor__": "__xor__",
+    "__lshift__": "__lshift__",
+    "__rshift__": "__rshift__",
+}
+UNARY_DUNDERS: dict[str, str] = {"__neg__": "neg", "__abs__": "abs"}
+
+
+# --- bindings -----------------------------------------------------------------------------------
+
+
+def _literal_default(arg_type: Any, value: object) -> str | None:
+    """Python source for a default the kernel takes as is, or None when it needs converting."""
+    if value is NO_DEFAULT:
+        return None
+    base = arg_type.elem if isinstance(arg_type, OptionalType) else arg_type
+    if value is None:
+        return "None"
+    if isinstance(base, ListType):
+        if isinstance(value, (list, tuple)) and all(type(v) in (int, float, bool) for v in value):
+            return repr(tuple(value))
+        if base.size is not None and type(value) in (int, float, bool):
+            return repr((value,) * base.size)
+        return None
+    if isinstance(base, BaseType) and base.name in ("ScalarType", "MemoryFormat", "Layout",
+                                                    "Device"):
+        return None
+    if type(value) in (int, float, bool, str):
+        text = repr(value)
+        return text if "inf" not in text and "nan" not in text else None
+    return None
+
+
+def _fast_call(sig: PythonSignature) -> tuple[int, str] | None:
+    """For the commonest call (required tensors positionally, no kwargs): how many tensors, and
+    the entry's argument list in schema order using `a0, a1, ...`; None when not applicable."""
+    functional = sig.functional
+    if functional is None or sig.has_requires_grad:
+        return None
+    required = [p for p in sig.params if p.required]
+    if any(p.keyword_only for p in required):
+        return None
+    if any(not (isinstance(p.type, BaseType) and p.type.name == "Tensor") for p in required):
+        return None
+    if [p for p in sig.params if not p.keyword_only][: len(required)] != required:
+        return None
+    values: dict[str, str] = {}
+    for i, p in enumerate(required):
+        values[p.schema_name] = f"a{i}"
+    for p in sig.params:
+        if p.required or p.name == "out":
+            continue
+        text = _literal_default(p.type, p.default)
+        if text is None:
+            return None
+        values[p.schema_name] = text
+    if sig.method:
+        values["self"] = "self"
+    return len(required), ", ".join(values[a.name] for a in functional.arguments)
+
+
+def _fast_path(sig: PythonSignature) -> list[str]:
+    """Lines of the binding's fast path (empty when the first signature has none)."""
+    fast = _fast_call(sig)
+    if fast is None:
+        return []
+    n, call = fast
+    entry = naming.entry_global(sig.functional.name)
+    lines = [f"    if not kwargs and len(args) == {n} and not TRACE.ACTIVE:"]
+    if n:
+        lines.append(f"        {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''}"
+                     " = args")
+    checks = " and ".join(f"a{i}.__class__ is Tensor" for i in range(n)) or "True"
+    lines.append(f"        if {checks}:")
+    lines.append(f"            return {entry}.call({call})")
+    if sig.allow_numbers_as_tensors and n >= 1:
+        last = f"a{n - 1}"
+        others = " and ".join(f"a{i}.__class__ is Tensor" for i in range(n - 1))
+        cond = f"({last}.__class__ is float or {last}.__class__ is int)"
+        if others:
+            cond = f"{others} and {cond}"
+        lines.append(f"        if {cond}:")
+        lines.append(f"            {last} = wrapped_number({last})")
+        lines.append(f"            return {entry}.call({call})")
+    return lines
+
+
+# --- typed fast paths ---------------------------------------------------------------------------
+# Note: fast-path safety
+#     A fast path for signature k takes positional arguments of exact Python classes and skips
+#     the parser. It is emitted only if every earlier signature j certainly refuses such a call
+#     (by arity, a missing required argument, or a parameter whose converter refuses that
+#     class), so the result is the one the full parser would give.
+
+_FAST_KINDS = {"Tensor": "tensor", "int": "int", "SymInt": "int", "float": "float",
+               "bool": "bool", "ScalarType": "dtype", "Scalar": "number"}
+_KIND_CLASSES = {"tensor": ("Tensor",), "int": ("int",), "float": ("float",), "bool": ("bool",),
+                 "dtype": ("dtype",), "number": ("int", "float"), "intlist": ("seq",)}
+_KIND_CHECK = {
+    "tensor": "{v}.__class__ is Tensor",
+    "int": "{v}.__class__ is int",
+    "float": "{v}.__class__ is float",
+    "bool": "{v}.__class__ is bool",
+    "dtype": "{v}.__class__ is DType",
+    "number": "({v}.__class__ is int or {v}.__class__ is float)",
+    "intlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
+               "all(i.__class__ is int for i in {v})",
+}
+
+
+def _param_kind(param: Any) -> str | None:
+    t = param.type
+    if isinstance(t, BaseType):
+        return _FAST_KINDS.get(t.name)
+    if isinstance(t, ListType) and t.size is None and str(t.elem) in ("int", "SymInt"):
+        return "intlist"
+    return None
+
+
+def _rejects(t: Any, cls: str, numbers_as_tensors: bool) -> bool:
+    """True when the parser's converter for type `t` refuses every value of class `cls`."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if isinstance(t, ListType):
+        if cls == "seq":
+            return False
+        return t.size is None  # a sized list takes a bare scalar
+    if not isinstance(t, BaseType):
+        return False
+    name = t.name
+    if name == "Tensor":
+        return not (cls == "Tensor" or (numbers_as_tensors and cls in ("int", "float", "bool")))
+    if name == "Scalar":
+        return cls in ("dtype", "seq")
+    if name in ("int", "SymInt"):
+        return cls in ("float", "bool", "dtype", "seq")
+    if name == "float":
+        return cls in ("dtype", "seq")
+    if name == "bool":
+        return cls != "bool"
+    if name == "ScalarType":
+        return cls != "dtype"
+    if name in ("str", "Dimname", "Layout", "MemoryFormat", "Generator"):
+        return True
+    if name == "Device":
+        return cls in ("Tensor", "float", "bool", "dtype", "seq")
+    return False
+
+
+def _refuses(sig: PythonSignature, classes: list[tuple[str, ...]]) -> bool:
+    """Signature `sig` certainly refuses positional arguments of these classes, no keywords."""
+    n = len(classes)
+    if sig.allow_varargs_intlist and n >= 1 and all(c == ("int",) for c in classes):
+        return False
+    positional = [p for p in sig.params if not p.keyword_only]
+    if n > len(positional):
+        return True
+    if any(p.required for p in sig.params[n:]) or any(
+        p.required and p.keyword_only for p in sig.params
+    ):
+        return True
+    for param, options in zip(positional, classes):
+        if all(_rejects(param.type, c, sig.allow_numbers_as_tensors) for c in options):
+            return True
+    return False
+
+
+def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
+    """One `if` block: this signature's exact-class call, when it is safe (see the Note)."""
+    functional = sig.functional
+    if functional is None or sig.has_requires_grad:
+        return []
+    required = [p for p in sig.params if p.required]
+    positional = [p for p in sig.params if not p.keyword_only]
+    if any(p.keyword_only for p in required) or positional[: len(required)] != required:
+        return []
+    kinds = [_param_kind(p) for p in required]
+    if any(k is None for k in kinds):
+        return []
+    values: dict[str, str] = {}
+    for p in sig.params:
+        if p.required or p.name == "out":
+            continue
+        text = _literal_default(p.type, p.default)
+        if text is None:
+            return []
+        values[p.schema_name] = text
+    if sig.method:
+        values["self"] = "self"
+    entry = naming.entry_global(functional.name)
+    lines: list[str] = []
+    varargs = sig.allow_varargs_intlist and kinds == ["intlist"]
+    if varargs:
+        # zeros(2, 3) and view(2, 3): every positional argument an int.
+        if all(_refuses(j, [("int",)]) and _refuses(j, [("int",), ("int",)]) and not
+               j.allow_varargs_intlist for j in earlier):
+            values[required[0].schema_name] = "args"
+            call = ", ".join(values[a.name] for a in functional.arguments)
+            lines += ["        if n and all(i.__class__ is int for i in args):",
+                      f"            return {entry}.call({call})"]
+    classes = [_KIND_CLASSES[k] for k in kinds]
+    if all(_refuses(j, classes) for j in earlier):
+        for i, p in enumerate(required):
+            values[p.schema_name] = f"tuple(args[{i}])" if kinds[i] == "intlist" else f"args[{i}]"
+        call = ", ".join(values[a.name] for a in functional.arguments)
+        checks = " and ".join(
+            _KIND_CHECK[k].format(v=f"args[{i}]") for i, k in enumerate(kinds)
+        ) or "True"
+        lines += [f"        if n == {len(required)} and {checks}:",
+                  f"            return {entry}.call({call})"]
+    return lines
+
+
+def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method: bool) -> str:
+    """Source of one binding function (`add` or `Tensor_add`)."""
+    fname = naming.binding_name(python_name, method)
+    table = naming.binding_table(python_name, method)
+    doc = "\n".join(f"    {python_name}{s.signature_text()}" for s in signatures)
+    head = f"def {fname}(self, *args, **kwargs):" if method else f"def {fname}(*args, **kwargs):"
+    lines = [head, f'    """\n{doc}\n    """']
+    first = _fast_path(signatures[0]) if signatures else []
+    lines.extend(first)
+    typed: list[str] = []
+    for k, sig in enumerate(signatures):
+        if k == 0 and first:
+            continue
+        typed += _typed_fast_path(sig, signatures[:k])
+    if typed:
+        lines.append("    if not kwargs and not TRACE.ACTIVE:")
+        lines.append("        n = len(args)")
+        lines.extend(typed)
+    self_arg = ", self" if method else ""
+    lines.append(f"    return bind_and_call({table}, args, kwargs{self_arg})")
+    return "\n".join(lines) + "\n"
+
+
+def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignature]) -> str:
+    """A Python operator method: the method binding, NotImplemented when the operand is wrong."""
+    table = naming.binding_table(python_name, True)
+    lines = [f"def Operator_{dunder}(self, other):",
+             f'    """Tensor.{dunder}: Tensor.{python_name}(other)."""']
+    fast = _fast_call(signatures[0]) if signatures else None
+    if fast is not None and fast[0] == 1:
+        call = fast[1].replace("a0", "other")
+        entry = naming.entry_global(signatures[0].functional.name)
+        lines.append("    if not TRACE.ACTIVE:")
+        lines.append("        if other.__class__ is Tensor:")
+        lines.append(f"            return {entry}.call({call})")
+        if signatures[0].allow_numbers_as_tensors:
+            lines.append("        if other.__class__ is float or other.__class__ is int:")
+            lines.append("            other = wrapped_number(other)")
+            lines.append(f"            return {entry}.call({call})")
+    lines.append("    try:")
+    lines.append(f"        return bind_and_call({table}, (other,), {{}}, self)")
+    lines.append("    except ArgumentParseError:")
+    lines.append("        return NotImplemented")
+    return "\n".join(lines) + "\n"
+
+
+def gen_unary_dunder(dunder: str, python_name: str) -> str:
+    table = naming.binding_table(python_name, True)
+    return (
+        f"def Operator_{dunder}(self):\n"
+        f'    """Tensor.{dunder}: Tensor.{python_name}()."""\n'
+        f"    return bind_and_call({table}, (), {{}}, self)\n"
+    )
