@@ -127,7 +127,17 @@ def _traced_call(binding, sig, values, rejected, self_tensor) -> Any:
 
 
 def _current_children() -> tuple[list, int]:
-    """Where the dispatcher will put the node of the call about to happen, and its length."""
+    """Where the dispatcher will put the node of the call about to happen, and its length.
+
+    Reads the trace module's recording state (it has no public "next node" hook yet); if that
+    state changes shape, the binding note is dropped rather than failing the call."""
+    try:
+        return _children_now()
+    except (AttributeError, IndexError, TypeError):
+        return [], 0
+
+
+def _children_now() -> tuple[list, int]:
     stack = TRACE._STACK.nodes
     if stack:
         children = stack[-1].children
