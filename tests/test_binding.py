@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 import pyaten
 from pyaten.codegen.python_signature import group_signatures, sort_signatures
 from pyaten.dispatch import trace
+from pyaten.native.loader import load_declarations
+from pyaten.native.registry import native
 from pyaten.schema import parse
 
 
@@ -222,3 +224,36 @@ def test_parser_agrees_with_torch_on_random_calls(args, kw, op):
     ours = call(pyaten)
     if isinstance(theirs, torch.Tensor):
         np.testing.assert_allclose(np.array(ours.tolist()), np.array(theirs.tolist()), rtol=1e-6)
+
+
+SIZED_YAML = """
+- func: cgbind_pool(Tensor self, int[2] kernel_size, int[2] stride=1, *, bool flag=False) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: cgbind_pool
+"""
+_POOL_CALLS: list = []
+
+
+@native
+def cgbind_pool(self, kernel_size, stride, flag):
+    _POOL_CALLS.append((kernel_size, stride, flag))
+    return self
+
+
+def test_bare_int_for_sized_int_list_and_keyword_only_in_generated_binding():
+    loaded = load_declarations(SIZED_YAML, "cgbind")
+    try:
+        pool = loaded.functions["cgbind_pool"]
+        x = pyaten.ones(2)
+        pool(x, 3)
+        pool(x, (2, 4), 2, flag=True)
+        pool(x, kernel_size=[5, 6], stride=(1, 2))
+        assert _POOL_CALLS == [((3, 3), (1, 1), False), ((2, 4), (2, 2), True),
+                               ((5, 6), (1, 2), False)]
+        with pytest.raises(TypeError, match="takes from 2 to 3 positional arguments"):
+            pool(x, 3, 1, True)  # flag is keyword-only
+        # torch's parser takes a bare int for int[2] too
+        assert torch.max_pool2d(torch.ones(1, 4, 4), 2).shape == (1, 2, 2)
+    finally:
+        for handle in reversed(loaded.handles):
+            handle.remove()
