@@ -23,7 +23,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.creation import tensor as make_tensor
 from pyaten.core.tensor import Tensor
-from pyaten.core.views import empty_tensor
+from pyaten.core.views import contiguous_strides, empty_tensor
 from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
@@ -143,6 +143,14 @@ def _index_output_strides(self: Tensor, expanded: list, shape: tuple):
     if not positions or len(shape) <= 1:
         return None
     entries = [expanded[i] for i in positions]
+    if (
+        len(entries) == 1
+        and isinstance(entries[0], Tensor)
+        and entries[0]._strides == contiguous_strides(entries[0]._sizes)
+        and self._strides == contiguous_strides(self._sizes)
+    ):
+        # a row-major source indexed by one row-major index gives a row-major result
+        return None
     sizes, strides = list(self._sizes), list(self._strides)
     if positions[-1] - positions[0] != len(positions) - 1:
         # non-adjacent indexed dims are moved to the front first
