@@ -189,17 +189,20 @@ try:  # NumPy >= 2: set the floating-point error state directly, ~20x cheaper th
     from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
 
     _QUIET_STATE = _make_extobj(all="ignore")
+    _quiet_set = _extobj_contextvar.set
+    _quiet_reset = _extobj_contextvar.reset
 
     def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         """`fn(*args)` with NumPy's floating-point warnings off (PyTorch gives inf/nan
         silently)."""
-        token = _extobj_contextvar.set(_QUIET_STATE)
+        token = _quiet_set(_QUIET_STATE)
         try:
             return fn(*args, **kwargs)
         finally:
-            _extobj_contextvar.reset(token)
+            _quiet_reset(token)
 
 except ImportError:  # pragma: no cover - older NumPy
+    _QUIET_STATE = None
 
     def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         """`fn(*args)` with NumPy's floating-point warnings off."""
@@ -366,6 +369,10 @@ class TensorIteratorMeta(StructuredMeta):
         return True
 
     def build_binary_op(self, a: Tensor, b: Tensor) -> None:
+        if self.outputs[0] is None and not _trace.ACTIVE:
+            inputs = self.inputs = (a, b)
+            if self._build_same(inputs, False, None):
+                return
         self.build((a, b))
 
     def build_binary_float_op(self, a: Tensor, b: Tensor) -> None:
@@ -410,7 +417,16 @@ class TensorIteratorMeta(StructuredMeta):
         """`ufunc(*arrays)` into output 0: straight into its memory when the dtypes agree."""
         target = self.outputs[0]._numpy()
         if self._direct or (target.dtype == arrays[0].dtype and target.shape == self.shape):
-            quiet_call(ufunc, *arrays, out=target)
+            if _QUIET_STATE is not None and target.dtype.kind in "fc":
+                token = _quiet_set(_QUIET_STATE)
+                try:
+                    ufunc(*arrays, out=target)
+                finally:
+                    _quiet_reset(token)
+            elif target.dtype.kind in "fc":
+                quiet_call(ufunc, *arrays, out=target)
+            else:
+                ufunc(*arrays, out=target)  # integer and bool loops raise no FP warnings
         else:
             np.copyto(target, quiet_call(ufunc, *arrays), casting="unsafe")
 
