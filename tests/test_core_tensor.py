@@ -567,3 +567,34 @@ def test_make_subclass_matches_torch() -> None:
         lambda: torch.Tensor._make_subclass(TParam, torch.tensor([1]), True),
         lambda: pyaten.Tensor._make_subclass(Param, pyaten.tensor([1]), True),
     )
+
+
+GRADS = [
+    ((3,), "float32", "cpu"),
+    ((2,), "float64", "cpu"),
+    ((2,), "float32", "meta"),
+    ((3,), "float64", "meta"),
+    ((2,), "int64", "cpu"),
+    ((2,), "bfloat16", "cpu"),
+    ((2,), "float32", "cpu"),
+]
+
+
+@pytest.mark.parametrize("shape,dtype,device", GRADS)
+def test_grad_assignment_checks_match_torch(shape, dtype, device) -> None:
+    t = torch.zeros(2, requires_grad=True)
+    p = pyaten.tensor([0.0, 0.0], requires_grad=True)
+    tg = torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
+    pg = empty_tensor(shape, getattr(pyaten, dtype), pyaten.device(device))
+    try:
+        t.grad = tg
+    except RuntimeError as exc:
+        with pytest.raises(RuntimeError) as info:
+            p.grad = pg
+        assert str(info.value) == str(exc)
+        return
+    p.grad = pg
+    assert p.grad is pg
+    del p.grad
+    assert p.grad is None
+    same_error(lambda: setattr(t, "grad", 5), lambda: setattr(p, "grad", 5))

@@ -19,6 +19,16 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.device import CPU, device
 from pyaten.core.dtypes import dtype
+from pyaten.core.size import (
+    Size,
+    VersionCounter,
+    _Token,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    preserve_format,
+    strided,
+)
 from pyaten.core.storage import Storage
 
 __all__ = [
@@ -31,56 +41,6 @@ __all__ = [
     "channels_last_3d",
     "preserve_format",
 ]
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple of ints that prints as `pyaten.Size([2, 3])`."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"pyaten.Size({list(self)!r})"
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, item):  # type: ignore[override]
-        got = tuple.__getitem__(self, item)
-        return Size(got) if isinstance(item, slice) else got
-
-    def __add__(self, other: tuple) -> Size:  # type: ignore[override]
-        return Size(tuple.__add__(self, tuple(other)))
-
-
-class _Token:
-    """A named singleton such as `pyaten.strided` or `pyaten.contiguous_format`."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return "pyaten." + self.name
-
-
-strided = _Token("strided")
-contiguous_format = _Token("contiguous_format")
-channels_last = _Token("channels_last")
-channels_last_3d = _Token("channels_last_3d")
-preserve_format = _Token("preserve_format")
-
-
-class VersionCounter:
-    """Counts in-place writes; shared by a tensor and all its views (autograd checks it)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: int = 0) -> None:
-        self.value = value
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
@@ -114,7 +74,7 @@ class Tensor:
         "_base",
         "_requires_grad",
         "grad_fn",
-        "grad",
+        "_grad",
         "_hooks",
         "retains_grad",
         "output_nr",
@@ -147,7 +107,7 @@ class Tensor:
         t._base = None
         t._requires_grad = False
         t.grad_fn = None
-        t.grad = None
+        t._grad = None
         t._hooks = None
         t.retains_grad = False
         t.output_nr = 0
@@ -362,6 +322,21 @@ class Tensor:
         return self
 
     @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (None until a backward pass writes one)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -530,7 +505,7 @@ class Tensor:
         new._np = None
         new._version_counter = VersionCounter()
         new._base = None
-        new.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        new._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
         new._hooks = None
         if hasattr(self, "__dict__") and self.__dict__:
             import copy
@@ -562,6 +537,52 @@ class Tensor:
 
 
 _new = object.__new__
+
+# c10 TypeMeta names, which PyTorch's grad-assignment message uses for the gradient's dtype.
+_TYPEMETA_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _check_grad(t: Tensor, grad: object) -> None:
+    # The checks and messages of PyTorch's `Tensor.grad = ...`.
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            "assigned grad expected to be a Tensor or None but got grad of type "
+            f"{type(grad).__name__}"
+        )
+    if grad._dtype is not t._dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_TYPEMETA_NAMES[grad._dtype.name]}' "
+            f"to a tensor with grad_dtype '{t._dtype.scalar_name}'. The gradient must match the "
+            "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+            "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+            "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+            "break downstream systems that assume they match."
+        )
+    if grad._device.type != t._device.type:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{grad._device.type}' to a "
+            f"tensor with device type '{t._device.type}'. Please ensure that the gradient and "
+            "the tensor are on the same device"
+        )
+    if grad._sizes != t._sizes:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(grad._sizes)}' to a tensor of "
+            f"size '{list(t._sizes)}'. Please ensure that the gradient and the tensor are the "
+            "same size"
+        )
 
 
 def _rebuild_tensor(
