@@ -21,6 +21,7 @@ from pyaten.dispatch import trace
 from pyaten.library import Library
 from pyaten.native.loader import NATIVE_YAML, load, load_declarations
 from pyaten.native.registry import NATIVE, native
+from pyaten.native.structured import StructuredMeta
 
 _COUNTER = itertools.count()
 
@@ -332,6 +333,48 @@ def test_tuple_of_outs_binding():
             minmax(x, out=(a,))
         with pytest.raises(TypeError, match="received an invalid combination|must be"):
             minmax(x, out=a)
+    finally:
+        for handle in reversed(loaded.handles):
+            handle.remove()
+
+
+INHERITS_YAML = """
+- func: scaled.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: CgScaleMeta
+  dispatch:
+    CPU: cgtest_scaled_out
+
+- func: scaled(Tensor self) -> Tensor
+  structured_delegate: scaled.out
+"""
+
+
+@native
+class CgScaleMeta(StructuredMeta):
+    """A custom structured base: meta stores a factor the impl reads."""
+
+    __slots__ = ("factor",)
+
+
+@native
+def meta_scaled(op, self):
+    op.factor = 3.0
+    op.set_output(0, tuple(self.shape), self.dtype, self.device)
+
+
+@native
+def cgtest_scaled_out(op, self, out):
+    np.copyto(out._numpy(), self._numpy() * op.factor)
+
+
+def test_structured_inherits_names_a_registered_meta_class():
+    ns = _ns()
+    loaded = load_declarations(INHERITS_YAML, ns)
+    try:
+        assert loaded.missing == []
+        r = getattr(pyaten.ops, ns).scaled(pyaten.tensor([1.0, 2.0]))
+        assert r.tolist() == [3.0, 6.0]
     finally:
         for handle in reversed(loaded.handles):
             handle.remove()

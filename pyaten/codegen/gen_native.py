@@ -93,8 +93,12 @@ def _loc(fn: Any) -> str:
 
 
 def _meta_base(out_fn: Any) -> str:
+    """The class of the wrapper's meta object: `structured_inherits: TensorIteratorBase` is
+    TensorIteratorMeta; another name is a StructuredMeta subclass registered with @native."""
     inherits = getattr(out_fn, "structured_inherits", None)
-    return "TensorIteratorMeta" if inherits == "TensorIteratorBase" else "StructuredMeta"
+    if inherits == "TensorIteratorBase":
+        return "TensorIteratorMeta"
+    return inherits if inherits else "StructuredMeta"
 
 
 def _precomputed_call(out_fn: Any, out_schema: FunctionSchema) -> tuple[str, list[str]]:
@@ -261,6 +265,8 @@ def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Ge
             functional = next((m for m in members if m.func.kind is SchemaKind.functional), None)
             meta = naming.meta_name(functional.func.name if functional else schema.name)
             kernel_names.add(meta)
+            if _meta_base(fn) not in ("TensorIteratorMeta", "StructuredMeta"):
+                kernel_names.add(_meta_base(fn))
             keys = dict(fn.dispatch)
             kernel_names.update(keys.values())
             # Meta gets meta-only wrappers unless the YAML names a Meta kernel itself.
@@ -278,6 +284,9 @@ def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Ge
                     defs.append(text)
                     record(member.func.name, text)
                     needs = (meta,) + ((impl,) if impl else ())
+                    inherits = _meta_base(fn)
+                    if inherits not in ("TensorIteratorMeta", "StructuredMeta"):
+                        needs = (inherits,) + needs
                     registrations.append(Registration(
                         _q(member.func.name, namespace), key,
                         naming.wrapper_name(key, member.func.name), needs, "structured",
