@@ -67,7 +67,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.name:
             print("pyaten codegen show: give an operator name, e.g. add.Tensor", file=sys.stderr)
             return 2
-        return _show(args.name)
+        try:
+            return _show(args.name)
+        except BrokenPipeError:  # `pyaten codegen show add | head`
+            sys.stderr.close()
+            return 0
     from pyaten.native.loader import load
 
     loaded = load()
