@@ -88,6 +88,13 @@ def test_getitem_layout_of_permuted_sources():
             (None, slice(None), ("t", [1], "int64"), None),
         ):
             assert_same(pp[_idx(pyaten, spec)], tp[_idx(torch, spec)], strides=True)
+    # size-1 dims keep the strides unsqueeze/reshape give them, and those steer the layout
+    t, p = make_pair((2, 1, 1), "int32")
+    tp, pp = t.permute(1, 2, 0), p.permute(1, 2, 0)
+    spec = (None, slice(None), ("t", [0, 0, 0], "int64"), None, slice(None))
+    assert_same(pp[_idx(pyaten, spec)], tp[_idx(torch, spec)], strides=True)
+    mask = ("t", [[[True, False]]], "bool")
+    assert_same(pp[_idx(pyaten, (mask,))], tp[_idx(torch, (mask,))], strides=True)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "bool", "complex64", "bfloat16"])

@@ -26,7 +26,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
 from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import aten_ops as _aten
-from pyaten.native.kernels.shape import format_shape
+from pyaten.native.kernels.shape import compute_view_strides, expand_strides, format_shape
 from pyaten.native.registry import native
 
 _INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
@@ -84,7 +84,9 @@ def expand_indices(self: Tensor, indices) -> list:
                     "aten::nonzero: boolean mask indexing needs the mask's data, which a meta "
                     "tensor does not have"
                 )
-            expanded.extend(np.nonzero(array_of(index)))
+            # ATen takes column j of nonzero()'s (n, k) result: strided like that here too
+            positions = np.argwhere(array_of(index))
+            expanded.extend(positions[:, j] for j in range(positions.shape[1]))
         else:
             expanded.append(index)
     if len(expanded) > ndim:
@@ -168,24 +170,22 @@ def _index_output_strides(self: Tensor, expanded: list, shape: tuple):
         )
     ]
     after = len(sizes) - last - 1
+    index_view_shape = (1,) * first + index_shape + (1,) * after
     for entry in entries:
-        entry_sizes = entry.shape if isinstance(entry, np.ndarray) else entry._sizes
-        entry_strides = (
-            tuple(s // entry.itemsize for s in entry.strides)
-            if isinstance(entry, np.ndarray) else entry._strides
-        )
-        # the index broadcast to the index shape, with size-1 dims around it
-        pad = index_ndim - len(entry_sizes)
-        b_strides = tuple(
-            0 if size == 1 and want != 1 else stride
-            for size, stride, want in zip(entry_sizes, entry_strides, index_shape[pad:])
-        )
-        operands.append(
-            _Geometry(
-                (1,) * first + index_shape + (1,) * after,
-                (0,) * first + (0,) * pad + b_strides + (0,) * after,
+        if isinstance(entry, np.ndarray):
+            entry_sizes = entry.shape
+            entry_strides = tuple(s // entry.itemsize for s in entry.strides)
+        else:
+            entry_sizes, entry_strides = entry._sizes, entry._strides
+        # ATen broadcasts each index to the index shape, then reshapes it to the result's rank
+        if tuple(entry_sizes) != index_shape:
+            entry_sizes, entry_strides = expand_strides(
+                entry_sizes, entry_strides, index_shape, "index"
             )
-        )
+        view_strides = compute_view_strides(entry_sizes, entry_strides, index_view_shape)
+        if view_strides is None:
+            view_strides = contiguous_strides(index_view_shape)
+        operands.append(_Geometry(index_view_shape, view_strides))
     return _layout_strides(operands, tuple(shape))
 
 
