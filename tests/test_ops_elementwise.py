@@ -460,3 +460,26 @@ def test_out_aliasing_strided_out_and_overlap_errors_like_torch():
         with pytest.raises(RuntimeError) as ours:
             case(pyaten)
         assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
+
+
+@pytest.mark.parametrize("left", DTYPES)
+@pytest.mark.parametrize("right", DTYPES + ["int", "float", "bool", "0-dim float64"])
+def test_every_dtype_pair_promotes_like_torch(left, right):
+    pa, ta = make((2, 3), left, 28)
+    if right in ("int", "float", "bool"):
+        pb = tb = {"int": 3, "float": 1.5, "bool": True}[right]
+    elif right == "0-dim float64":
+        pb, tb = pyaten.tensor(2.0, dtype=pyaten.float64), torch.tensor(2.0, dtype=torch.float64)
+    else:
+        pb, tb = make((3,), right, 29)
+    for op in ("add", "mul", "div", "lt", "where"):
+        if op == "where":
+            if not isinstance(pb, pyaten.Tensor):
+                continue
+            pc, tc = make((2, 3), "bool", 30)
+            pair = run_both(lambda: pyaten.where(pc, pa, pb), lambda: torch.where(tc, ta, tb))
+        else:
+            pair = run_both(lambda op=op: getattr(pyaten, op)(pa, pb),
+                            lambda op=op: getattr(torch, op)(ta, tb))
+        if pair:
+            assert_same(*pair)

@@ -27,10 +27,12 @@ def _check_condition(condition) -> None:
 def _fill(out, condition, self, other) -> None:
     if out._storage.data is None:
         return
-    target = out._numpy()
+    # Select in the result dtype (float16/bfloat16 in float32: NumPy cannot mix them).
+    compute = np.float32 if out.dtype.name in ("float16", "bfloat16") else out.dtype.numpy
     np.copyto(
-        target,
-        np.where(condition._numpy(), self._numpy(), other._numpy()),
+        out._numpy(),
+        np.where(condition._numpy(), self._numpy().astype(compute, copy=False),
+                 other._numpy().astype(compute, copy=False)),
         casting="unsafe",
     )
 
