@@ -481,3 +481,20 @@ def test_every_dtype_pair_promotes_like_torch(left, right):
         pc, tc = make((2, 3), "bool", 30)
         pair = run_both(lambda: pyaten.where(pc, pa, pb), lambda: torch.where(tc, ta, tb))
         assert_same(*pair)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_inputs_like_torch(dtype):
+    rng = np.random.default_rng(31)
+    values = (rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))).astype(dtype)
+    pa, ta = pyaten.from_numpy(values.copy()), torch.from_numpy(values.copy())
+    for op in BINARY + UNARY + ["pow"]:
+        args = (pa, pa) if op in BINARY + ["pow"] else (pa,)
+        targs = (ta, ta) if op in BINARY + ["pow"] else (ta,)
+        pair = run_both(lambda op=op, args=args: getattr(pyaten, op)(*args),
+                        lambda op=op, targs=targs: getattr(torch, op)(*targs))
+        if pair:
+            assert_same(*pair, rtol=1e-5, atol=1e-5)
+    pair = run_both(lambda: pa.abs_(), lambda: ta.abs_())
+    assert pair is None  # both refuse in-place abs of complex
+    assert_same(pa * 2.5 + 1j, ta * 2.5 + 1j)

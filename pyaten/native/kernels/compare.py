@@ -34,11 +34,17 @@ def _define(name: str, ufunc) -> None:
     compare_kernel.__name__ = compare_kernel.__qualname__ = f"{name}_kernel"
     stub.register("cpu", compare_kernel)
 
+    ordered = name in ("lt", "le", "gt", "ge")
+
     def meta_tensor(op, self, other):
         op.build_comparison_op(self, other)
+        if ordered and op.common_dtype.is_complex:
+            raise NotImplementedError(
+                f'"{name}_cpu" not implemented for \'{op.common_dtype.scalar_name}\''
+            )
 
     def meta_scalar(op, self, other):
-        op.build_comparison_op(self, wrapped_number(other))
+        meta_tensor(op, self, wrapped_number(other))
 
     def impl_tensor(op, self, other, out):
         stub(op.device.type, op)

@@ -22,6 +22,12 @@ def _no_bool(op_name: str, dtype, message: str | None = None) -> None:
 def meta_abs(op, self):
     if self.dtype.name == "bool":
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    if self.dtype.is_complex:
+        # |z| is real: a new output gets the real dtype; an out= tensor may be either.
+        if op.kind == "inplace":
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        op.build((self,), output_dtype=self.dtype.to_real(), enforce_safe_casting_to_output=False)
+        return
     op.build_unary_op(self)
 
 
@@ -157,6 +163,8 @@ def tanh_out(op, self, out):
 
 def _relu_meta(op, self):
     _no_bool("relu", self.dtype, "Boolean inputs not supported for relu")
+    if self.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     op.build_unary_op(self)
 
 
