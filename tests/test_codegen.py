@@ -378,3 +378,27 @@ def test_structured_inherits_names_a_registered_meta_class():
     finally:
         for handle in reversed(loaded.handles):
             handle.remove()
+
+
+def test_generator_handles_pytorchs_whole_native_functions_yaml():
+    """Every entry of PyTorch's own file generates compiling source and parsed signatures."""
+    import torchgen
+
+    from pyaten.codegen.gen_native import python_names
+    from pyaten.codegen.python_signature import group_signatures
+    from pyaten.native.arg_parser import ParsedSignature
+
+    path = f"{torchgen.__path__[0]}/packaged/ATen/native/native_functions.yaml"
+    records = load_native_functions(path)
+    generated = generate(records, "native_functions.yaml")
+    compile(generated.source, "<torch's generated>", "exec")
+    functions, methods = python_names(records)
+    count = 0
+    for method, table in ((False, functions), (True, methods)):
+        for name, schemas in table.items():
+            for sig in group_signatures(name, schemas, method):
+                ParsedSignature(sig)
+                count += 1
+    assert count > 2000
+    # keyword-named arguments (random_.from has `from`) become valid Python parameters
+    assert "def autogen_random_from_out(self, from_, to, generator, out):" in generated.source

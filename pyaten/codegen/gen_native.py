@@ -81,7 +81,7 @@ def _short(name: OperatorName) -> str:
 
 
 def _params(schema: FunctionSchema) -> list[str]:
-    return [a.name for a in schema.arguments]
+    return [naming.pyident(a.name) for a in schema.arguments]
 
 
 def _loc(fn: Any) -> str:
@@ -114,7 +114,7 @@ def _precomputed_call(out_fn: Any, out_schema: FunctionSchema) -> tuple[str, lis
                 new_name = new.split()[-1]
                 args.append(f"pre[{new_name!r}]")
         else:
-            args.append(arg.name)
+            args.append(naming.pyident(arg.name))
     if pre is not None:
         for extra in pre.add:
             args.append(f"pre[{extra.split()[-1]!r}]")
@@ -130,14 +130,14 @@ def gen_structured_wrapper(
     meta = naming.meta_name(functional.func.name if functional is not None else out_schema.name)
     wrapper = naming.wrapper_name(key, schema.name)
     params = _params(schema)
-    meta_args = [a.name for a in schema.arguments if not a.is_out]
+    meta_args = [naming.pyident(a.name) for a in schema.arguments if not a.is_out]
     n_out = len(out_schema.out)
     if kind == "functional":
         preset = "(" + "None, " * n_out + ")"
     elif kind == "inplace":
         preset = "(self,)"
     else:
-        preset = "(" + "".join(f"{a.name}, " for a in schema.out) + ")"
+        preset = "(" + "".join(f"{naming.pyident(a.name)}, " for a in schema.out) + ")"
     base = _meta_base(out_fn)
     assign, impl_args = _precomputed_call(out_fn, out_schema)
     lines = [
@@ -159,8 +159,8 @@ def gen_structured_wrapper(
     elif kind == "inplace":
         result = "self"
     else:
-        result = schema.out[0].name if n_out == 1 else \
-            "(" + ", ".join(a.name for a in schema.out) + ")"
+        result = naming.pyident(schema.out[0].name) if n_out == 1 else \
+            "(" + ", ".join(naming.pyident(a.name) for a in schema.out) + ")"
     lines.append(f"    return {result}")
     return "\n".join(lines) + "\n"
 
@@ -174,8 +174,8 @@ def gen_autogen_kernel(fn: Any, source_fn: Any, namespace: str) -> str:
     src: FunctionSchema = source_fn.func
     name = naming.autogen_name(schema.name)
     params = _params(schema)
-    outs = [a.name for a in schema.out]
-    call_args = [a.name for a in src.arguments if not a.is_out]
+    outs = [naming.pyident(a.name) for a in schema.out]
+    call_args = [naming.pyident(a.name) for a in src.arguments if not a.is_out]
     if src.kind is SchemaKind.inplace:
         # Built from an in-place op: run it on a copy of self.
         call = ("CLONE(self)", ", ".join(["tmp"] + call_args[1:]))

@@ -6,7 +6,14 @@ goes through here so the rule lives in one place.
 
 from __future__ import annotations
 
+import keyword
+
 from pyaten.schema.model import OperatorName
+
+
+def pyident(name: str) -> str:
+    """An argument name usable as a Python parameter: `from` -> `from_`."""
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def ident(name: OperatorName) -> str:
