@@ -151,11 +151,12 @@ class OpOverloadPacket:
         cached = self._binding
         if cached is not None and cached[0] == names:
             return cached[1]
-        signatures = []
-        for overload in names:
-            handle = getattr(self, overload)
-            signatures.append(handle._parse())
-        binding = Binding(self._name, False, signatures)
+        from pyaten.codegen.python_signature import sort_signatures
+
+        parsers = {id(p.signature): p for p in (getattr(self, o)._parse() for o in names)}
+        # Tensor before Scalar, as the Python bindings order them (Note: overload order).
+        ordered = sort_signatures([p.signature for p in parsers.values()])
+        binding = Binding(self._name, False, [parsers[id(sig)] for sig in ordered])
         self._binding = (names, binding)
         return binding
 

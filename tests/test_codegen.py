@@ -241,6 +241,11 @@ def test_op_handles():
     assert overload(a, a, alpha=2).tolist() == [3.0, 6.0]
     assert overload(a, other=a).tolist() == [2.0, 4.0]
     assert packet(a, 1).tolist() == [2.0, 3.0]
+    out = pyaten.empty(2)
+    assert packet(a, a, out=out) is out and out.tolist() == [2.0, 4.0]
+    with trace() as t:
+        packet(a, a)
+    assert t.as_dicts()[0]["operator"].startswith("aten::add.Tensor")  # Tensor before Scalar
     assert pyaten.ops.aten.exp.default(a).tolist() == pytest.approx([np.e, np.e ** 2])
     with pytest.raises(AttributeError):
         getattr(pyaten.ops.aten.add, "nosuch")  # noqa: B009

@@ -325,8 +325,8 @@ class ParsedSignature:
         order = []
         out_k = 0
         for arg in schema.arguments:
-            if arg.is_out:
-                order.append(-2 - out_k)  # -2, -3, ...: the k-th out tensor
+            if arg.is_out and (self.out_index is not None or arg.name not in schema_index):
+                order.append(-2 - out_k)  # -2, -3, ...: the k-th tensor of `out=`
                 out_k += 1
             elif self.method and arg.name == "self":
                 order.append(-1)
