@@ -141,7 +141,8 @@ def _fast_path(sig: PythonSignature) -> list[str]:
 _FAST_KINDS = {"Tensor": "tensor", "int": "int", "SymInt": "int", "float": "float",
                "bool": "bool", "ScalarType": "dtype", "Scalar": "number"}
 _KIND_CLASSES = {"tensor": ("Tensor",), "int": ("int",), "float": ("float",), "bool": ("bool",),
-                 "dtype": ("dtype",), "number": ("int", "float"), "intlist": ("seq",)}
+                 "dtype": ("dtype",), "number": ("int", "float"), "intlist": ("seq",),
+                 "tensorlist": ("seq",)}
 _KIND_CHECK = {
     "tensor": "{v}.__class__ is Tensor",
     "int": "{v}.__class__ is int",
@@ -151,6 +152,8 @@ _KIND_CHECK = {
     "number": "({v}.__class__ is int or {v}.__class__ is float)",
     "intlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
                "all(i.__class__ is int for i in {v})",
+    "tensorlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
+                  "all(t.__class__ is Tensor for t in {v})",
 }
 
 
@@ -160,6 +163,8 @@ def _param_kind(param: Any) -> str | None:
         return _FAST_KINDS.get(t.name)
     if isinstance(t, ListType) and t.size is None and str(t.elem) in ("int", "SymInt"):
         return "intlist"
+    if isinstance(t, ListType) and t.size is None and str(t.elem) == "Tensor":
+        return "tensorlist"
     return None
 
 
@@ -212,9 +217,10 @@ def _refuses(sig: PythonSignature, classes: list[tuple[str, ...]]) -> bool:
 
 
 def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
-    """One `if` block: this signature's exact-class call, when it is safe (see the Note)."""
+    """One `if` block: this signature's exact-class call, when it is safe (see the Note).
+    A factory's `requires_grad=False` default needs nothing after the call."""
     functional = sig.functional
-    if functional is None or sig.has_requires_grad:
+    if functional is None:
         return []
     required = [p for p in sig.params if p.required]
     positional = [p for p in sig.params if not p.keyword_only]
@@ -244,15 +250,29 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -
             call = ", ".join(values[a.name] for a in functional.arguments)
             lines += ["        if n and all(i.__class__ is int for i in args):",
                       f"            return {entry}.call({call})"]
-    classes = [_KIND_CLASSES[k] for k in kinds]
-    if all(_refuses(j, classes) for j in earlier):
-        for i, p in enumerate(required):
-            values[p.schema_name] = f"tuple(args[{i}])" if kinds[i] == "intlist" else f"args[{i}]"
-        call = ", ".join(values[a.name] for a in functional.arguments)
+    # The required arguments, then each optional positional one given positionally too
+    # (`cat(ts)`, `cat(ts, 1)`), while those have fast kinds.
+    params = list(required)
+    for extra in [None] + positional[len(required):]:
+        if extra is not None:
+            kind = _param_kind(extra)
+            if kind is None:
+                break
+            params.append(extra)
+            kinds = kinds + [kind]
+        classes = [_KIND_CLASSES[k] for k in kinds]
+        if not all(_refuses(j, classes) for j in earlier):
+            continue
+        call_values = dict(values)
+        for i, p in enumerate(params):
+            call_values[p.schema_name] = (
+                f"tuple(args[{i}])" if kinds[i] in ("intlist", "tensorlist") else f"args[{i}]"
+            )
+        call = ", ".join(call_values[a.name] for a in functional.arguments)
         checks = " and ".join(
             _KIND_CHECK[k].format(v=f"args[{i}]") for i, k in enumerate(kinds)
         ) or "True"
-        lines += [f"        if n == {len(required)} and {checks}:",
+        lines += [f"        if n == {len(params)} and {checks}:",
                   f"            return {entry}.call({call})"]
     return lines
 

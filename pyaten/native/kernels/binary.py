@@ -294,6 +294,11 @@ def remainder_Scalar(self, other):
 
 
 @native
+def remainder_Scalar_out(self, other, out):
+    return _aten().remainder.Tensor_out(self, wrapped_number(other), out=out)
+
+
+@native
 def remainder__Scalar(self, other):
     return _aten().remainder_.Tensor(self, wrapped_number(other))
 
