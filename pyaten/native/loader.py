@@ -252,9 +252,16 @@ def _exec_cached(name: str, source_path: Path) -> ModuleType:
             code = None
     if code is None:
         code = compile(source_path.read_text(), str(source_path), "exec")
-        _write_atomic_bytes(code_path, marshal.dumps(code))
+        try:
+            _write_atomic_bytes(code_path, marshal.dumps(code))
+        except OSError:
+            pass  # a read-only install: compile each time
+    return _exec_code(name, code, str(source_path))
+
+
+def _exec_code(name: str, code: Any, file: str) -> ModuleType:
     module = ModuleType(name)
-    module.__file__ = str(source_path)
+    module.__file__ = file
     sys.modules[name] = module
     exec(code, module.__dict__)  # noqa: S102 - our own generated module
     return module
@@ -273,15 +280,23 @@ def load() -> Loaded:
 
         yaml_text = NATIVE_YAML.read_text()
         cache = GENERATED_DIR / f"native_{_cache_key(yaml_text)}.py"
+        name = "pyaten._generated.native_functions"
+        module = None
         if not cache.exists():
             from pyaten.declarations import load_native_functions
 
             full_records = load_native_functions(str(NATIVE_YAML))
-            _write_atomic(cache, _generate_source(full_records, _display_path(NATIVE_YAML)))
-            _prune_old_caches(cache)
-        module = _exec_cached("pyaten._generated.native_functions", cache)
+            source = _generate_source(full_records, _display_path(NATIVE_YAML))
+            try:
+                _write_atomic(cache, source)
+                _prune_old_caches(cache)
+            except OSError:  # a read-only install: generate in memory on every import
+                module = _exec_code(name, compile(source, "<generated native>", "exec"),
+                                    "<generated native>")
+        if module is None:
+            module = _exec_cached(name, cache)
         records = _declared_functions(module)
-        loaded = Loaded(module, {}, {}, records, source_path=str(cache))
+        loaded = Loaded(module, {}, {}, records, source_path=module.__file__)
         _register(module, records, loaded, NAMESPACE)
         _bind(module, records, NAMESPACE)
         _collect_functions(module, loaded)
