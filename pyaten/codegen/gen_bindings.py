@@ -150,8 +150,8 @@ _KIND_CHECK = {
     "bool": "{v}.__class__ is bool",
     "dtype": "{v}.__class__ is DType",
     "number": "({v}.__class__ is int or {v}.__class__ is float)",
-    "intlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
-               "all(i.__class__ is int for i in {v})",
+    "intlist": "({v}.__class__ is tuple or {v}.__class__ is Size or {v}.__class__ is list) "
+               "and all(i.__class__ is int for i in {v})",
     "tensorlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
                   "all(t.__class__ is Tensor for t in {v})",
 }

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pyaten.core.dtypes import dtype as DType
+from pyaten.core.tensor import Size
 from pyaten.dispatch import trace as TRACE  # noqa: N812 - read as a constant in generated code
 from pyaten.native.arg_parser import (
     ArgumentParseError,
@@ -36,6 +37,7 @@ __all__ = [
     "CLONE",
     "K",
     "DType",
+    "Size",
 ]
 
 
