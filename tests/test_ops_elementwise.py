@@ -498,3 +498,18 @@ def test_complex_inputs_like_torch(dtype):
     pair = run_both(lambda: pa.abs_(), lambda: ta.abs_())
     assert pair is None  # both refuse in-place abs of complex
     assert_same(pa * 2.5 + 1j, ta * 2.5 + 1j)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_rsub_and_in_place_operators(dtype):
+    (pa, ta), (pb, tb) = make((2, 3), dtype, 32), make((3,), dtype, 33)
+    assert_same(pyaten.rsub(pa, pb), torch.rsub(ta, tb))
+    assert_same(pyaten.rsub(pa, 2, alpha=3), torch.rsub(ta, 2, alpha=3))
+    for op in ("__iadd__", "__isub__", "__imul__", "__imod__", "__ifloordiv__", "__iand__",
+               "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__itruediv__"):
+        pa2, ta2 = pa.clone(), ta.clone()
+        pair = run_both(lambda op=op, x=pa2: getattr(x, op)(2),
+                        lambda op=op, x=ta2: getattr(x, op)(2))
+        if pair:
+            assert pair[0] is pa2
+            assert_same(pa2, ta2)
