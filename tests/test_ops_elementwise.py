@@ -231,6 +231,9 @@ def test_unary_operators():
     pa, ta = make((2, 3), "float32", 9)
     assert_same(-pa, -ta)
     assert_same(abs(pa), abs(ta))
+    assert (+pa) is pa and (+ta) is ta
+    with pytest.raises(RuntimeError, match="The `\\+` operator, on a bool tensor"):
+        +pyaten.tensor([True])  # noqa: B018
 
 
 def test_special_float_values():

@@ -49,7 +49,7 @@ BINARY_DUNDERS: dict[str, str] = {
     "__lshift__": "__lshift__",
     "__rshift__": "__rshift__",
 }
-UNARY_DUNDERS: dict[str, str] = {"__neg__": "neg", "__abs__": "abs"}
+UNARY_DUNDERS: dict[str, str] = {"__neg__": "neg", "__abs__": "abs", "__pos__": "positive"}
 
 
 # --- bindings -----------------------------------------------------------------------------------

@@ -195,3 +195,11 @@ def relu_(self):
     result = _relu("inplace", self)
     self._bump_version()
     return result
+
+
+@native
+def positive(self):
+    """`+t`: the tensor itself (CompositeImplicitAutograd); bool tensors are refused."""
+    if self.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
