@@ -293,7 +293,8 @@ class ParsedSignature:
     __slots__ = ("name", "method", "text", "params", "by_name", "max_pos", "min_args",
                  "max_args", "varargs_intlist", "functional_entry", "out_entry",
                  "functional_name", "out_name", "self_index", "functional_order", "out_order",
-                 "n_outs", "requires_grad_index", "out_index", "signature")
+                 "n_outs", "requires_grad_index", "out_index", "signature",
+                 "functional_get", "out_get")
 
     def __init__(self, sig: PythonSignature) -> None:
         self.signature = sig
@@ -318,6 +319,9 @@ class ParsedSignature:
         schema_index = {p.schema_name: i for i, p in enumerate(self.params) if p.schema_name}
         self.functional_order = self._order(sig.functional, schema_index)
         self.out_order = self._order(sig.out_variant, schema_index)
+        # Getters that pick the entry's arguments out of `values + [self] + outs` in one C call.
+        self.functional_get = self._getter(self.functional_order)
+        self.out_get = self._getter(self.out_order)
 
     def _order(self, schema, schema_index) -> tuple[int, ...] | None:
         if schema is None:
@@ -333,6 +337,19 @@ class ParsedSignature:
             else:
                 order.append(schema_index[arg.name])
         return tuple(order)
+
+    def _getter(self, order: tuple[int, ...] | None) -> Callable[[list], tuple] | None:
+        if order is None:
+            return None
+        size = len(self.params)
+        # -1 (self) sits right after the parameters' values, the k-th out tensor after it.
+        slots = [k if k >= 0 else (size if k == -1 else size - 1 - k) for k in order]
+        if len(slots) == 1:
+            only = slots[0]
+            return lambda values: (values[only],)
+        if not slots:
+            return lambda values: ()
+        return operator.itemgetter(*slots)
 
     def resolve(self, get_operator: Callable[[str], Any]) -> None:
         """Look up the operator entries (once, after registration)."""
@@ -423,11 +440,9 @@ class ParsedSignature:
         """Run the op: functional entry when `out` is None, else the out entry."""
         out = values[self.out_index] if self.out_index is not None else None
         if out is None:
-            order = self.functional_order
             entry = self.functional_entry
             outs = ()
         else:
-            order = self.out_order
             entry = self.out_entry
             outs = out if self.n_outs > 1 else (out,)
             if self.n_outs > 1 and len(outs) != self.n_outs:
@@ -437,9 +452,10 @@ class ParsedSignature:
                 )
         if entry is None:
             raise RuntimeError(f"{self.name}(): operator is not registered")
-        call_args = [
-            values[k] if k >= 0 else (self_tensor if k == -1 else outs[-2 - k]) for k in order
-        ]
+        values.append(self_tensor)
+        if outs:
+            values.extend(outs)
+        call_args = (self.functional_get if out is None else self.out_get)(values)
         result = entry.call(*call_args)
         if self.requires_grad_index is not None and values[self.requires_grad_index]:
             runtime.set_requires_grad(result)
