@@ -407,3 +407,11 @@ def test_generator_handles_pytorchs_whole_native_functions_yaml():
     assert count > 2000
     # keyword-named arguments (random_.from has `from`) become valid Python parameters
     assert "def autogen_random_from_out(self, from_, to, generator, out):" in generated.source
+
+
+def test_cache_key_follows_the_yaml():
+    from pyaten.native.loader import _cache_key
+
+    text = NATIVE_YAML.read_text()
+    assert _cache_key(text) == _cache_key(text)
+    assert _cache_key(text) != _cache_key(text + "\n# edited\n")
