@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.creation import wrapped_scalar_tensor
+from pyaten.core.device import CPU as _CPU
 from pyaten.core.generator import Generator
+from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor, channels_last, contiguous_format, preserve_format, strided
 from pyaten.core.views import empty_tensor
 
@@ -63,9 +67,31 @@ _SCHEMA_DTYPES = {
 }
 
 
+# Python scalar type -> the dtype of its wrapped-number tensor (PyTorch's rule).
+_WRAPPED_DTYPES = {
+    bool: _dtypes.bool,
+    int: _dtypes.int64,
+    float: _dtypes.float64,
+    complex: _dtypes.complex128,
+}
+
+
 def wrapped_number(value: Any) -> Tensor:
-    """A Python number passed where a Tensor is expected: a 0-dim "wrapped number" tensor."""
-    return wrapped_scalar_tensor(value)
+    """A Python number passed where a Tensor is expected: a 0-dim "wrapped number" tensor
+    (promotes like a Python scalar). Built directly for bool/int/float/complex, the per-call
+    case; other numbers go through core's `wrapped_scalar_tensor`."""
+    dtype = _WRAPPED_DTYPES.get(value.__class__)
+    if dtype is None:
+        return wrapped_scalar_tensor(value)
+    t = Tensor._make(Storage._fresh(dtype.itemsize, _CPU), (), (), 0, dtype, _CPU)
+    view = np.ndarray((), dtype.numpy, t._storage.data)
+    try:
+        view[()] = value
+    except OverflowError:
+        return wrapped_scalar_tensor(value)  # core raises PyTorch's error for it
+    t._np = view
+    t._wrapped_number = True
+    return t
 
 
 def is_layout(obj: object) -> bool:
