@@ -120,6 +120,20 @@ def test_mm_out_dtype_mismatch_raises():
         pyaten.mm(pa, pb, out=pyaten.empty(2, 2, dtype=pyaten.float64))
 
 
+@pytest.mark.parametrize("out_dtype", ["float64", "int64", "float16", "complex64", "bool"])
+def test_mm_bmm_out_dtype_message_names_dtypes_as_torch(out_dtype):
+    # ATen's structured out check prints c10 TypeMeta names ("float", "long int").
+    ta, pa = make_pair((2, 3), "float32")
+    tb, pb = make_pair((3, 2), "float32")
+    t_out = torch.empty(2, 2, dtype=getattr(torch, out_dtype))
+    p_out = pyaten.empty(2, 2, dtype=getattr(pyaten, out_dtype))
+    assert_same_error(lambda: pyaten.mm(pa, pb, out=p_out), lambda: torch.mm(ta, tb, out=t_out))
+    t3, p3 = make_pair((1, 2, 2), "float32")
+    t_out3 = torch.empty(1, 2, 2, dtype=getattr(torch, out_dtype))
+    p_out3 = pyaten.empty(1, 2, 2, dtype=getattr(pyaten, out_dtype))
+    assert_same_error(lambda: pyaten.bmm(p3, p3, out=p_out3), lambda: torch.bmm(t3, t3, out=t_out3))
+
+
 def test_meta_matmul_shapes():
     for a, b in [((5, 2, 3), (3, 4)), ((3,), (2, 3, 4)), ((2, 3), (3, 2))]:
         expected = torch.matmul(torch.empty(a, device="meta"), torch.empty(b, device="meta"))

@@ -102,12 +102,33 @@ class dtype:  # noqa: N801 - named like torch.dtype
         return self._to_complex
 
     @property
+    def cpp_name(self) -> str:
+        """c10's TypeMeta name (`float`, `long int`), which ATen's out/in-place checks print."""
+        return _TYPEMETA_NAMES[self.name]
+
+    @property
     def is_integral(self) -> _builtin_bool:
         """True for bool and the integer types (torch's isIntegralType(includeBool=True))."""
         return self.category <= INT_CATEGORY
 
 
 _ALL: list[dtype] = []
+
+# c10 TypeMeta names per dtype: what `<< dtype` prints in ATen's C++ error messages.
+_TYPEMETA_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
 
 bool = dtype("bool", "Bool", np.bool_, BOOL_CATEGORY, False)  # noqa: A001
 uint8 = dtype("uint8", "Byte", np.uint8, INT_CATEGORY, False)

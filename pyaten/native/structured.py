@@ -96,8 +96,9 @@ class StructuredMeta:
             target = self.outputs[index]
             if target._dtype is not dtype:
                 raise RuntimeError(
-                    f"{self.op_name}: Bad in-place call: input tensor dtype {target._dtype} and "
-                    f"output tensor dtype {dtype} should match"
+                    f"{self.op_name}: Bad in-place call: input tensor dtype "
+                    f"{target._dtype.cpp_name} and output tensor dtype {dtype.cpp_name} "
+                    "should match"
                 )
             if tuple(target._sizes) != sizes:
                 raise RuntimeError(
@@ -111,7 +112,8 @@ class StructuredMeta:
             target = self.outputs[index]
             if target._dtype is not dtype:
                 raise RuntimeError(
-                    f"Expected out tensor to have dtype {dtype}, but got {target._dtype} instead"
+                    f"Expected out tensor to have dtype {dtype.cpp_name}, but got "
+                    f"{target._dtype.cpp_name} instead"
                 )
             if target._device != device:
                 raise RuntimeError(
