@@ -1,4 +1,4 @@
-"""The Python examples in the core's docs pages run as written."""
+"""The Python examples of every docs page run as written (from the repository root)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
-PAGES = ["tensors.md", "type-promotion.md", "tensor-iterator.md"]
+PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 EXAMPLES = [
     (page, i, block)
     for page in PAGES
@@ -17,5 +17,6 @@ EXAMPLES = [
 
 
 @pytest.mark.parametrize("page,index,code", EXAMPLES, ids=[f"{p}-{i}" for p, i, _ in EXAMPLES])
-def test_doc_example_runs(page, index, code) -> None:
+def test_doc_example_runs(page, index, code, monkeypatch) -> None:
+    monkeypatch.chdir(DOCS.parent)  # examples name files relative to the repository root
     exec(compile(code, f"{page}[{index}]", "exec"), {"__name__": "__doc_example__"})
