@@ -387,14 +387,13 @@ def test_structured_inherits_names_a_registered_meta_class():
 
 def test_generator_handles_pytorchs_whole_native_functions_yaml():
     """Every entry of PyTorch's own file generates compiling source and parsed signatures."""
-    import torchgen
+    from _helpers import TORCH_NATIVE_YAML
 
     from pyaten.codegen.gen_native import python_names
     from pyaten.codegen.python_signature import group_signatures
     from pyaten.native.arg_parser import ParsedSignature
 
-    path = f"{torchgen.__path__[0]}/packaged/ATen/native/native_functions.yaml"
-    records = load_native_functions(path)
+    records = load_native_functions(TORCH_NATIVE_YAML)
     generated = generate(records, "native_functions.yaml")
     compile(generated.source, "<torch's generated>", "exec")
     functions, methods = python_names(records)

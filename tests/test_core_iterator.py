@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from _helpers import DTYPE_NAMES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -280,18 +281,7 @@ def test_partial_overlap_raises() -> None:
 
 # ---- dtypes --------------------------------------------------------------------------------
 
-DTYPES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-]
+DTYPES = DTYPE_NAMES
 
 
 def _values(dtype: str):

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 import torch
+from _helpers import DTYPE_NAMES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -39,20 +40,7 @@ def check(t: torch.Tensor) -> None:
         assert _SUFFIX_WRAP.sub(r", \1=", ours) == _SUFFIX_WRAP.sub(r", \1=", theirs)
 
 
-DTYPES = [
-    torch.bool,
-    torch.uint8,
-    torch.int8,
-    torch.int16,
-    torch.int32,
-    torch.int64,
-    torch.float16,
-    torch.bfloat16,
-    torch.float32,
-    torch.float64,
-    torch.complex64,
-    torch.complex128,
-]
+DTYPES = [getattr(torch, name) for name in DTYPE_NAMES]
 
 VALUES = [
     [[1.0, 2.0], [3.0, 4.0]],

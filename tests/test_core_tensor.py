@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch._prims_common
+from _helpers import DTYPE_NAMES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,21 +70,7 @@ def test_tensor_inference_matches_torch(data) -> None:
     assert p.tolist() == t.tolist()
 
 
-@pytest.mark.parametrize(
-    "dtype",
-    [
-        "bool",
-        "uint8",
-        "int8",
-        "int32",
-        "int64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "complex64",
-    ],
-)
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
 def test_tensor_with_dtype(dtype) -> None:
     data = [[0, 1.5, 2.25], [3, 100.75, 0.5]]
     t = torch.tensor(data, dtype=getattr(torch, dtype))
@@ -348,20 +335,7 @@ def test_generator_seeding_and_state() -> None:
 
 # ---- DLPack ------------------------------------------------------------------------------
 
-DL_DTYPES = [
-    torch.bool,
-    torch.uint8,
-    torch.int8,
-    torch.int16,
-    torch.int32,
-    torch.int64,
-    torch.float16,
-    torch.bfloat16,
-    torch.float32,
-    torch.float64,
-    torch.complex64,
-    torch.complex128,
-]
+DL_DTYPES = [getattr(torch, name) for name in DTYPE_NAMES]
 
 
 @pytest.mark.parametrize("dtype", DL_DTYPES, ids=str)

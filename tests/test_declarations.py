@@ -22,14 +22,12 @@ from pyaten.declarations import (
 )
 
 torchgen_gen = pytest.importorskip("torchgen.gen")
-import torchgen  # noqa: E402
+from _helpers import TORCH_DERIVATIVES_YAML as DERIVATIVES  # noqa: E402
+from _helpers import TORCH_NATIVE_YAML as NATIVE  # noqa: E402
+from _helpers import TORCH_TAGS_YAML as TAGS  # noqa: E402
 from torchgen.model import NativeFunctionsGroup as TorchgenGroup  # noqa: E402
 from torchgen.packaged.autograd import load_derivatives as torchgen_derivatives  # noqa: E402
 
-PACKAGED = Path(torchgen.__file__).parent / "packaged"
-NATIVE = PACKAGED / "ATen" / "native" / "native_functions.yaml"
-TAGS = PACKAGED / "ATen" / "native" / "tags.yaml"
-DERIVATIVES = PACKAGED / "autograd" / "derivatives.yaml"
 # tags torchgen adds by itself; ours are the tags as written in the file
 IMPLICIT_TAGS = {"pt2_compliant_tag", "out", "inplace", "generated"}
 

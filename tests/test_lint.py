@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import TORCH_DERIVATIVES_YAML as REAL_DERIVATIVES
+from _helpers import TORCH_NATIVE_YAML as REAL_NATIVE
+from _helpers import TORCH_TAGS_YAML as REAL_TAGS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,14 +27,6 @@ from pyaten.declarations.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*.yaml"))
-TORCHGEN = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "torchgen" / "packaged"
-if not TORCHGEN.exists():  # another Python version in the virtualenv
-    import torchgen
-
-    TORCHGEN = Path(torchgen.__file__).parent / "packaged"
-REAL_NATIVE = TORCHGEN / "ATen" / "native" / "native_functions.yaml"
-REAL_TAGS = TORCHGEN / "ATen" / "native" / "tags.yaml"
-REAL_DERIVATIVES = TORCHGEN / "autograd" / "derivatives.yaml"
 
 _EXPECT = re.compile(r"#\s*expect:\s*([a-z, -]+?)\s*$")
 # codes that no file fixture can trigger; each has its own test below

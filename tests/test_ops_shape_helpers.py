@@ -9,15 +9,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
+from _helpers import DTYPE_NAMES, FLOAT_NAMES, REAL_NAMES  # noqa: F401 - re-exported
 
 import pyaten
-
-DTYPE_NAMES = (
-    "bool", "uint8", "int8", "int16", "int32", "int64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-)
-FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
-REAL_NAMES = DTYPE_NAMES[:10]
 
 
 def pdt(name: str):

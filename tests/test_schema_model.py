@@ -26,11 +26,11 @@ from pyaten.schema import (
 )
 
 torchgen = pytest.importorskip("torchgen")
+from _helpers import torch_schemas  # noqa: E402
 from torchgen.model import FunctionSchema as TorchgenSchema  # noqa: E402
 from torchgen.model import Type as TorchgenType  # noqa: E402
 
-YAML = pathlib.Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
-REAL = re.findall(r"^- func: (.*)$", YAML.read_text(), re.MULTILINE)
+REAL = torch_schemas()
 
 
 def test_operator_name_parts_match_torchgen_on_every_real_name():

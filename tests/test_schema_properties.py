@@ -4,7 +4,6 @@ parser; mangled real schemas either parse or raise SchemaError, never anything e
 from __future__ import annotations
 
 import os
-import pathlib
 import re
 
 import pytest
@@ -17,8 +16,9 @@ from pyaten.schema.validate import RESERVED
 torch = pytest.importorskip("torch")
 torchgen = pytest.importorskip("torchgen")
 
-YAML = pathlib.Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
-REAL = re.findall(r"^- func: (.*)$", YAML.read_text(), re.MULTILINE)
+from _helpers import torch_schemas  # noqa: E402
+
+REAL = torch_schemas()
 
 # SCHEMA_EXAMPLES=3000 runs a deeper search locally.
 SETTINGS = settings(

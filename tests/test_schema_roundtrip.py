@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import math
-import pathlib
-import re
 from collections import defaultdict
 
 import pytest
@@ -15,11 +13,10 @@ from pyaten.schema import NO_DEFAULT, parse
 
 torchgen = pytest.importorskip("torchgen")
 torch = pytest.importorskip("torch")
+from _helpers import torch_schemas  # noqa: E402
 from torchgen.model import FunctionSchema as TorchgenSchema  # noqa: E402
 
-YAML = pathlib.Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
-FUNC = re.compile(r"^- func: (.*)$", re.MULTILINE)
-REAL = FUNC.findall(YAML.read_text())
+REAL = torch_schemas()
 
 
 @pytest.fixture(scope="module")
