@@ -165,6 +165,40 @@ def gen_structured_wrapper(
     return "\n".join(lines) + "\n"
 
 
+DEFAULT_BACKEND = "CompositeExplicitAutogradNonFunctional"
+
+
+def gen_default_backend_wrapper(kind: str, fn: Any, out_fn: Any, functional: Any) -> str:
+    """Source of the functional/in-place kernel PyTorch generates for every structured group
+    under CompositeExplicitAutogradNonFunctional: run `meta` to allocate (or check) the
+    output, then call the out variant through the dispatcher. It serves the keys with no
+    kernel of their own: Undefined (a call with no tensors, `cat([])`) and other backends."""
+    schema: FunctionSchema = fn.func
+    out_schema: FunctionSchema = out_fn.func
+    meta = naming.meta_name(functional.func.name if functional is not None else out_schema.name)
+    wrapper = naming.wrapper_name(DEFAULT_BACKEND, schema.name)
+    params = _params(schema)
+    meta_args = [naming.pyident(a.name) for a in schema.arguments if not a.is_out]
+    n_out = len(out_schema.out)
+    preset = "(" + "None, " * n_out + ")" if kind == "functional" else "(self,)"
+    outs = [f"op.outputs[{i}]" for i in range(n_out)]
+    call_args = [naming.pyident(a.name) for a in out_schema.arguments if not a.is_out] + outs
+    lines = [
+        f"def {wrapper}({', '.join(params)}):",
+        f'    """{_short(schema.name)}: {kind} default-backend kernel of structured '
+        f'{_short(out_schema.name)} (meta, then the out variant)."""',
+        f"    op = {_meta_base(out_fn)}({kind!r}, {preset}, {_short(schema.name)!r}, "
+        f"{DEFAULT_BACKEND!r})",
+        f"    {meta}(op, {', '.join(meta_args)})",
+        f"    {naming.entry_global(out_schema.name)}.call({', '.join(call_args)})",
+    ]
+    if kind == "inplace":
+        lines.append("    return self")
+    else:
+        lines.append(f"    return {outs[0]}" if n_out == 1 else f"    return ({', '.join(outs)},)")
+    return "\n".join(lines) + "\n"
+
+
 # --- autogen out kernels ----------------------------------------------------------------------
 
 
@@ -291,6 +325,22 @@ def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Ge
                         _q(member.func.name, namespace), key,
                         naming.wrapper_name(key, member.func.name), needs, "structured",
                         _loc(member)))
+            if DEFAULT_BACKEND not in keys:
+                for member in members:
+                    kind = {SchemaKind.functional: "functional",
+                            SchemaKind.inplace: "inplace"}.get(member.func.kind)
+                    if kind is None:
+                        continue
+                    text = gen_default_backend_wrapper(kind, member, fn, functional)
+                    defs.append(text)
+                    record(member.func.name, text)
+                    entry_globals.add(schema.name)
+                    registrations.append(Registration(
+                        _q(member.func.name, namespace), DEFAULT_BACKEND,
+                        naming.wrapper_name(DEFAULT_BACKEND, member.func.name),
+                        tuple(n for n in (_meta_base(fn), meta)
+                              if n not in ("TensorIteratorMeta", "StructuredMeta")),
+                        "structured", _loc(member)))
             continue
         if fn.structured_delegate is not None:
             # Its CPU/Meta kernels come from the group; other keys may still be listed.
