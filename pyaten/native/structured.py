@@ -89,7 +89,12 @@ class StructuredMeta:
         """Set output `index` as the wrapper kind says (see the module docstring)."""
         sizes = tuple(sizes)
         if self.kind == "functional":
-            result = empty_tensor(sizes, dtype, device, strides)
+            # Contiguous outputs come with their NumPy view built (the impl writes through it).
+            result = (
+                _new_output(sizes, dtype, device)
+                if strides is None
+                else empty_tensor(sizes, dtype, device, strides)
+            )
             self.outputs[index] = result
             action = "allocated"
         elif self.kind == "inplace":
@@ -212,30 +217,55 @@ except ImportError:  # pragma: no cover - older NumPy
             return fn(*args, **kwargs)
 
 
-# sizes -> (contiguous strides, numel): outputs of the same shape recur on every call.
-_GEOMETRY: dict[tuple, tuple[tuple, int]] = {}
+# sizes -> (contiguous strides, numel, {itemsize: byte strides}): output shapes recur per call.
+_GEOMETRY: dict[tuple, tuple[tuple, int, dict[int, tuple]]] = {}
 
 
-def _geometry(sizes: tuple) -> tuple[tuple, int]:
+def _geometry(sizes: tuple) -> tuple[tuple, int, dict[int, tuple]]:
     found = _GEOMETRY.get(sizes)
     if found is None:
         numel = 1
         for s in sizes:
             numel *= s
-        found = (contiguous_strides(sizes), numel)
+        found = (contiguous_strides(sizes), numel, {})
         if len(_GEOMETRY) < 4096:
             _GEOMETRY[sizes] = found
     return found
 
 
-def _new_output(sizes: tuple, dtype: _dtypes.dtype, device: Any) -> Tensor:
+def _byte_strides(geometry: tuple, itemsize: int) -> tuple:
+    found = geometry[2].get(itemsize)
+    if found is None:
+        found = geometry[2][itemsize] = tuple([s * itemsize for s in geometry[0]])
+    return found
+
+
+_U8 = np.dtype(np.uint8)
+_np_empty = np.empty
+_ndarray = np.ndarray
+_make = Tensor._make
+_storage_new = object.__new__
+
+
+def _new_output(sizes: tuple, dtype: _dtypes.dtype, device: Any, geometry: tuple | None = None
+                ) -> Tensor:
     """A contiguous output whose NumPy view is built with it (the impl writes through it)."""
-    strides, numel = _geometry(sizes)
+    if geometry is None:
+        geometry = _GEOMETRY.get(sizes) or _geometry(sizes)
     itemsize = dtype.itemsize
-    t = Tensor._make(Storage._fresh(numel * itemsize, device), sizes, strides, 0, dtype, device)
-    data = t._storage.data
-    if data is not None:
-        t._np = np.ndarray(sizes, dtype.numpy, data, 0, tuple([s * itemsize for s in strides]))
+    if device.type != "cpu":
+        strides, numel, _ = geometry
+        return _make(Storage._fresh(numel * itemsize, device), sizes, strides, 0, dtype, device)
+    # Storage._fresh written out: this runs for every new CPU result.
+    storage = _storage_new(Storage)
+    storage.nbytes = nbytes = geometry[1] * itemsize
+    storage.device = device
+    storage.resizable = True
+    data = storage.data = _np_empty(nbytes, _U8)
+    t = _make(storage, sizes, geometry[0], 0, dtype, device)
+    found = geometry[2].get(itemsize)
+    t._np = _ndarray(sizes, dtype.numpy, data, 0,
+                     found if found is not None else _byte_strides(geometry, itemsize))
     return t
 
 
@@ -324,25 +354,28 @@ class TensorIteratorMeta(StructuredMeta):
         dtype = first._dtype
         if first._wrapped_number:
             return False
+        direct = dtype.name not in _COMPUTE_UPCAST
         for t in inputs[1:]:
             if t._wrapped_number:
                 # A Python scalar of the tensor's category or lower does not change the dtype.
                 if t._dtype.category > dtype.category:
                     return False
+                direct = False
             elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides:
                 return False
-        if len(sizes) > 1 and strides != _geometry(sizes)[0]:
+        geometry = _GEOMETRY.get(sizes)
+        if geometry is None:
+            geometry = _geometry(sizes)
+        if len(sizes) > 1 and strides != geometry[0]:
             return False  # the output's layout follows the inputs': let the planner decide
         if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
             return False
         self.common_dtype = dtype
         self.shape = sizes
-        self.device = first._device
-        self._direct = dtype.name not in _COMPUTE_UPCAST and not any(
-            t._wrapped_number for t in inputs
-        )
+        device = self.device = first._device
+        self._direct = direct
         self.outputs[0] = _new_output(
-            sizes, output_dtype if output_dtype is not None else dtype, first._device
+            sizes, output_dtype if output_dtype is not None else dtype, device, geometry
         )
         return True
 
@@ -400,7 +433,14 @@ class TensorIteratorMeta(StructuredMeta):
     def input_arrays(self, dtype: np.dtype | None = None) -> list[np.ndarray]:
         """Each input as a NumPy array in the compute dtype (not broadcast; NumPy does that)."""
         if self._direct and dtype is None:
-            return [t._numpy() for t in self.inputs]
+            arrays = []
+            for t in self.inputs:
+                # The cached view when it is current (Tensor._numpy's test, inline).
+                view = t._np
+                arrays.append(
+                    view if view is not None and view.base is t._storage.data else t._numpy()
+                )
+            return arrays
         target = self.compute_dtype() if dtype is None else dtype
         arrays = []
         for t in self.inputs:
@@ -417,7 +457,10 @@ class TensorIteratorMeta(StructuredMeta):
 
     def compute(self, ufunc: np.ufunc, *arrays: np.ndarray) -> None:
         """`ufunc(*arrays)` into output 0: straight into its memory when the dtypes agree."""
-        target = self.outputs[0]._numpy()
+        out = self.outputs[0]
+        target = out._np
+        if target is None or target.base is not out._storage.data:
+            target = out._numpy()
         if self._direct or (target.dtype == arrays[0].dtype and target.shape == self.shape):
             if _QUIET_STATE is not None and target.dtype.kind in "fc":
                 token = _quiet_set(_QUIET_STATE)
