@@ -47,7 +47,7 @@ class OpOverload:
     """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
 
     __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
-                 "_tensor_positions")
+                 "_tensor_positions", "_npositional")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
         self._packet = packet
@@ -55,7 +55,11 @@ class OpOverload:
         self._qualified = entry.name if hasattr(entry, "name") else str(entry)
         self._entry = entry
         self._parser: ParsedSignature | None = None
-        self._nargs = len(entry.schema.arguments)
+        arguments = entry.schema.arguments
+        # Arguments after `*` (out= included) are keyword-only, as in torch.ops.
+        self._npositional = sum(1 for a in arguments if not (a.kwarg_only or a.is_out))
+        # The all-positional fast path only applies when no argument is keyword-only.
+        self._nargs = len(arguments) if self._npositional == len(arguments) else -1
         # Positions that must already be tensors for the fast path (numbers get wrapped).
         self._tensor_positions = tuple(
             i for i, a in enumerate(entry.schema.arguments)
@@ -89,6 +93,14 @@ class OpOverload:
                     break
             else:
                 return self._entry.call(*args)  # already in schema order: the fast path
+        if len(args) > self._npositional:
+            schema = self._entry.schema
+            ns = schema.name.namespace or self._qualified.partition("::")[0]
+            declaration = str(schema) if schema.name.namespace else f"{ns}::{schema}"
+            raise RuntimeError(
+                f"{ns}::{schema.name.name}() takes {self._npositional} positional argument(s) "
+                f"but {len(args)} was/were given.  Declaration: {declaration}"
+            )
         parser = self._parse()
         values = parser.match(args, kwargs)
         if values.__class__ is str:

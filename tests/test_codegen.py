@@ -230,6 +230,25 @@ def test_autogen_out_variant():
 # --- op handles ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.ops.aten.add.Tensor(m.ones(2), m.ones(2), 2),
+        lambda m: m.ops.aten.add.out(m.ones(2), m.ones(2), 1, m.empty(2)),
+        lambda m: m.ops.aten.sum.dim_IntList(m.ones(2), [0], False, m.float64),
+        lambda m: m.ops.aten.clone.default(m.ones(2), None),
+        lambda m: m.ops.aten.exp.out(m.ones(2), m.empty(2)),
+    ],
+)
+def test_op_handle_refuses_keyword_only_arguments_given_positionally(call):
+    # torch.ops checks the positional count against the schema's `*` before binding.
+    with pytest.raises(RuntimeError) as t_err:
+        call(torch)
+    with pytest.raises(RuntimeError) as p_err:
+        call(pyaten)
+    assert str(p_err.value) == str(t_err.value)
+
+
 def test_op_handles():
     packet = pyaten.ops.aten.add
     assert set(packet.overloads()) >= {"Tensor", "out", "Scalar", "Scalar_out"}
