@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml
 from pyaten.declarations.dispatch_keys import BACKEND_COMPONENTS
 from pyaten.declarations.grouping import pre_group
-from pyaten.declarations.model import DeclarationError, Diagnostic, Location, NativeFunction
+from pyaten.declarations.model import Diagnostic, Location, NativeFunction
 from pyaten.declarations.native import load_native_functions, read_source
+from pyaten.declarations.reporting import Report, collect_diagnostics, raise_on_errors
 
 __all__ = ["BACKEND_KEYS", "BackendDeclaration", "read_backend_yaml", "load_backend_yaml"]
 
@@ -38,8 +39,6 @@ BACKEND_KEYS: tuple[str, ...] = (
     "full_codegen", "non_native", "ir_gen", "symint", "use_out_as_primary", "device_guard",
 )  # fmt: skip
 _OP_LISTS = ("supported", "autograd", "full_codegen", "symint")
-
-Report = Callable[..., None]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -190,11 +189,7 @@ def read_backend_yaml(
     text: str, path: str, native_functions: Sequence[NativeFunction]
 ) -> tuple[BackendDeclaration | None, list[Diagnostic]]:
     """The declaration (None when unusable) and every problem found (never raises)."""
-    diagnostics: list[Diagnostic] = []
-
-    def report(line: int, code: str, message: str, hint: str = "", severity: str = "error"):
-        diagnostics.append(Diagnostic(path, line, code, message, hint, severity))
-
+    diagnostics, report = collect_diagnostics(path)
     try:
         data = load_yaml(text)
     except YamlSyntaxError as exc:
@@ -217,8 +212,6 @@ def load_backend_yaml(
     if isinstance(native_functions, (str, os.PathLike)):
         native_functions = load_native_functions(native_functions)
     declaration, diagnostics = read_backend_yaml(text, path or "<string>", native_functions)
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
-        raise DeclarationError(errors)
+    raise_on_errors(diagnostics)
     assert declaration is not None  # no errors means every required key was read
     return declaration

@@ -13,13 +13,12 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import MappingProxyType
 
-from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml, paused_gc
+from pyaten.declarations._yaml import YamlMap, paused_gc
 from pyaten.declarations.dispatch_keys import BACKEND_COMPONENTS
 from pyaten.declarations.model import (
-    DeclarationError,
     DerivativeEntry,
     DerivativeFormula,
     Diagnostic,
@@ -27,6 +26,13 @@ from pyaten.declarations.model import (
     NativeFunction,
 )
 from pyaten.declarations.native import load_native_functions, read_source
+from pyaten.declarations.reporting import (
+    Report,
+    collect_diagnostics,
+    load_entry_list,
+    mappings,
+    raise_on_errors,
+)
 from pyaten.schema import SchemaError, parse
 
 __all__ = ["AUTOGRAD_KEYS", "default_native_path", "read_derivatives", "load_derivatives"]
@@ -40,8 +46,6 @@ _RESULT = re.compile(r"result\d*$")
 _PYATEN_NATIVE = os.path.join(
     os.path.dirname(os.path.dirname(__file__)), "native", "native_functions.yaml"
 )
-
-Report = Callable[..., None]
 
 
 def default_native_path(derivatives_path: str | None) -> str | None:
@@ -267,33 +271,14 @@ def read_derivatives(
 def _read_derivatives(
     text: str, path: str, native_functions: Sequence[NativeFunction]
 ) -> tuple[list[DerivativeEntry], list[Diagnostic]]:
-    diagnostics: list[Diagnostic] = []
-
-    def report(line: int, code: str, message: str, hint: str = "", severity: str = "error"):
-        diagnostics.append(Diagnostic(path, line, code, message, hint, severity))
-
-    try:
-        data = load_yaml(text)
-    except YamlSyntaxError as exc:
-        report(exc.line, "yaml-syntax", exc.message, f"column {exc.column}" if exc.column else "")
-        return [], diagnostics
+    diagnostics, report = collect_diagnostics(path)
+    data = load_entry_list(text, report, "derivatives.yaml", "name")
     if data is None:
-        return [], diagnostics
-    if not isinstance(data, list):
-        report(
-            getattr(data, "line", 1),
-            "bad-file",
-            "derivatives.yaml must be a list of entries",
-            "each entry starts with `- name: ...`",
-        )
         return [], diagnostics
     reader = _Reader(path, report, native_functions)
     entries: list[DerivativeEntry] = []
     seen: dict[str, int] = {}
-    for index, e in enumerate(data):
-        if not isinstance(e, YamlMap):
-            report(data.line_of(index), "bad-entry", f"entry is not a mapping: {e!r}")
-            continue
+    for e in mappings(data, report):
         entry = reader.read(e)
         if entry is None:
             continue
@@ -331,7 +316,5 @@ def load_derivatives(
     if isinstance(native_functions, (str, os.PathLike)):
         native_functions = load_native_functions(native_functions)
     entries, diagnostics = read_derivatives(text, path or "<string>", native_functions)
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
-        raise DeclarationError(errors)
+    raise_on_errors(diagnostics)
     return entries

@@ -7,15 +7,13 @@ subsume each other, what structured delegates may name...).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pyaten.declarations._yaml import YamlMap
 from pyaten.declarations.dispatch_keys import ALIAS_KEYS, STRUCTURED_DISPATCH_KEYS
 from pyaten.declarations.model import NativeFunction
+from pyaten.declarations.reporting import Report
 
 __all__ = ["check_entry"]
 
-Report = Callable[..., None]
 _COMPOSITE_KEYS = frozenset(ALIAS_KEYS)
 # (key, its default) for the `redundant-default` warning
 _DEFAULTS: tuple[tuple[str, object], ...] = (

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable
 from types import MappingProxyType
 
-from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml, paused_gc
+from pyaten.declarations._yaml import YamlMap, paused_gc
 from pyaten.declarations.autogen import with_autogen
 from pyaten.declarations.cross_rules import check_native_functions
 from pyaten.declarations.dispatch_keys import (
@@ -24,7 +23,6 @@ from pyaten.declarations.dispatch_keys import (
 )
 from pyaten.declarations.entry_rules import check_entry
 from pyaten.declarations.model import (
-    DeclarationError,
     Diagnostic,
     Location,
     NativeFunction,
@@ -32,6 +30,13 @@ from pyaten.declarations.model import (
     UfuncInnerLoop,
 )
 from pyaten.declarations.names import operator_name
+from pyaten.declarations.reporting import (
+    Report,
+    collect_diagnostics,
+    load_entry_list,
+    mappings,
+    raise_on_errors,
+)
 from pyaten.declarations.schema_rules import check_schema, classify_schema_error
 from pyaten.declarations.tags import load_tags, tags_path_for
 from pyaten.schema import SchemaError, parse
@@ -81,7 +86,6 @@ _UFUNC_KEYS = frozenset(
         "Generic",
     }
 )
-Report = Callable[..., None]
 
 
 def read_source(path_or_text: str | os.PathLike[str]) -> tuple[str, str | None]:
@@ -419,34 +423,15 @@ def read_native_functions(
 def _read_native_functions(
     text: str, path: str, valid_tags: frozenset[str] | None
 ) -> tuple[list[NativeFunction], list[Diagnostic]]:
-    diagnostics: list[Diagnostic] = []
-
-    def report(line: int, code: str, message: str, hint: str = "", severity: str = "error"):
-        diagnostics.append(Diagnostic(path, line, code, message, hint, severity))
-
-    try:
-        data = load_yaml(text)
-    except YamlSyntaxError as exc:
-        report(exc.line, "yaml-syntax", exc.message, f"column {exc.column}" if exc.column else "")
-        return [], diagnostics
+    diagnostics, report = collect_diagnostics(path)
+    data = load_entry_list(text, report, "native_functions.yaml", "func")
     if data is None:
-        return [], diagnostics
-    if not isinstance(data, list):
-        report(
-            getattr(data, "line", 1),
-            "bad-file",
-            "native_functions.yaml must be a list of entries",
-            "each entry starts with `- func: ...`",
-        )
         return [], diagnostics
     if valid_tags is None:
         valid_tags = load_tags(tags_path_for(path if path != "<string>" else None))
     reader = _EntryReader(path, valid_tags, report)
     functions: list[NativeFunction] = []
-    for index, entry in enumerate(data):
-        if not isinstance(entry, YamlMap):
-            report(data.line_of(index), "bad-entry", f"entry is not a mapping: {entry!r}")
-            continue
+    for entry in mappings(data, report):
         fn = reader.read(entry)
         if fn is not None:
             functions.append(fn)
@@ -471,9 +456,7 @@ def load_native_functions(
     text, path = read_source(path_or_text)
     valid_tags = load_tags(tags_path if tags_path is not None else tags_path_for(path))
     functions, diagnostics = read_native_functions(text, path or "<string>", valid_tags=valid_tags)
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
-        raise DeclarationError(errors)
+    raise_on_errors(diagnostics)
     if not autogen:
         return functions
     with paused_gc():

@@ -10,7 +10,8 @@ import os
 from functools import lru_cache
 
 from pyaten.declarations._yaml import YamlMap, YamlSyntaxError, load_yaml
-from pyaten.declarations.model import DeclarationError, Diagnostic
+from pyaten.declarations.model import Diagnostic
+from pyaten.declarations.reporting import raise_on_errors
 
 __all__ = ["BUNDLED_TAGS_PATH", "load_tags", "read_tags", "tags_path_for"]
 
@@ -61,9 +62,7 @@ def read_tags(text: str, path: str = "<string>") -> tuple[frozenset[str], list[D
 def _load_tags_cached(path: str, mtime: float) -> frozenset[str]:
     with open(path, encoding="utf-8") as f:
         names, diagnostics = read_tags(f.read(), path)
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
-        raise DeclarationError(errors)
+    raise_on_errors(diagnostics)
     return names
 
 

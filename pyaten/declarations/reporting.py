@@ -1,0 +1,62 @@
+"""What every declarations reader shares: collecting diagnostics and the top of a list file.
+
+A reader never raises on a bad file; it calls `report(line, code, message, hint, severity)`
+for each problem and returns what it could build. The `load_*` functions then raise one
+`DeclarationError` listing the errors (`raise_on_errors`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from pyaten.declarations._yaml import YamlList, YamlMap, YamlSyntaxError, load_yaml
+from pyaten.declarations.model import DeclarationError, Diagnostic
+
+__all__ = ["Report", "collect_diagnostics", "raise_on_errors", "load_entry_list", "mappings"]
+
+# report(line, code, message, hint="", severity="error")
+Report = Callable[..., None]
+
+
+def collect_diagnostics(path: str) -> tuple[list[Diagnostic], Report]:
+    """An empty list, and the `report` callback that appends a `Diagnostic` for `path` to it."""
+    diagnostics: list[Diagnostic] = []
+
+    def report(line: int, code: str, message: str, hint: str = "", severity: str = "error"):
+        diagnostics.append(Diagnostic(path, line, code, message, hint, severity))
+
+    return diagnostics, report
+
+
+def raise_on_errors(diagnostics: list[Diagnostic]) -> None:
+    """Raise `DeclarationError` listing the errors among `diagnostics` (warnings pass)."""
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise DeclarationError(errors)
+
+
+def load_entry_list(text: str, report: Report, file_name: str, first_key: str) -> YamlList | None:
+    """The top-level list of a `- first_key: ...` file; None (reported unless empty) otherwise."""
+    try:
+        data = load_yaml(text)
+    except YamlSyntaxError as exc:
+        report(exc.line, "yaml-syntax", exc.message, f"column {exc.column}" if exc.column else "")
+        return None
+    if data is None or isinstance(data, list):
+        return data
+    report(
+        getattr(data, "line", 1),
+        "bad-file",
+        f"{file_name} must be a list of entries",
+        f"each entry starts with `- {first_key}: ...`",
+    )
+    return None
+
+
+def mappings(data: YamlList, report: Report) -> Iterator[YamlMap]:
+    """The entries of `data` that are mappings; each other entry is reported as it comes."""
+    for index, entry in enumerate(data):
+        if isinstance(entry, YamlMap):
+            yield entry
+        else:
+            report(data.line_of(index), "bad-entry", f"entry is not a mapping: {entry!r}")
