@@ -86,19 +86,16 @@ def _missing_key(exc: Exception) -> str:
     return f"error:{type(exc).__name__}"
 
 
-def _run_torch(keys, fallthrough, device, guard):
-    ns = f"pyaten_calls_t{next(_counter)}"
-    lib = tl.Library(ns, "DEF")
-    lib.define("f(Tensor x, Tensor y) -> Tensor")
-    op = getattr(torch.ops, ns).f.default
-    log = []
+def _register_logging_kernels(lib, op, keys, fallthrough, fallthrough_kernel, log, full_after):
+    """Register `f` for each key (torch's or pyaten's Library alike): a fallthrough, or a
+    kernel that logs (key, key set) and redispatches below its key as autograd kernels do."""
     for key in keys:
         if key in fallthrough:
-            lib.impl("f", tl.fallthrough_kernel, key)
+            lib.impl("f", fallthrough_kernel, key)
             continue
-        after = (torch._C._dispatch_keyset_full_after(torch._C._parse_dispatch_key(key))
-                 if key not in ("Autograd", "CompositeImplicitAutograd",
-                                "CompositeExplicitAutograd") else None)  # fmt: skip
+        # alias keys have no place in the key order to redispatch below
+        after = None if key in ("Autograd", "CompositeImplicitAutograd",
+                                "CompositeExplicitAutograd") else full_after(key)  # fmt: skip
 
         def kernel(ks, x, y, key=key, after=after):
             log.append((key, repr(ks)))
@@ -107,6 +104,18 @@ def _run_torch(keys, fallthrough, device, guard):
             return None
 
         lib.impl("f", kernel, key, with_keyset=True)
+
+
+def _run_torch(keys, fallthrough, device, guard):
+    ns = f"pyaten_calls_t{next(_counter)}"
+    lib = tl.Library(ns, "DEF")
+    lib.define("f(Tensor x, Tensor y) -> Tensor")
+    op = getattr(torch.ops, ns).f.default
+    log = []
+    _register_logging_kernels(
+        lib, op, keys, fallthrough, tl.fallthrough_kernel, log,
+        lambda key: torch._C._dispatch_keyset_full_after(torch._C._parse_dispatch_key(key)),
+    )  # fmt: skip
     x = torch.ones(1, device=device)
     try:
         with _torch_guard(guard):
@@ -123,20 +132,7 @@ def _run_ours(keys, fallthrough, device, guard):
     lib.define("f(Tensor x, Tensor y) -> Tensor")
     op = pd.get_operator(f"{ns}::f")
     log = []
-    for key in keys:
-        if key in fallthrough:
-            lib.impl("f", pl.fallthrough_kernel, key)
-            continue
-        after = (full_after(key) if key not in ("Autograd", "CompositeImplicitAutograd",
-                                                "CompositeExplicitAutograd") else None)  # fmt: skip
-
-        def kernel(ks, x, y, key=key, after=after):
-            log.append((key, repr(ks)))
-            if after is not None and key not in ("CPU", "Meta"):
-                return op.redispatch(ks & after, x, y)
-            return None
-
-        lib.impl("f", kernel, key, with_keyset=True)
+    _register_logging_kernels(lib, op, keys, fallthrough, pl.fallthrough_kernel, log, full_after)
     try:
         with _our_guard(guard):
             op.call(FakeTensor(device), FakeTensor("cpu"))
