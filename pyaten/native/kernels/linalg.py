@@ -19,7 +19,7 @@ from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, array_of, assign, check_
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.registry import native
-from pyaten.native.structured import resize_output
+from pyaten.native.structured import quiet_call, resize_output
 
 
 def _acc(dtype) -> np.dtype:
@@ -45,8 +45,11 @@ def _check_not_bool(dtype, kernel: str) -> None:
 
 def _product(a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     acc = _acc(out_dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
+    if a.dtype != acc:
+        a = a.astype(acc)
+    if b.dtype != acc:
+        b = b.astype(acc)
+    return quiet_call(np.matmul, a, b)
 
 
 # --- mm ----------------------------------------------------------------------------------

@@ -18,6 +18,9 @@ from pyaten.native.kernels.copy import array_of, assign
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.registry import native
+from pyaten.native.structured import quiet_call
+
+_add_reduce = np.add.reduce
 
 
 def reduction_dims(dim, ndim: int) -> tuple[int, ...]:
@@ -77,8 +80,7 @@ def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.nda
     if acc.kind in "iub":
         # integer sums wrap silently, as in ATen
         return np.add.reduce(source, axis=dims, dtype=acc, keepdims=keepdim)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.add.reduce(source, axis=dims, dtype=acc, keepdims=keepdim)
+    return quiet_call(_add_reduce, source, dims, acc, None, keepdim)
 
 
 @native
@@ -89,7 +91,8 @@ def sum_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
 
 @native
 def sum_all(self: Tensor, dtype=None) -> Tensor:
-    return _aten().sum.dim_IntList(self, None, False, dtype=dtype)
+    # The handle's operator entry, called in schema order: dispatches, without parsing `dtype=`.
+    return _aten().sum.dim_IntList._entry.call(self, None, False, dtype)
 
 
 # --- mean --------------------------------------------------------------------------------
