@@ -572,3 +572,22 @@ def test_grad_assignment_checks_match_torch(shape, dtype, device) -> None:
     del p.grad
     assert p.grad is None
     same_error(lambda: setattr(t, "grad", 5), lambda: setattr(p, "grad", 5))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 3), min_size=1, max_size=3).filter(lambda s: 0 in s),
+    strides=st.lists(st.integers(0, 4), min_size=3, max_size=3),
+    offset=st.integers(0, 20),
+)
+def test_empty_view_with_offset_past_storage_end(sizes, strides, offset):
+    # An empty view needs no storage, so its offset may point anywhere (torch allows it).
+    strides = strides[: len(sizes)]
+    t = torch.ones(3).as_strided(sizes, strides, offset)
+    p = pyaten.ones(3).as_strided(sizes, strides, offset)
+    assert p.storage_offset() == t.storage_offset()
+    assert p.numpy().shape == t.numpy().shape
+    assert p.tolist() == t.tolist()
+    for fn in (lambda x: x.clone(), lambda x: x + 1, lambda x: x.sum(), lambda x: x.contiguous()):
+        r_t, r_p = fn(t), fn(p)
+        assert tuple(r_p.shape) == tuple(r_t.shape) and r_p.tolist() == r_t.tolist()

@@ -167,11 +167,14 @@ class Tensor:
                 "bytes)"
             )
         itemsize = self._dtype.itemsize
+        offset = self._offset * itemsize
+        if offset > data.nbytes and 0 in self._sizes:
+            offset = 0  # an empty view may point past the end (torch allows it); NumPy may not
         view = np.ndarray(
             self._sizes,
             self._dtype.numpy,
             data,
-            self._offset * itemsize,
+            offset,
             tuple([s * itemsize for s in self._strides]),
         )
         self._np = view

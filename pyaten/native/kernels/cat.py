@@ -16,7 +16,7 @@ import numpy as np
 from pyaten.core.promotion import can_cast, promote_types
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import assert_no_overlap, channels_last_strides, is_channels_last_strides
-from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
+from pyaten.native.kernels.copy import assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import aten_ops, format_shape, wrap_dim
 from pyaten.native.registry import native
 from pyaten.native.structured import resize_output
@@ -125,17 +125,17 @@ def cat_out_cpu(op, tensors, dim: int, out: Tensor) -> None:
     if not pieces or out.numel() == 0:
         return
     d = wrap_dim(dim, len(pieces[0]._sizes))
-    target = array_of(out)
+    target = out._numpy()
     if all(t._dtype is out._dtype for t in pieces):
         # one NumPy call when no element needs a cast
-        np.concatenate([array_of(t) for t in pieces], axis=d, out=target)
+        np.concatenate([t._numpy() for t in pieces], axis=d, out=target)
         return
     lead = (slice(None),) * d
     position = 0
     for t in pieces:
         size = t._sizes[d]
         if size:
-            assign(target[lead + (slice(position, position + size),)], array_of(t))
+            assign(target[lead + (slice(position, position + size),)], t._numpy())
         position += size
 
 

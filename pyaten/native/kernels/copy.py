@@ -123,12 +123,8 @@ def cast_scalar(value, dtype):
         return np.asarray(value).astype(dtype.numpy)
 
 
-def array_of(t: Tensor) -> np.ndarray:
-    """The NumPy view of `t`; an empty tensor gets a fresh empty array (its offset may point
-    past the end of its storage, which NumPy refuses to view)."""
-    if 0 in t._sizes:
-        return np.empty(t._sizes, t._dtype.numpy)
-    return t._numpy()
+# `Tensor._numpy()` views empty tensors whatever their offset; this name stays for old callers.
+array_of = Tensor._numpy
 
 
 def assign(dst: np.ndarray, src: np.ndarray) -> None:
@@ -271,7 +267,7 @@ def copy_data(dst: Tensor, src: Tensor) -> None:
     if dst.device.type == "meta":
         return
     _warn_complex_to_real(src.dtype, dst.dtype)
-    assign(array_of(dst), array_of(src))
+    assign(dst._numpy(), src._numpy())
 
 
 # --- kernels ------------------------------------------------------------------------------
@@ -301,7 +297,7 @@ def _fill_value(self: Tensor, value):
                 raise _no_data_error()
             return None
         # a tensor value is cast without the overflow check, as in ATen
-        return cast_scalar(array_of(value).item(), self.dtype)
+        return cast_scalar(value._numpy().item(), self.dtype)
     return checked_scalar(value, self.dtype)
 
 
@@ -321,7 +317,7 @@ def fill_(self: Tensor, value) -> Tensor:
             return self
     scalar = _fill_value(self, value)
     if self.numel() != 0:
-        array_of(self)[...] = scalar
+        self._numpy()[...] = scalar
     self._bump_version()
     return self
 
@@ -344,7 +340,7 @@ def fill_meta_(self: Tensor, value) -> Tensor:
 @native
 def zero_(self: Tensor) -> Tensor:
     if self.numel() != 0:
-        array_of(self)[...] = 0
+        self._numpy()[...] = 0
     self._bump_version()
     return self
 
@@ -360,7 +356,7 @@ def clone(self: Tensor, memory_format=None) -> Tensor:
     strides = like_strides(self, memory_format)
     result = empty_tensor(self._sizes, self.dtype, self.device, strides)
     if self.device.type != "meta":
-        assign(array_of(result), array_of(self))
+        assign(result._numpy(), self._numpy())
     return result
 
 
@@ -392,7 +388,7 @@ def _to_copy(
     result = empty_tensor(self._sizes, dtype, device, strides)
     if device.type != "meta":
         _warn_complex_to_real(self.dtype, dtype)
-        assign(array_of(result), array_of(self))
+        assign(result._numpy(), self._numpy())
     return result
 
 

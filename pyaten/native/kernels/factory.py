@@ -25,7 +25,6 @@ from pyaten.core.generator import resolve_generator
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor, resize_tensor_
 from pyaten.native.kernels.copy import (
-    array_of,
     like_strides,
     memory_format_name,
     strides_for_format,
@@ -356,7 +355,7 @@ def arange_out(start, end, step, out: Tensor) -> Tensor:
             xs, xstep = acc(start), acc(step)
         values = xs + np.arange(length, dtype=acc) * acc(xstep)
         # integer results wrap like the C++ cast from int64
-        array_of(out)[...] = values.astype(dtype.numpy)
+        out._numpy()[...] = values.astype(dtype.numpy)
     return out
 
 
@@ -391,7 +390,7 @@ def _fill_random(out: Tensor, generator, normal: bool) -> Tensor:
             values = parts[0] + 1j * parts[1]
         else:
             values = gen.random(tuple(shape), dtype=draw_dtype)
-    array_of(out)[...] = values.astype(dtype.numpy)
+    out._numpy()[...] = values.astype(dtype.numpy)
     out._bump_version()
     return out
 

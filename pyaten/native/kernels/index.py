@@ -24,7 +24,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.creation import tensor as make_tensor
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
-from pyaten.native.kernels.copy import array_of, assign, check_no_internal_overlap
+from pyaten.native.kernels.copy import assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import compute_view_strides, expand_strides, format_shape
 from pyaten.native.registry import native
@@ -85,7 +85,7 @@ def expand_indices(self: Tensor, indices) -> list:
                     "tensor does not have"
                 )
             # ATen takes column j of nonzero()'s (n, k) result: strided like that here too
-            positions = np.argwhere(array_of(index))
+            positions = np.argwhere(index._numpy())
             expanded.extend(positions[:, j] for j in range(positions.shape[1]))
         else:
             expanded.append(index)
@@ -119,7 +119,7 @@ def numpy_index(expanded: list) -> tuple:
         elif isinstance(entry, np.ndarray):
             items.append(entry)
         else:
-            items.append(array_of(entry))
+            items.append(entry._numpy())
     return tuple(items)
 
 
@@ -208,10 +208,10 @@ def meta_index_Tensor(op, self: Tensor, indices) -> None:  # noqa: N802
 def index_out(op, self: Tensor, indices, out: Tensor) -> None:
     index = numpy_index(expand_indices(self, indices))
     try:
-        gathered = array_of(self)[index]
+        gathered = self._numpy()[index]
     except IndexError as error:
         raise _out_of_bounds(error) from None
-    assign(array_of(out), gathered)
+    assign(out._numpy(), gathered)
 
 
 # --- index_put_ --------------------------------------------------------------------------
@@ -251,8 +251,8 @@ def index_put_impl_cpu_(
 ) -> Tensor:
     expanded = _check_put(self, indices, values)
     index = numpy_index(expanded)
-    target = array_of(self)
-    source = array_of(values)
+    target = self._numpy()
+    source = values._numpy()
     shape = _index_shape(self, expanded)
     if source.ndim > len(shape):
         source = source.reshape(source.shape[source.ndim - len(shape) :])
