@@ -13,6 +13,7 @@ import warnings
 
 import torch
 import torch.library as tl
+from _helpers import noop_kernel
 
 import pyaten.dispatch as pd
 import pyaten.library as pl
@@ -35,10 +36,6 @@ FALLBACK_POOL = [
 ]  # fmt: skip
 
 _DEBUG = re.compile(r"registered at <r\d+\|(\w*)>:1")
-
-
-def _noop(*args, **kwargs):
-    return None
 
 
 def _make_torch_lib(ns: str, tag: str):
@@ -130,15 +127,15 @@ def replay(steps: list[tuple], ns: str) -> tuple[dict[str, str], dict[str, str],
             if kind == "impl":
                 t_lib = _make_torch_lib(ns, tag)
                 o_lib = pl.Library(ns, "IMPL")
-                t_fn = tl.fallthrough_kernel if fallthrough else _noop
-                o_fn = pl.fallthrough_kernel if fallthrough else _noop
+                t_fn = tl.fallthrough_kernel if fallthrough else noop_kernel
+                o_fn = pl.fallthrough_kernel if fallthrough else noop_kernel
                 t_call = lambda t_lib=t_lib, t_fn=t_fn, key=key: t_lib.impl("f", t_fn, key)
                 o_call = lambda o_lib=o_lib, o_fn=o_fn, key=key: o_lib.impl("f", o_fn, key)
             else:
                 t_lib = _make_torch_lib("_", tag)
                 o_lib = pl.Library("_", "IMPL")
-                t_fn = tl.fallthrough_kernel if fallthrough else _noop
-                o_fn = pl.fallthrough_kernel if fallthrough else _noop
+                t_fn = tl.fallthrough_kernel if fallthrough else noop_kernel
+                o_fn = pl.fallthrough_kernel if fallthrough else noop_kernel
                 t_call = lambda t_lib=t_lib, t_fn=t_fn, key=key: t_lib.fallback(t_fn, key)
                 o_call = lambda o_lib=o_lib, o_fn=o_fn, key=key: o_lib.fallback(o_fn, key)
             outcome = []

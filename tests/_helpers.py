@@ -1,4 +1,5 @@
-"""Helpers several test files share: PyTorch's own YAML files and the dtype names.
+"""Helpers several test files share: PyTorch's own YAML files, the dtype names, and the
+stand-ins for tensors and kernels that dispatcher tests call.
 
 Imported as `from _helpers import ...` (pytest puts `tests/` on sys.path).
 """
@@ -9,6 +10,8 @@ import functools
 import importlib.util
 import re
 from pathlib import Path
+
+from pyaten.dispatch.keys import backend_keyset_bits
 
 # torchgen ships PyTorch's YAML files; found without importing torchgen (its import is slow).
 _TORCHGEN = importlib.util.find_spec("torchgen")
@@ -33,3 +36,18 @@ DTYPE_NAMES = (
 )
 FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
 REAL_NAMES = DTYPE_NAMES[:10]
+
+
+class FakeTensor:
+    """The dispatcher only reads `_keyset`; this stands in for pyaten.core's Tensor."""
+
+    __slots__ = ("_keyset", "device")
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._keyset = backend_keyset_bits(device)
+        self.device = device
+
+
+def noop_kernel(*args, **kwargs) -> None:
+    """A kernel that does nothing: for tests about where calls go, not what they compute."""
+    return None

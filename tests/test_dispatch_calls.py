@@ -17,22 +17,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.library as tl  # noqa: E402
+from _helpers import FakeTensor  # noqa: E402
 
 import pyaten.dispatch as pd  # noqa: E402
 import pyaten.library as pl  # noqa: E402
 from pyaten.dispatch import tls  # noqa: E402
-from pyaten.dispatch.keys import backend_keyset_bits, full_after  # noqa: E402
-
-
-class FakeTensor:
-    """The dispatcher only reads `_keyset`; this stands in for pyaten.core's Tensor."""
-
-    __slots__ = ("_keyset", "device")
-
-    def __init__(self, device: str = "cpu") -> None:
-        self._keyset = backend_keyset_bits(device)
-        self.device = device
-
+from pyaten.dispatch.keys import full_after  # noqa: E402
 
 _counter = itertools.count()
 CALL_KEYS = ["AutogradCPU", "ADInplaceOrView", "BackendSelect", "CPU", "Meta", "AutogradMeta",

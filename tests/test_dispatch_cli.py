@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import json
 
+from _helpers import FakeTensor
+
 import pyaten.dispatch as pd
 import pyaten.library as pl
 from pyaten.cli import main
-from pyaten.dispatch.keys import backend_keyset_bits
-
-
-class FakeTensor:
-    __slots__ = ("_keyset",)
-
-    def __init__(self, device: str = "cpu") -> None:
-        self._keyset = backend_keyset_bits(device)
 
 
 def test_cli_prints_the_explained_table(capsys) -> None:

@@ -16,29 +16,18 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.library as tl  # noqa: E402
+from _helpers import FakeTensor, noop_kernel  # noqa: E402
 
 import pyaten.dispatch as pd  # noqa: E402
 import pyaten.library as pl  # noqa: E402
-from pyaten.dispatch.keys import backend_keyset_bits  # noqa: E402
 
 _ids = itertools.count()
-
-
-class FakeTensor:
-    __slots__ = ("_keyset",)
-
-    def __init__(self, device: str = "cpu") -> None:
-        self._keyset = backend_keyset_bits(device)
 
 
 def _mask(text: str) -> str:
     text = re.sub(r"registered at \S+:\d+", "registered at FILE", text)
     text = re.sub(r"block at \S+:\d+\)", "block at FILE)", text)
     return text
-
-
-def _noop(*args, **kwargs):
-    return None
 
 
 def _outcome(fn, m, ns):
@@ -67,19 +56,21 @@ CASES = {
         "f(Tensor x) -> Tensor", alias_analysis="PURE"
     ),
     "duplicate_define": lambda m, ns: _twice_defined(m, ns),
-    "impl_wrong_namespace": lambda m, ns: m.Library(ns, "FRAGMENT").impl("other::f", _noop, "CPU"),
-    "impl_key_clash": lambda m, ns: m.Library(ns, "IMPL", "CPU").impl("f", _noop, "CUDA"),
-    "impl_unparsable_key": lambda m, ns: m.Library(ns, "IMPL").impl("f", _noop, "NotAKey"),
+    "impl_wrong_namespace": lambda m, ns: m.Library(ns, "FRAGMENT").impl(
+        "other::f", noop_kernel, "CPU"
+    ),
+    "impl_key_clash": lambda m, ns: m.Library(ns, "IMPL", "CPU").impl("f", noop_kernel, "CUDA"),
+    "impl_unparsable_key": lambda m, ns: m.Library(ns, "IMPL").impl("f", noop_kernel, "NotAKey"),
     "impl_unparsable_backend_variant": lambda m, ns: m.Library(ns, "IMPL").impl(
-        "f", _noop, "AutogradHIP"
+        "f", noop_kernel, "AutogradHIP"
     ),
     "impl_not_callable": lambda m, ns: m.Library(ns, "IMPL").impl("f", 3, "CPU"),
     "meta_after_cia": lambda m, ns: _meta_after_cia(m, ns),
-    "meta_on_unknown_operator": lambda m, ns: m.Library(ns, "IMPL").impl("f", _noop, "Meta"),
+    "meta_on_unknown_operator": lambda m, ns: m.Library(ns, "IMPL").impl("f", noop_kernel, "Meta"),
     "no_override": lambda m, ns: _no_override(m, ns),
-    "fallback_outside_wildcard": lambda m, ns: m.Library(ns, "IMPL").fallback(_noop, "CPU"),
-    "fallback_empty_key": lambda m, ns: m.Library("_", "IMPL").fallback(_noop, ""),
-    "fallback_duplicate": lambda m, ns: m.Library("_", "IMPL").fallback(_noop, "Python"),
+    "fallback_outside_wildcard": lambda m, ns: m.Library(ns, "IMPL").fallback(noop_kernel, "CPU"),
+    "fallback_empty_key": lambda m, ns: m.Library("_", "IMPL").fallback(noop_kernel, ""),
+    "fallback_duplicate": lambda m, ns: m.Library("_", "IMPL").fallback(noop_kernel, "Python"),
     "destroyed_define": lambda m, ns: _destroyed(m, ns),
 }
 
@@ -93,15 +84,15 @@ def _twice_defined(m, ns):
 def _meta_after_cia(m, ns):
     lib = m.Library(ns, "FRAGMENT")
     lib.define("f(Tensor x) -> Tensor")
-    lib.impl("f", _noop, "CompositeImplicitAutograd")
-    lib.impl("f", _noop, "Meta")
+    lib.impl("f", noop_kernel, "CompositeImplicitAutograd")
+    lib.impl("f", noop_kernel, "Meta")
 
 
 def _no_override(m, ns):
     lib = m.Library(ns, "FRAGMENT")
     lib.define("f(Tensor x) -> Tensor")
-    lib.impl("f", _noop, "CPU")
-    lib.impl("f", _noop, "CPU", allow_override=False)
+    lib.impl("f", noop_kernel, "CPU")
+    lib.impl("f", noop_kernel, "CPU", allow_override=False)
 
 
 def _destroyed(m, ns):
@@ -138,9 +129,9 @@ def test_bad_schema_is_a_runtime_error_like_torch() -> None:
 
 def test_could_not_run_message_matches_torch_head() -> None:
     lib_t = _defined(tl, "pyaten_err_run")
-    lib_t.impl("f", _noop, "CPU")
+    lib_t.impl("f", noop_kernel, "CPU")
     lib_o = _defined(pl, "pyaten_err_run")
-    lib_o.impl("f", _noop, "CPU")
+    lib_o.impl("f", noop_kernel, "CPU")
     # torch has no CUDA here; reach the CUDA slot through redispatch instead.
     with pytest.raises(NotImplementedError) as theirs:
         torch.ops.pyaten_err_run.f.default.redispatch(
@@ -157,9 +148,9 @@ def test_could_not_run_message_matches_torch_head() -> None:
 def test_no_tensor_arguments_message_matches_torch_head() -> None:
     schema = "g(Tensor[] xs) -> Tensor"
     lib_t = _defined(tl, "pyaten_err_empty", schema)
-    lib_t.impl("g", _noop, "CPU")
+    lib_t.impl("g", noop_kernel, "CPU")
     lib_o = _defined(pl, "pyaten_err_empty", schema)
-    lib_o.impl("g", _noop, "CPU")
+    lib_o.impl("g", noop_kernel, "CPU")
     with pytest.raises(NotImplementedError) as theirs:
         torch.ops.pyaten_err_empty.g([])
     with pytest.raises(NotImplementedError) as ours:
@@ -171,9 +162,9 @@ def test_no_tensor_arguments_message_matches_torch_head() -> None:
 
 def test_meta_fallback_message_matches_torch() -> None:
     lib_t = _defined(tl, "pyaten_err_meta")
-    lib_t.impl("f", _noop, "CPU")
+    lib_t.impl("f", noop_kernel, "CPU")
     lib_o = _defined(pl, "pyaten_err_meta")
-    lib_o.impl("f", _noop, "CPU")
+    lib_o.impl("f", noop_kernel, "CPU")
     meta = torch.ones(1, device="meta")
     with pytest.raises(NotImplementedError) as theirs:
         torch.ops.pyaten_err_meta.f(meta, meta)
@@ -187,8 +178,8 @@ def test_meta_fallback_message_matches_torch() -> None:
 def test_ambiguous_autogradother_message_matches_torch() -> None:
     for m in (tl, pl):
         lib = _defined(m, "pyaten_err_amb" + ("o" if m is pl else ""))
-        lib.impl("f", _noop, "SparseCPU")
-        lib.impl("f", _noop, "CompositeImplicitAutograd")
+        lib.impl("f", noop_kernel, "SparseCPU")
+        lib.impl("f", noop_kernel, "CompositeImplicitAutograd")
         if m is tl:
             with pytest.raises(RuntimeError) as theirs:
                 torch.ops.pyaten_err_amb.f.default.redispatch(
@@ -294,4 +285,4 @@ def test_garbage_collected_library_removes_its_registrations() -> None:
     assert pd.dump_table("pyaten_err_gc::f")["CPU"] == "missing"
     keep.close()
     with pytest.raises(AssertionError, match="Library object has been destroyed"):
-        keep.impl("f", _noop, "CPU")
+        keep.impl("f", noop_kernel, "CPU")
