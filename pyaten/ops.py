@@ -47,7 +47,7 @@ class OpOverload:
     """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
 
     __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
-                 "_tensor_positions", "_npositional")
+                 "_tensor_positions", "_npositional", "_nall", "_kwarg_names")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
         self._packet = packet
@@ -60,6 +60,8 @@ class OpOverload:
         self._npositional = sum(1 for a in arguments if not (a.kwarg_only or a.is_out))
         # The all-positional fast path only applies when no argument is keyword-only.
         self._nargs = len(arguments) if self._npositional == len(arguments) else -1
+        self._nall = len(arguments)
+        self._kwarg_names = tuple(a.name for a in arguments[self._npositional:])
         # Positions that must already be tensors for the fast path (numbers get wrapped).
         self._tensor_positions = tuple(
             i for i, a in enumerate(entry.schema.arguments)
@@ -106,6 +108,21 @@ class OpOverload:
         if values.__class__ is str:
             raise RuntimeError(f"{self.name()}(): {values}")
         return self._entry.call(*values)
+
+    def call_positional(self, *args: Any, **kwargs: Any) -> Any:
+        """The call kernels make, like ATen's C++ API: every argument may be positional in
+        schema order, keyword-only ones (`alpha`, `out`) included."""
+        if not kwargs and len(args) == self._nall:
+            for i in self._tensor_positions:
+                if not isinstance(args[i], Tensor):
+                    break
+            else:
+                return self._entry.call(*args)
+        npos = self._npositional
+        if len(args) > npos:
+            kwargs.update(zip(self._kwarg_names, args[npos:]))
+            args = args[:npos]
+        return self(*args, **kwargs)
 
     def redispatch(self, keyset: Any, *args: Any, **kwargs: Any) -> Any:
         """Call the kernel for `keyset` as is (below the current key)."""

@@ -196,9 +196,9 @@ def _floor_divide_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _aten():
-    from pyaten.ops import aten
+    from pyaten.native.kernels.shape import aten_ops
 
-    return aten
+    return aten_ops()  # handles that take keyword-only arguments positionally, as in C++
 
 
 @native

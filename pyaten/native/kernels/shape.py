@@ -564,7 +564,8 @@ class _OverloadHandles:
         self._packet = packet
 
     def __getattr__(self, overload: str):
-        handle = getattr(self._packet, overload)
+        # Kernels call like ATen's C++ API: keyword-only arguments positionally too.
+        handle = getattr(self._packet, overload).call_positional
         setattr(self, overload, handle)
         return handle
 
