@@ -4,7 +4,8 @@ While a trace is active every operator call and redispatch becomes a node: the o
 each tensor argument's keys, the thread-local include/exclude sets, the call's key set, the
 key chosen, the rule that filled that table entry, the kernel and where it was registered,
 the result or the exception. Redispatches nest under the call that made them. Other layers
-attach notes to the node being dispatched with `trace.note(kind, **fields)`.
+attach notes to the node being dispatched with `trace.note(kind, **fields)`, or to the node
+of the next call with `trace.note_next(kind, **fields)`.
 
 When no trace is active the call path pays nothing: operator entries keep a cache from key
 sets to kernels, and that cache holds tracing wrappers only while `ACTIVE` is true (the
@@ -31,6 +32,7 @@ _RECORDERS: list[Trace] = []
 
 class _ThreadStack(threading.local):
     nodes: list[Node] | None = None
+    pending: list[dict[str, Any]] | None = None  # notes for the next node (note_next)
 
 
 _STACK = _ThreadStack()
@@ -168,6 +170,24 @@ def note(kind: str, **fields: Any) -> None:
         stack[-1].notes.append({"kind": kind, **fields})
 
 
+def note_next(kind: str, **fields: Any) -> None:
+    """Attach a note to the node of the next operator call made in this thread (no-op when
+    off). For layers that run before the dispatcher makes the node, like the Python bindings;
+    call `clear_next()` afterwards so a call that never reached the dispatcher leaves none."""
+    if not ACTIVE:
+        return
+    pending = _STACK.pending
+    if pending is None:
+        _STACK.pending = [{"kind": kind, **fields}]
+    else:
+        pending.append({"kind": kind, **fields})
+
+
+def clear_next() -> None:
+    """Drop the notes `note_next` left for a call that did not happen."""
+    _STACK.pending = None
+
+
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 100 else text[:97] + "..."
@@ -179,9 +199,13 @@ def _short(value: Any) -> str:
 
 def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
     """Run `fn(*args, **kwargs)` as `node`: nested calls become its children."""
-    stack = _STACK.nodes
+    state = _STACK
+    stack = state.nodes
     if stack is None:
-        stack = _STACK.nodes = []
+        stack = state.nodes = []
+    if state.pending is not None:
+        node.notes[:0] = state.pending
+        state.pending = None
     if stack:
         stack[-1].children.append(node)
     else:

@@ -121,39 +121,11 @@ def _traced_call(binding, sig, values, rejected, self_tensor) -> Any:
         "arguments": bound,
         "rejected": [{"signature": text, "why": why} for text, why in rejected],
     }
-    before = _current_children()
+    TRACE.note_next(**note)
     try:
         return sig.call(values, self_tensor)
     finally:
-        _attach_to_new_node(before, note)
-
-
-def _current_children() -> tuple[list, int]:
-    """Where the dispatcher will put the node of the call about to happen, and its length.
-
-    Reads the trace module's recording state (it has no public "next node" hook yet); if that
-    state changes shape, the binding note is dropped rather than failing the call."""
-    try:
-        return _children_now()
-    except (AttributeError, IndexError, TypeError):
-        return [], 0
-
-
-def _children_now() -> tuple[list, int]:
-    stack = TRACE._STACK.nodes
-    if stack:
-        children = stack[-1].children
-    else:
-        recorders = [r for r in TRACE._RECORDERS if getattr(r, "nodes", None) is not None]
-        children = recorders[-1].nodes if recorders else []
-    return children, len(children)
-
-
-def _attach_to_new_node(before: tuple[list, int], note: dict[str, Any]) -> None:
-    # The binding runs before the dispatcher makes the call's node: add the note to it after.
-    children, length = before
-    if len(children) > length:
-        children[length].notes.insert(0, note)
+        TRACE.clear_next()
 
 
 def copy_to_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
