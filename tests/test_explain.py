@@ -609,3 +609,24 @@ def test_explained_calls_return_what_plain_calls_return(case):
     assert [c["operator"] for c in data["calls"]] == [n.operator for n in plain_trace.nodes]
     like_torch(data["calls"][-1]["result"], expected)
     assert all(c["error"] is None for c in data["calls"])
+
+
+def test_trace_note_next_goes_to_the_next_call_only():
+    from pyaten.dispatch import trace as dispatch_trace
+
+    a = pyaten.ones(2)
+    with dispatch_trace() as t:
+        dispatch_trace.note_next("mine", value=1)
+        pyaten.ops.aten.neg.default(a)
+        pyaten.ops.aten.neg.default(a)
+        dispatch_trace.note_next("dropped")
+        dispatch_trace.clear_next()
+        pyaten.ops.aten.neg.default(a)
+    nodes = t.as_dicts()
+    assert [n["kind"] for n in nodes[0]["notes"]][:1] == ["mine"]
+    assert nodes[0]["notes"][0]["value"] == 1
+    assert all(n["kind"] not in ("mine", "dropped") for node in nodes[1:] for n in node["notes"])
+    dispatch_trace.note_next("off")  # tracing off: nothing is kept for a later trace
+    with dispatch_trace() as t2:
+        pyaten.ops.aten.neg.default(a)
+    assert all(n["kind"] != "off" for n in t2.as_dicts()[0]["notes"])
