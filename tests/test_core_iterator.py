@@ -44,17 +44,6 @@ def lt(a, b, out=None):
     return it.finish()
 
 
-def strided_pair(base_numel: int, sizes, strides, offset=0, dtype="float32"):
-    """The same strided view of arange(base_numel) in torch and in pyaten."""
-    td = getattr(torch, dtype)
-    base_t = torch.arange(base_numel).to(td)
-    base_p = pyaten.tensor(np.arange(base_numel), dtype=getattr(pyaten, dtype))
-    return (
-        base_t.as_strided(sizes, strides, offset),
-        as_strided_view(base_p, tuple(sizes), tuple(strides), offset),
-    )
-
-
 def mirror(t: torch.Tensor):
     """A pyaten tensor with t's sizes, strides and values (copying t's whole storage)."""
     storage = torch.tensor(t.untyped_storage().tolist(), dtype=torch.uint8)

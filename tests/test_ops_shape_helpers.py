@@ -50,10 +50,6 @@ def to_torch_array(array: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.array(array, copy=True, order="C"))
 
 
-def to_pyaten(t: torch.Tensor) -> pyaten.Tensor:
-    return pyaten.from_numpy(torch_numpy(t.contiguous()).copy())
-
-
 def torch_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)

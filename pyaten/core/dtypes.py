@@ -177,11 +177,6 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     return found
 
 
-def to_numpy_dtype(d: dtype) -> np.dtype:
-    """The NumPy dtype that stores `d` (bfloat16 through ml_dtypes)."""
-    return d.numpy
-
-
 _default_dtype: list[dtype] = [float32]
 
 

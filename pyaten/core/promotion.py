@@ -45,7 +45,6 @@ def _build_promotion(a: dtype, b: dtype) -> dtype:
 
 
 # Precomputed so the per-call path is one tuple index.
-_N = len(dt.ALL_DTYPES)
 _TABLE: tuple[tuple[dtype, ...], ...] = tuple(
     tuple(_build_promotion(a, b) for b in dt.ALL_DTYPES) for a in dt.ALL_DTYPES
 )

@@ -280,7 +280,6 @@ def _check_brackets(text: str) -> None:
 _TYPE_START = re.compile(rf"{_TYPE_TOKEN}")
 _NAME_AFTER = re.compile(rf"\s+({_IDENT})")
 _DEFAULT_AFTER = re.compile(rf"\s*=\s*({_DEFAULT})?")
-_SEP = re.compile(r"\s*([,)])")
 
 
 def _diagnose(text: str, pos: int, where: str) -> None:
