@@ -239,6 +239,7 @@ def _tensor_positions(schema: Any) -> tuple[tuple[int, str], ...]:
 
 
 _UNSET = object()  # marks a parameter of a generated `call` that the caller did not pass
+_CALL_CODE: dict[str, Any] = {}  # source of a generated `call` -> its compiled module code
 
 
 def _build_call(entry: OperatorEntry) -> Callable[..., Any]:
@@ -294,8 +295,14 @@ def _build_call(entry: OperatorEntry) -> Callable[..., Any]:
         "cache": entry._cache,
         "miss": entry._miss,
     }
-    exec(compile("\n".join(lines), f"<pyaten call {entry.name}>", "exec"), namespace)
+    source = "\n".join(lines)
+    code = _CALL_CODE.get(source)
+    if code is None:  # schemas of one shape share the compiled code (import compiles ~40)
+        code = _CALL_CODE[source] = compile(source, "<pyaten call>", "exec")
+    exec(code, namespace)
     call = namespace["call"]
+    # Tracebacks and profiles name the operator.
+    call.__code__ = call.__code__.replace(co_filename=f"<pyaten call {entry.name}>")
     call.__qualname__ = call.__name__ = entry.name.replace("::", "_").replace(".", "_")
     call.__doc__ = f"Dispatch {entry.schema}"
     return call

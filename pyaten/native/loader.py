@@ -107,6 +107,13 @@ def _display_path(path: Path) -> str:
 
 def _register(module: ModuleType, records: list[Any], loaded: Loaded, namespace: str) -> None:
     from pyaten.dispatch import registry as dispatch_registry
+
+    with dispatch_registry.batch():  # each operator's table computed once, at the end
+        _register_all(module, records, loaded, namespace)
+
+
+def _register_all(module: ModuleType, records: list[Any], loaded: Loaded, namespace: str) -> None:
+    from pyaten.dispatch import registry as dispatch_registry
     from pyaten.dispatch.keys import parse_dispatch_key
 
     for fn in records:
