@@ -9,19 +9,13 @@ Run: `.venv/bin/python benchmarks/bench_core.py`.
 
 from __future__ import annotations
 
-import timeit
-
 import numpy as np
 import torch
+from _timing import per_call_us
 
 import pyaten
 from pyaten.core.iterator import TensorIterator
 from pyaten.core.views import as_strided_view, empty_tensor
-
-
-def per_call_us(fn, number: int = 20000) -> float:
-    best = min(timeit.repeat(fn, number=number, repeat=5))
-    return best / number * 1e6
 
 
 def add(a, b):

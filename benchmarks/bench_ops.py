@@ -15,7 +15,8 @@ import math
 import subprocess
 import sys
 import time
-import timeit
+
+from _timing import per_call_us
 
 
 def _cases(lib, make):
@@ -39,10 +40,8 @@ def _cases(lib, make):
 
 
 def _per_call_us(fn, number: int, repeat: int) -> float:
-    fn()  # warm up caches (dispatch tables, parsed signatures)
     # CPU time of this process: the machine is shared, wall time would count other jobs.
-    best = min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time))
-    return best / number * 1e6
+    return per_call_us(fn, number, repeat, timer=time.process_time)
 
 
 def _import_time(module: str) -> float:

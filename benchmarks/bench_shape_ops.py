@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import timeit
 
 import torch
+from _timing import per_call_us
 
 import pyaten
 
@@ -41,10 +41,6 @@ def cases(m, x, idx, y3):
         "matmul(y3, x)": lambda: m.matmul(y3, x),
         "cat([x, x])": lambda: m.cat([x, x]),
     }
-
-
-def per_call_us(fn, number: int) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
 
 
 def main() -> None:
