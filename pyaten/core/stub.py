@@ -45,15 +45,18 @@ class DispatchStub:
         self._kernels.pop(device_type, None)
 
     def __call__(self, device_type: str, *args: object, **kwargs: object) -> object:
-        fn = self._kernels.get(device_type)
-        if fn is None:
+        try:
+            fn = self._kernels[device_type]
+        except KeyError:
             raise NotImplementedError(
                 f"DispatchStub {self.name}: no kernel registered for device type "
                 f"'{device_type}' (registered: {', '.join(sorted(self._kernels)) or 'none'})"
-            )
+            ) from None
         if _trace.ACTIVE:
             _trace.note("stub", stub=self.name, device=device_type, kernel=_site(fn))
-        return fn(*args, **kwargs)
+        if kwargs:
+            return fn(*args, **kwargs)
+        return fn(*args)
 
     def kernel(self, device_type: str) -> Callable | None:
         """The registered function for `device_type`, or None."""

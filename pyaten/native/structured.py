@@ -385,12 +385,16 @@ class TensorIteratorMeta(StructuredMeta):
         sizes, strides, dtype = first._sizes, first._strides, first._dtype
         if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
             return False
-        if len(sizes) > 1 and not is_contiguous_strides(sizes, strides):
+        if len(sizes) > 1 and strides != (_GEOMETRY.get(sizes) or _geometry(sizes))[0] and (
+            not is_contiguous_strides(sizes, strides)
+        ):
             return False
+        direct = dtype.name not in _COMPUTE_UPCAST
         for t in inputs[1:]:
             if t._wrapped_number:
                 if t._dtype.category > dtype.category:
                     return False
+                direct = False
             elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides or (
                 t._storage is first._storage and t._offset != first._offset
             ):
@@ -398,15 +402,17 @@ class TensorIteratorMeta(StructuredMeta):
         self.common_dtype = dtype
         self.shape = sizes
         self.device = first._device
-        self._direct = dtype.name not in _COMPUTE_UPCAST and not any(
-            t._wrapped_number for t in inputs
-        )
+        self._direct = direct
         return True
 
     def build_binary_op(self, a: Tensor, b: Tensor) -> None:
-        if self.outputs[0] is None and not _trace.ACTIVE:
+        if not _trace.ACTIVE:  # the two common cases of `build`, tested here directly
+            out = self.outputs[0]
             inputs = self.inputs = (a, b)
-            if self._build_same(inputs, False, None):
+            if out is None:
+                if self._build_same(inputs, False, None):
+                    return
+            elif out is a and self._inplace_same(inputs, False):
                 return
         self.build((a, b))
 
@@ -462,13 +468,14 @@ class TensorIteratorMeta(StructuredMeta):
         if target is None or target.base is not out._storage.data:
             target = out._numpy()
         if self._direct or (target.dtype == arrays[0].dtype and target.shape == self.shape):
-            if _QUIET_STATE is not None and target.dtype.kind in "fc":
+            fp = target.dtype.kind in "fc"
+            if fp and _QUIET_STATE is not None:
                 token = _quiet_set(_QUIET_STATE)
                 try:
                     ufunc(*arrays, out=target)
                 finally:
                     _quiet_reset(token)
-            elif target.dtype.kind in "fc":
+            elif fp:
                 quiet_call(ufunc, *arrays, out=target)
             else:
                 ufunc(*arrays, out=target)  # integer and bool loops raise no FP warnings
