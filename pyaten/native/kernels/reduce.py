@@ -91,8 +91,8 @@ def sum_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
 
 @native
 def sum_all(self: Tensor, dtype=None) -> Tensor:
-    # The handle's operator entry, called in schema order: dispatches, without parsing `dtype=`.
-    return _aten().sum.dim_IntList._entry.call(self, None, False, dtype)
+    # In schema order (`dtype` positionally): the handle's fast path, no argument parsing.
+    return _aten().sum.dim_IntList(self, None, False, dtype)
 
 
 # --- mean --------------------------------------------------------------------------------
