@@ -32,6 +32,7 @@ from pyaten.declarations.reporting import (
     load_entry_list,
     mappings,
     raise_on_errors,
+    report_duplicate_keys,
 )
 from pyaten.schema import SchemaError, parse
 
@@ -82,13 +83,7 @@ class _Reader:
 
     def read(self, e: YamlMap) -> DerivativeEntry | None:
         report = self.report
-        for key, line in e.duplicates:
-            report(
-                line,
-                "duplicate-key",
-                f"key '{key}' appears twice in one entry",
-                "YAML keeps only the last value; remove one",
-            )
+        report_duplicate_keys(e, report)
         text = e.get("name")
         if not isinstance(text, str):
             report(

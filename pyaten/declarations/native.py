@@ -36,6 +36,7 @@ from pyaten.declarations.reporting import (
     load_entry_list,
     mappings,
     raise_on_errors,
+    report_duplicate_keys,
 )
 from pyaten.declarations.schema_rules import check_schema, classify_schema_error
 from pyaten.declarations.tags import load_tags, tags_path_for
@@ -122,13 +123,7 @@ class _EntryReader:
 
     def read(self, e: YamlMap) -> NativeFunction | None:
         report = self.report
-        for key, line in e.duplicates:
-            report(
-                line,
-                "duplicate-key",
-                f"key '{key}' appears twice in one entry",
-                "YAML keeps only the last value; remove one",
-            )
+        report_duplicate_keys(e, report)
         for key in e:
             if key not in _KNOWN_KEYS:
                 hint = _did_you_mean(str(key), NATIVE_KEYS) or "valid keys: " + ", ".join(

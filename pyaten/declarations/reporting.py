@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 from pyaten.declarations._yaml import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from pyaten.declarations.model import DeclarationError, Diagnostic
 
-__all__ = ["Report", "collect_diagnostics", "raise_on_errors", "load_entry_list", "mappings"]
+__all__ = [
+    "Report",
+    "collect_diagnostics",
+    "raise_on_errors",
+    "load_entry_list",
+    "mappings",
+    "report_duplicate_keys",
+]
 
 # report(line, code, message, hint="", severity="error")
 Report = Callable[..., None]
@@ -60,3 +67,14 @@ def mappings(data: YamlList, report: Report) -> Iterator[YamlMap]:
             yield entry
         else:
             report(data.line_of(index), "bad-entry", f"entry is not a mapping: {entry!r}")
+
+
+def report_duplicate_keys(entry: YamlMap, report: Report) -> None:
+    """Report each key written twice in one entry (YAML silently keeps the last value)."""
+    for key, line in entry.duplicates:
+        report(
+            line,
+            "duplicate-key",
+            f"key '{key}' appears twice in one entry",
+            "YAML keeps only the last value; remove one",
+        )
