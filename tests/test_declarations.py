@@ -20,6 +20,7 @@ from pyaten.declarations import (
     load_tags,
     read_native_functions,
 )
+from pyaten.schema.validate import RESERVED
 
 torchgen_gen = pytest.importorskip("torchgen.gen")
 from _helpers import TORCH_DERIVATIVES_YAML as DERIVATIVES  # noqa: E402
@@ -281,7 +282,10 @@ def test_derivatives_from_text() -> None:
 
 # -- properties on generated files -----------------------------------------------------------
 
-_names = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+# Python keywords are reserved in schema names (`as`, `in`...): the generator avoids them.
+_names = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True).filter(
+    lambda name: name not in RESERVED
+)
 _key_lists = st.lists(st.sampled_from(sorted(DISPATCH_KEYS)), min_size=1, max_size=4, unique=True)
 _tag_pool = sorted(load_tags())
 
