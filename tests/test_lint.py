@@ -7,6 +7,7 @@ own three files must produce nothing at all.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -200,13 +201,20 @@ def test_mangled_native_files_never_raise(text: str) -> None:
         assert d.code in RULES and 0 <= d.line <= n_lines
 
 
+@functools.cache
+def _fixture_functions():
+    """The fixture native file's records (read once: the mangled-file tests share them)."""
+    from pyaten.declarations import load_native_functions
+
+    return tuple(load_native_functions(FIXTURES / "native_functions.yaml"))
+
+
 @settings(max_examples=100, deadline=None)
 @given(mangled(_DERIV_TEXT))
 def test_mangled_derivatives_files_never_raise(text: str) -> None:
-    from pyaten.declarations import load_native_functions, read_derivatives
+    from pyaten.declarations import read_derivatives
 
-    functions = load_native_functions(FIXTURES / "native_functions.yaml")
-    _, diagnostics = read_derivatives(text, "d.yaml", functions)
+    _, diagnostics = read_derivatives(text, "d.yaml", _fixture_functions())
     for d in diagnostics:
         assert d.code in RULES
 
@@ -231,9 +239,8 @@ def test_typos_suggest_the_key(typo: str, key: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(mangled((FIXTURES / "clean_backend.yaml").read_text()))
 def test_mangled_backend_files_never_raise(text: str) -> None:
-    from pyaten.declarations import load_native_functions, read_backend_yaml
+    from pyaten.declarations import read_backend_yaml
 
-    functions = load_native_functions(FIXTURES / "native_functions.yaml")
-    _, diagnostics = read_backend_yaml(text, "b.yaml", functions)
+    _, diagnostics = read_backend_yaml(text, "b.yaml", _fixture_functions())
     for d in diagnostics:
         assert d.code in RULES
