@@ -417,15 +417,31 @@ class TensorIteratorMeta(StructuredMeta):
         self.build((a, b))
 
     def build_binary_float_op(self, a: Tensor, b: Tensor) -> None:
+        if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
+            inputs = self.inputs = (a, b)
+            if self._build_same(inputs, True, None):
+                return
         self.build((a, b), promote_integer_inputs_to_float=True)
 
     def build_comparison_op(self, a: Tensor, b: Tensor) -> None:
+        if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
+            inputs = self.inputs = (a, b)
+            if self._build_same(inputs, False, _dtypes.bool):
+                return
         self.build((a, b), output_dtype=_dtypes.bool, enforce_safe_casting_to_output=False)
 
     def build_unary_op(self, a: Tensor) -> None:
+        if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
+            inputs = self.inputs = (a,)
+            if self._build_same(inputs, False, None):
+                return
         self.build((a,), check_all_same_dtype=True, enforce_safe_casting_to_output=False)
 
     def build_unary_float_op(self, a: Tensor) -> None:
+        if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
+            inputs = self.inputs = (a,)
+            if self._build_same(inputs, True, None):
+                return
         self.build((a,), promote_integer_inputs_to_float=True)
 
     # -- for impl ----------------------------------------------------------------------------

@@ -63,13 +63,14 @@ def _acc_numpy(dtype) -> np.dtype:
 
 @native
 def meta_sum_dim_IntList(op, self: Tensor, dim, keepdim: bool = False, dtype=None) -> None:  # noqa: N802
-    dims = reduction_dims(dim, len(self._sizes))
+    sizes = self._sizes
+    dims = reduction_dims(dim, len(sizes))
     if dtype is not None:
         out_dtype = dtype
     else:
-        out = op.maybe_get_output(0)
-        out_dtype = out.dtype if out is not None else _promoted(self.dtype)
-    op.set_output(0, reduced_sizes(self._sizes, dims, keepdim), out_dtype, self.device)
+        out = op.outputs[0]  # the caller's out=, or None (functional)
+        out_dtype = out._dtype if out is not None else _promoted(self._dtype)
+    op.set_output(0, reduced_sizes(sizes, dims, keepdim), out_dtype, self._device)
 
 
 def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.ndarray:
