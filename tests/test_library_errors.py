@@ -6,6 +6,7 @@ namespaces) and compares the exception type and the message with file:line posit
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import subprocess
@@ -119,6 +120,20 @@ def _defined(m, ns, schema="f(Tensor self, Tensor other) -> Tensor"):
     return lib
 
 
+@contextlib.contextmanager
+def _defined_in_both(ns, schema="f(Tensor self, Tensor other) -> Tensor"):
+    """The op defined under `ns` in torch and in pyaten, each with a no-op CPU kernel."""
+    name = schema.split("(")[0]
+    lib_t, lib_o = _defined(tl, ns, schema), _defined(pl, ns, schema)
+    lib_t.impl(name, noop_kernel, "CPU")
+    lib_o.impl(name, noop_kernel, "CPU")
+    try:
+        yield
+    finally:
+        lib_t._destroy()
+        lib_o.close()
+
+
 def test_bad_schema_is_a_runtime_error_like_torch() -> None:
     for m in (tl, pl):
         lib = m.Library(f"pyaten_err_bad{next(_ids)}", "FRAGMENT")
@@ -128,51 +143,35 @@ def test_bad_schema_is_a_runtime_error_like_torch() -> None:
 
 
 def test_could_not_run_message_matches_torch_head() -> None:
-    lib_t = _defined(tl, "pyaten_err_run")
-    lib_t.impl("f", noop_kernel, "CPU")
-    lib_o = _defined(pl, "pyaten_err_run")
-    lib_o.impl("f", noop_kernel, "CPU")
-    # torch has no CUDA here; reach the CUDA slot through redispatch instead.
-    with pytest.raises(NotImplementedError) as theirs:
-        torch.ops.pyaten_err_run.f.default.redispatch(
-            torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA), torch.ones(1), torch.ones(1)
-        )
-    with pytest.raises(NotImplementedError) as ours:
-        pd.get_operator("pyaten_err_run::f").call(FakeTensor("cuda"), FakeTensor())
-    head = str(theirs.value).split("\n")[0]
-    assert str(ours.value).split("\n")[0] == head
-    lib_t._destroy()
-    lib_o.close()
+    with _defined_in_both("pyaten_err_run"):
+        # torch has no CUDA here; reach the CUDA slot through redispatch instead.
+        with pytest.raises(NotImplementedError) as theirs:
+            torch.ops.pyaten_err_run.f.default.redispatch(
+                torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA), torch.ones(1), torch.ones(1)
+            )
+        with pytest.raises(NotImplementedError) as ours:
+            pd.get_operator("pyaten_err_run::f").call(FakeTensor("cuda"), FakeTensor())
+        head = str(theirs.value).split("\n")[0]
+        assert str(ours.value).split("\n")[0] == head
 
 
 def test_no_tensor_arguments_message_matches_torch_head() -> None:
-    schema = "g(Tensor[] xs) -> Tensor"
-    lib_t = _defined(tl, "pyaten_err_empty", schema)
-    lib_t.impl("g", noop_kernel, "CPU")
-    lib_o = _defined(pl, "pyaten_err_empty", schema)
-    lib_o.impl("g", noop_kernel, "CPU")
-    with pytest.raises(NotImplementedError) as theirs:
-        torch.ops.pyaten_err_empty.g([])
-    with pytest.raises(NotImplementedError) as ours:
-        pd.get_operator("pyaten_err_empty::g").call([])
-    assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
-    lib_t._destroy()
-    lib_o.close()
+    with _defined_in_both("pyaten_err_empty", "g(Tensor[] xs) -> Tensor"):
+        with pytest.raises(NotImplementedError) as theirs:
+            torch.ops.pyaten_err_empty.g([])
+        with pytest.raises(NotImplementedError) as ours:
+            pd.get_operator("pyaten_err_empty::g").call([])
+        assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
 
 
 def test_meta_fallback_message_matches_torch() -> None:
-    lib_t = _defined(tl, "pyaten_err_meta")
-    lib_t.impl("f", noop_kernel, "CPU")
-    lib_o = _defined(pl, "pyaten_err_meta")
-    lib_o.impl("f", noop_kernel, "CPU")
-    meta = torch.ones(1, device="meta")
-    with pytest.raises(NotImplementedError) as theirs:
-        torch.ops.pyaten_err_meta.f(meta, meta)
-    with pytest.raises(NotImplementedError) as ours:
-        pd.get_operator("pyaten_err_meta::f").call(FakeTensor("meta"), FakeTensor("meta"))
-    assert str(ours.value) == str(theirs.value)
-    lib_t._destroy()
-    lib_o.close()
+    with _defined_in_both("pyaten_err_meta"):
+        meta = torch.ones(1, device="meta")
+        with pytest.raises(NotImplementedError) as theirs:
+            torch.ops.pyaten_err_meta.f(meta, meta)
+        with pytest.raises(NotImplementedError) as ours:
+            pd.get_operator("pyaten_err_meta::f").call(FakeTensor("meta"), FakeTensor("meta"))
+        assert str(ours.value) == str(theirs.value)
 
 
 def test_ambiguous_autogradother_message_matches_torch() -> None:
