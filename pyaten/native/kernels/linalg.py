@@ -31,7 +31,7 @@ def _acc(dtype) -> np.dtype:
 
 
 def _check_same_dtype(a: Tensor, b: Tensor) -> None:
-    if a.dtype is not b.dtype:
+    if a._dtype is not b._dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{CPP_DTYPE_NAMES[a.dtype.scalar_name]} != {CPP_DTYPE_NAMES[b.dtype.scalar_name]}"
@@ -67,13 +67,18 @@ def meta_mm(op, self: Tensor, mat2: Tensor) -> None:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})"
         )
-    op.set_output(0, (n, m), self.dtype, self.device)
+    op.set_output(0, (n, m), self._dtype, self._device)
 
 
 @native
 def mm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
-    _check_not_bool(self.dtype, "addmm_impl_cpu_")
-    assign(array_of(out), _product(array_of(self), array_of(mat2), out.dtype))
+    _check_not_bool(self._dtype, "addmm_impl_cpu_")
+    a, b, target = array_of(self), array_of(mat2), array_of(out)
+    if op.kind == "functional" and a.dtype == b.dtype == target.dtype == _acc(out._dtype):
+        # A new output cannot overlap the inputs: the product goes straight into it.
+        quiet_call(np.matmul, a, b, out=target)
+        return
+    assign(target, _product(a, b, out._dtype))
 
 
 # --- bmm ---------------------------------------------------------------------------------
