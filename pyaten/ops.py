@@ -212,8 +212,8 @@ class OpNamespace:
         self._packets: dict[str, OpOverloadPacket] = {}
 
     def __getattr__(self, name: str) -> OpOverloadPacket:
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name in ("__origin__", "__self__"):
+            raise AttributeError(name)  # typing/inspect probes; operators like __lshift__ pass
         packet = self._packets.get(name)
         if packet is None:
             prefix = f"{self._ns_name}::{name}"

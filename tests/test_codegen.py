@@ -433,3 +433,77 @@ def test_cache_key_follows_the_yaml():
     text = NATIVE_YAML.read_text()
     assert _cache_key(text) == _cache_key(text)
     assert _cache_key(text) != _cache_key(text + "\n# edited\n")
+
+
+# Arguments for every `autogen` entry of our YAML: (positional args, out dtype) per module `m`.
+_AUTOGEN_CASES = {
+    "add.Scalar_out": lambda m: ((m.arange(6.0).reshape(2, 3), 2, 3), "float32"),
+    "sub.Scalar_out": lambda m: ((m.arange(6.0).reshape(2, 3), 2, 3), "float32"),
+    "mul.Scalar_out": lambda m: ((m.arange(6).reshape(2, 3), 3), "int64"),
+    "div.Scalar_out": lambda m: ((m.arange(6).reshape(2, 3), 4), "float32"),
+    "div.Scalar_mode_out": lambda m: ((m.arange(6).reshape(2, 3), 4), "int64",
+                                      {"rounding_mode": "floor"}),
+    "rsub.Tensor_out": lambda m: ((m.arange(6.0), m.ones(6)), "float32", {"alpha": 2}),
+    "rsub.Scalar_out": lambda m: ((m.arange(6.0), 5, 2), "float32"),
+    "relu.out": lambda m: ((m.arange(6.0) - 3,), "float32"),
+    "remainder.Scalar_Tensor_out": lambda m: ((7, m.arange(1, 5)), "int64"),
+    "bitwise_and.Scalar_Tensor_out": lambda m: ((6, m.arange(5)), "int64"),
+    "bitwise_or.Scalar_Tensor_out": lambda m: ((6, m.arange(5)), "int64"),
+    "bitwise_xor.Scalar_Tensor_out": lambda m: ((6, m.arange(5)), "int64"),
+    "__lshift__.Scalar_out": lambda m: ((m.arange(5), 2), "int64"),
+    "__lshift__.Tensor_out": lambda m: ((m.arange(5), m.arange(5)), "int64"),
+    "__rshift__.Scalar_out": lambda m: ((m.arange(5) * 8, 2), "int64"),
+    "__rshift__.Tensor_out": lambda m: ((m.arange(5) * 8, m.arange(5)), "int64"),
+    "copy.out": lambda m: ((m.ones(2, 3), m.arange(3.0)), "float32"),
+    "fill.Scalar_out": lambda m: ((m.ones(2, 3), 4.5), "float32"),
+    "fill.Tensor_out": lambda m: ((m.ones(2, 3), m.tensor(4.5)), "float32"),
+    "zero.default": lambda m: ((m.ones(2, 3),), None),
+    "zero.out": lambda m: ((m.ones(2, 3),), "float32"),
+    "clone.out": lambda m: ((m.arange(6.0).reshape(2, 3).t(),), "float32"),
+    "_to_copy.out": lambda m: ((m.arange(6.0).reshape(2, 3),), "int64"),
+    "empty_strided.out": lambda m: (([2, 3], [3, 1]), "float64"),
+    "sum.out": lambda m: ((m.arange(6.0).reshape(2, 3),), "float64", {"dtype": m.float64}),
+    "index_put.out": lambda m: ((m.zeros(5), [m.tensor([1, 3])], m.tensor([2.0, 3.0]), True),
+                                "float32"),
+}
+
+
+def test_every_autogen_entry_matches_torch():
+    records = load_native_functions(str(NATIVE_YAML))
+    names = {f"{r.func.name.name}.{r.func.name.overload or 'default'}"
+             for r in records if r.generated_from is not None}
+    assert names == set(_AUTOGEN_CASES), names ^ set(_AUTOGEN_CASES)
+    for name, case in sorted(_AUTOGEN_CASES.items()):
+        results = []
+        for m in (torch, pyaten):
+            args, out_dtype, *extra = case(m)
+            kwargs = dict(extra[0]) if extra else {}
+            if out_dtype is not None:
+                kwargs["out"] = m.empty(0, dtype=getattr(m, out_dtype))
+            op, overload = name.split(".")
+            result = getattr(getattr(m.ops.aten, op), overload)(*args, **kwargs)
+            if out_dtype is not None:
+                assert result is kwargs["out"], name
+            results.append(result)
+        t, p = results
+        assert str(p.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], name
+        assert tuple(p.shape) == tuple(t.shape) and p.stride() == t.stride(), name
+        if name != "empty_strided.out":  # uninitialized memory
+            assert p.tolist() == t.tolist(), name
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _AUTOGEN_CASES if n.endswith("out")))
+def test_autogen_out_refuses_another_dtype_as_torch(name):
+    # PyTorch's generated out kernels copy without casting: `out` must have the result dtype.
+    errors = []
+    for m in (torch, pyaten):
+        args, out_dtype, *extra = _AUTOGEN_CASES[name](m)
+        kwargs = dict(extra[0]) if extra else {}
+        kwargs["out"] = m.empty(0, dtype=m.complex64 if out_dtype != "complex64" else m.int8)
+        op, overload = name.split(".")
+        try:
+            getattr(getattr(m.ops.aten, op), overload)(*args, **kwargs)
+            errors.append(None)
+        except RuntimeError as error:
+            errors.append(str(error))
+    assert errors[1] == errors[0]

@@ -209,7 +209,12 @@ def gen_autogen_kernel(fn: Any, source_fn: Any, namespace: str) -> str:
     name = naming.autogen_name(schema.name)
     params = _params(schema)
     outs = [naming.pyident(a.name) for a in schema.out]
-    call_args = [naming.pyident(a.name) for a in src.arguments if not a.is_out]
+    have = {a.name for a in schema.arguments}
+    # An out schema drops a factory's options: they come from `out`, as in torchgen.
+    from_out = {"dtype": f"{outs[0]}.dtype", "layout": f"{outs[0]}.layout",
+                "device": f"{outs[0]}.device", "pin_memory": "None"}
+    call_args = [naming.pyident(a.name) if a.name in have else from_out[a.name]
+                 for a in src.arguments if not a.is_out]
     if src.kind is SchemaKind.inplace:
         # Built from an in-place op: run it on a copy of self.
         call = ("CLONE(self)", ", ".join(["tmp"] + call_args[1:]))
@@ -232,6 +237,24 @@ def gen_autogen_kernel(fn: Any, source_fn: Any, namespace: str) -> str:
             "    return tuple(copy_to_out(r, o, "
             f"{_short(schema.name)!r}) for r, o in zip(result, ({', '.join(outs)},)))"
         )
+    return "\n".join(lines) + "\n"
+
+
+def gen_autogen_functional(fn: Any, source_fn: Any) -> str:
+    """Functional kernel of an `autogen` entry made from an in-place op (`zero` from `zero_`):
+    run the in-place op on a copy of self and return the copy."""
+    schema: FunctionSchema = fn.func
+    src: FunctionSchema = source_fn.func
+    params = _params(schema)
+    call_args = ["tmp"] + [naming.pyident(a.name) for a in src.arguments[1:]]
+    lines = [
+        f"def {naming.autogen_name(schema.name)}({', '.join(params)}):",
+        f'    """{_short(schema.name)}: autogen functional variant of {_short(src.name)} '
+        f'(copy self, mutate the copy)."""',
+        "    tmp = CLONE(self)",
+        f"    {naming.entry_global(src.name)}.call({', '.join(call_args)})",
+        "    return tmp",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -361,6 +384,17 @@ def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Ge
                     _q(schema.name, namespace), "CompositeExplicitAutograd",
                     naming.autogen_name(schema.name), (), "autogen", loc))
             continue
+        if generated_from is not None and schema.kind is SchemaKind.functional:
+            source = by_name.get((generated_from.name, generated_from.overload))
+            if source is not None and source.func.kind is SchemaKind.inplace:
+                text = gen_autogen_functional(fn, source)
+                defs.append(text)
+                record(schema.name, text)
+                entry_globals.add(source.func.name)
+                registrations.append(Registration(
+                    _q(schema.name, namespace), "CompositeExplicitAutograd",
+                    naming.autogen_name(schema.name), (), "autogen", loc))
+                continue
         dispatch = dict(fn.dispatch)
         if not dispatch:
             dispatch = {"CompositeImplicitAutograd": naming.default_kernel_name(schema.name)}

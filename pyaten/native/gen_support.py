@@ -129,7 +129,13 @@ def _traced_call(binding, sig, values, rejected, self_tensor) -> Any:
 
 
 def copy_to_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
-    """Autogen out kernels: resize `out` to the result and copy into it (casting)."""
+    """Autogen out kernels: resize `out` to the result and copy into it (same dtype)."""
+    if out._dtype is not result._dtype:
+        # as PyTorch's generated out kernels: no casting into `out`
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {result._dtype.cpp_name}, but got "
+            f"{out._dtype.cpp_name} instead"
+        )
     resize_output(out, tuple(result._sizes), op_name)
     if out._storage.data is not None and result._storage.data is not None:
         np.copyto(out._numpy(), result._numpy(), casting="unsafe")
