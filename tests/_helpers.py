@@ -51,3 +51,8 @@ class FakeTensor:
 def noop_kernel(*args, **kwargs) -> None:
     """A kernel that does nothing: for tests about where calls go, not what they compute."""
     return None
+
+
+def dtype_name(d: object) -> str:
+    """A torch or pyaten dtype's bare name: `torch.float32` and `pyaten.float32` -> "float32"."""
+    return str(d).rpartition(".")[2]

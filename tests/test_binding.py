@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from _helpers import dtype_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +32,7 @@ def _both(fn):
     ours = fn(pyaten)
     if isinstance(theirs, torch.Tensor):
         assert ours.tolist() == theirs.tolist()
-        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        assert dtype_name(ours.dtype) == dtype_name(theirs.dtype)
     return None
 
 

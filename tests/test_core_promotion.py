@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from _helpers import dtype_name
 
 import pyaten
 from pyaten.core import dtypes as dt
@@ -29,7 +30,7 @@ def _theirs(td: torch.dtype, kind: str) -> torch.Tensor:
 @pytest.mark.parametrize("a,b", list(itertools.product(PAIRS, PAIRS)))
 def test_promote_types_and_can_cast(a, b) -> None:
     (da, ta), (db, tb) = a, b
-    assert pyaten.promote_types(da, db).name == str(torch.promote_types(ta, tb)).split(".")[1]
+    assert pyaten.promote_types(da, db).name == dtype_name(torch.promote_types(ta, tb))
     assert pyaten.can_cast(da, db) == torch.can_cast(ta, tb)
 
 
@@ -49,7 +50,7 @@ def _make(kind: str, spec: object) -> tuple[object, object]:
 
 @pytest.mark.parametrize("default", [torch.float32, torch.float64])
 def test_result_type_every_pair_and_class(default) -> None:
-    ours_default = dt.BY_NAME[str(default).split(".")[1]]
+    ours_default = dt.BY_NAME[dtype_name(default)]
     torch.set_default_dtype(default)
     pyaten.set_default_dtype(ours_default)
     try:
@@ -59,7 +60,7 @@ def test_result_type_every_pair_and_class(default) -> None:
                 continue
             oa, ta = _make(ka, sa)
             ob, tb = _make(kb, sb)
-            expected = str(torch.result_type(ta, tb)).split(".")[1]
+            expected = dtype_name(torch.result_type(ta, tb))
             got = pyaten.result_type(oa, ob).name
             # we have no complex32: torch's chalf shows up as complex64 here
             if expected == "complex32":
@@ -77,7 +78,7 @@ def test_result_type_every_pair_and_class(default) -> None:
 def test_wrapped_number_promotes_like_python_scalar(value, d, td) -> None:
     ours = pyaten.result_type(pyaten.tensor([0, 0], dtype=d), wrapped_scalar_tensor(value))
     theirs = torch.result_type(torch.zeros(2, dtype=td), value)
-    assert ours.name == str(theirs).split(".")[1].replace("complex32", "complex64")
+    assert ours.name == dtype_name(theirs).replace("complex32", "complex64")
 
 
 def test_result_type_three_operands_left_to_right() -> None:

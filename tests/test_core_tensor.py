@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch._prims_common
 from _helpers import DTYPE_NAMES
+from _helpers import dtype_name as name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,10 +22,6 @@ from pyaten.core.views import (
     resize_tensor_,
     select_view,
 )
-
-
-def name(d) -> str:
-    return str(d).split(".")[1]
 
 
 def same_error(torch_fn, ours_fn) -> None:

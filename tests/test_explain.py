@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from _helpers import dtype_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,7 +173,7 @@ def test_add_structured_broadcasting_and_scalar():
     assert kernel["name"] == "wrapper_CPU_add_Tensor"
     (decided,) = kernel["meta"]["outputs"]
     assert decided["broadcast_shape"] == list(torch.broadcast_shapes((2, 1), (3,)))
-    assert decided["common_dtype"] == "pyaten." + str(torch.result_type(*args)).split(".")[1]
+    assert decided["common_dtype"] == "pyaten." + dtype_name(torch.result_type(*args))
     assert decided["action"] == "allocated"
     assert kernel["meta"]["function"] == "meta_add_Tensor"
     assert kernel["meta"]["at"] == site_of(kernel_registry.lookup("meta_add_Tensor"))

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from _helpers import dtype_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,7 +60,7 @@ def to_numpy(x) -> np.ndarray:
 
 
 def assert_same(ours, theirs, rtol=1e-6, atol=1e-6) -> None:
-    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], (
+    assert dtype_name(ours.dtype) == dtype_name(theirs.dtype), (
         ours.dtype, theirs.dtype)
     assert tuple(ours.shape) == tuple(theirs.shape)
     if theirs.dtype in (torch.float16, torch.bfloat16):
@@ -118,7 +119,7 @@ def test_binary_variants(op, dtype, shapes):
     expected = getattr(torch, op)(ta, tb) if run_both(
         lambda: getattr(pyaten, op)(pa, pb), lambda: getattr(torch, op)(ta, tb)) else None
     if expected is not None:
-        po = pyaten.empty(0, dtype=getattr(pyaten, str(expected.dtype).split(".")[-1]))
+        po = pyaten.empty(0, dtype=getattr(pyaten, dtype_name(expected.dtype)))
         to = torch.empty(0, dtype=expected.dtype)
         pair = run_both(lambda: getattr(pyaten, op)(pa, pb, out=po),
                         lambda: getattr(torch, op)(ta, tb, out=to))
@@ -210,7 +211,7 @@ def test_unary_variants(op, dtype, shape):
     expected = run_both(lambda: getattr(pyaten, op)(pa), lambda: getattr(torch, op)(ta))
     if expected:
         theirs = expected[1]
-        po = pyaten.empty(0, dtype=getattr(pyaten, str(theirs.dtype).split(".")[-1]))
+        po = pyaten.empty(0, dtype=getattr(pyaten, dtype_name(theirs.dtype)))
         to = torch.empty(0, dtype=theirs.dtype)
         pair = run_both(lambda: getattr(pyaten, op)(pa, out=po),
                         lambda: getattr(torch, op)(ta, out=to))
@@ -293,7 +294,7 @@ def test_meta_tensors_compute_shape_and_dtype_only():
                                torch.empty((4, 1), device="meta", dtype=torch.int64))
         assert r.device.type == "meta"
         assert tuple(r.shape) == tuple(t.shape)
-        assert str(r.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        assert dtype_name(r.dtype) == dtype_name(t.dtype)
     for op in UNARY:
         assert tuple(getattr(pyaten, op)(a).shape) == (2, 1, 3)
     assert tuple(pyaten.where(a > 0, a, b).shape) == (2, 4, 3)

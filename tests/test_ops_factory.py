@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from _helpers import dtype_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ops_shape_helpers import FLOAT_NAMES, assert_same, assert_same_error, make_pair
@@ -53,7 +54,7 @@ def test_default_dtype_is_used(default):
             lambda m: m.arange(0.5, 3),
         ):
             got, expected = fn(pyaten), fn(torch)
-            assert got.dtype.name == str(expected.dtype).replace("torch.", "")
+            assert got.dtype.name == dtype_name(expected.dtype)
     finally:
         pyaten.set_default_dtype(previous)
         torch.set_default_dtype(torch_previous)
@@ -70,7 +71,7 @@ def test_empty_and_empty_strided_geometry():
         got, expected = fn(pyaten), fn(torch)
         assert tuple(got.shape) == tuple(expected.shape)
         assert tuple(got.stride()) == tuple(expected.stride())
-        assert got.dtype.name == str(expected.dtype).replace("torch.", "")
+        assert got.dtype.name == dtype_name(expected.dtype)
         assert str(got.device) == str(expected.device)
 
 
@@ -186,7 +187,7 @@ def test_random_factories_shape_dtype_and_distribution(name, dtype):
     fn = getattr(pyaten, name)
     x = fn(200, 50, dtype=getattr(pyaten, dtype))
     expected = getattr(torch, name)(2, 3, dtype=getattr(torch, dtype))
-    assert x.dtype.name == str(expected.dtype).replace("torch.", "")
+    assert x.dtype.name == dtype_name(expected.dtype)
     values = x.to(pyaten.complex128 if dtype == "complex64" else pyaten.float64).numpy()
     values = values.real if dtype == "complex64" else values
     if name == "rand":

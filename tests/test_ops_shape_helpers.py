@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
-from _helpers import DTYPE_NAMES, FLOAT_NAMES, REAL_NAMES  # noqa: F401 - re-exported
+from _helpers import DTYPE_NAMES, FLOAT_NAMES, REAL_NAMES, dtype_name  # noqa: F401 - re-exported
 
 import pyaten
 
@@ -64,7 +64,7 @@ def assert_same(p, t, *, strides: bool = False, rtol: float | None = None) -> No
             assert_same(a, b, strides=strides, rtol=rtol)
         return
     assert isinstance(p, pyaten.Tensor), type(p)
-    assert p.dtype.name == str(t.dtype).replace("torch.", ""), (p.dtype, t.dtype)
+    assert p.dtype.name == dtype_name(t.dtype), (p.dtype, t.dtype)
     assert tuple(p.shape) == tuple(t.shape), (tuple(p.shape), tuple(t.shape))
     assert str(p.device) == str(t.device)
     if strides:
