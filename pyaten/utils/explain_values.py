@@ -54,11 +54,6 @@ def key_names(text: str) -> list[str]:
     return [k.strip() for k in inner.split(",") if k.strip()]
 
 
-def dtype_name(dtype: Any) -> str:
-    """`pyaten.float32` -> `float32`."""
-    return str(dtype).removeprefix("pyaten.")
-
-
 def _values_text(t: Tensor) -> str:
     try:
         text = " ".join(repr(t).split())
@@ -75,7 +70,7 @@ def describe(value: Any) -> dict[str, Any]:
         return {
             "type": "Tensor",
             "shape": list(value._sizes),
-            "dtype": dtype_name(value._dtype),
+            "dtype": value._dtype.name,
             "strides": list(value._strides),
             "storage_offset": value._offset,
             "device": str(value._device),
