@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from _timing import per_call_us
+from _common import per_call_us
 
 import pyaten
 from pyaten.core.iterator import TensorIterator

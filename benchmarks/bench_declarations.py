@@ -21,8 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torchgen  # noqa: E402
 import torchgen.gen as tg  # noqa: E402
+from _common import TORCH_DERIVATIVES_YAML as DERIVATIVES  # noqa: E402
+from _common import TORCH_NATIVE_YAML as NATIVE  # noqa: E402
+from _common import TORCH_TAGS_YAML as TAGS  # noqa: E402
 from torchgen.packaged.autograd import load_derivatives as tg_derivatives  # noqa: E402
 
 from pyaten.declarations import (  # noqa: E402
@@ -35,10 +37,6 @@ from pyaten.schema import clear_caches  # noqa: E402
 
 # the module (the package re-exports its `lint` function under the same name)
 lint_module = importlib.import_module("pyaten.declarations.lint")
-PACKAGED = Path(torchgen.__file__).parent / "packaged"
-NATIVE = PACKAGED / "ATen" / "native" / "native_functions.yaml"
-TAGS = PACKAGED / "ATen" / "native" / "tags.yaml"
-DERIVATIVES = PACKAGED / "autograd" / "derivatives.yaml"
 
 
 def pyaten_native():

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from _timing import per_call_us
+from _common import per_call_us
 
 
 def _cases(lib, make):

@@ -17,14 +17,12 @@ import re
 import sys
 import time
 
-import torchgen
+from _common import TORCH_NATIVE_YAML
 from torchgen.model import FunctionSchema as TorchgenSchema
 
 # Run from a checkout without installing: the repository root holds the package.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from pyaten.schema import clear_caches, parse  # noqa: E402
-
-YAML = pathlib.Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
 
 
 def best_times(repeat: int, fns: list) -> list[float]:
@@ -48,7 +46,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    schemas = re.findall(r"^- func: (.*)$", YAML.read_text(), re.MULTILINE)
+    schemas = re.findall(r"^- func: (.*)$", TORCH_NATIVE_YAML.read_text(), re.MULTILINE)
 
     def pyaten_cold() -> None:
         clear_caches()

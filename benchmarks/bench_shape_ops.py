@@ -12,7 +12,7 @@ import argparse
 import math
 
 import torch
-from _timing import per_call_us
+from _common import per_call_us
 
 import pyaten
 

@@ -1,4 +1,4 @@
-"""Per-call timing shared by the benchmark scripts (`from _timing import per_call_us`).
+"""What the benchmark scripts share: per-call timing and where PyTorch's YAML files are.
 
 Running `python benchmarks/bench_x.py` puts this folder on sys.path, so the import works from
 any working directory.
@@ -6,8 +6,17 @@ any working directory.
 
 from __future__ import annotations
 
+import importlib.util
 import timeit
 from collections.abc import Callable
+from pathlib import Path
+
+# torchgen ships PyTorch's own YAML files; found without importing torchgen.
+_TORCHGEN = importlib.util.find_spec("torchgen")
+TORCHGEN_PACKAGED = Path(_TORCHGEN.origin).parent / "packaged" if _TORCHGEN else Path("-")
+TORCH_NATIVE_YAML = TORCHGEN_PACKAGED / "ATen" / "native" / "native_functions.yaml"
+TORCH_TAGS_YAML = TORCHGEN_PACKAGED / "ATen" / "native" / "tags.yaml"
+TORCH_DERIVATIVES_YAML = TORCHGEN_PACKAGED / "autograd" / "derivatives.yaml"
 
 
 def per_call_us(
