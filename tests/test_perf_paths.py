@@ -1,0 +1,160 @@
+"""The per-call fast paths give what the general path gives, and batched registration builds the
+tables unbatched registration builds.
+
+Tracing turns every fast path off (bindings, TensorIterator same-shape checks, dispatcher
+shortcuts), so a result computed inside `trace()` is the general path's result: the two must
+agree bit for bit, in dtype, sizes and strides, and both must agree with PyTorch.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from _helpers import FakeTensor, noop_kernel
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyaten
+from pyaten.dispatch import dump_table, registry, trace
+from pyaten.dispatch.keys import KEY_BY_NAME
+from pyaten.schema import parse
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
+_counter = itertools.count()
+
+BINARY = {
+    "add": lambda lib, a, b: lib.add(a, b),
+    "sub": lambda lib, a, b: lib.sub(a, b),
+    "mul": lambda lib, a, b: lib.mul(a, b),
+    "mul_scalar": lambda lib, a, b: lib.mul(a, 2),
+    "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2),
+    "eq": lambda lib, a, b: lib.eq(a, b),
+    "lt": lambda lib, a, b: lib.lt(a, b),
+    "div": lambda lib, a, b: lib.div(a, b),
+    "add_": lambda lib, a, b: a.clone().add_(b),
+    "mul_": lambda lib, a, b: a.clone().mul_(b),
+    "sigmoid": lambda lib, a, b: lib.sigmoid(a),
+    "neg": lambda lib, a, b: lib.neg(a),
+    "sum": lambda lib, a, b: lib.sum(a),
+    "mm": lambda lib, a, b: lib.mm(a.reshape(a.shape[0], -1), b.reshape(-1, a.shape[0])),
+}
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except Exception as exc:  # the kind of error is part of the outcome
+        return type(exc)
+
+
+def _same(fast, slow) -> None:
+    if isinstance(fast, type) or isinstance(slow, type):
+        assert fast is slow
+        return
+    assert fast.dtype == slow.dtype
+    assert tuple(fast.shape) == tuple(slow.shape)
+    assert fast.stride() == slow.stride()
+    f, s = fast.numpy(), slow.numpy()
+    if f.dtype.kind in "fc":
+        assert np.array_equal(f, s, equal_nan=True)
+    else:
+        assert np.array_equal(f, s)
+
+
+def _torch_matches(ours, theirs) -> None:
+    if isinstance(ours, type) or isinstance(theirs, type):
+        assert isinstance(ours, type) and isinstance(theirs, type)
+        return
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    expected = theirs.float().numpy() if theirs.dtype == torch.bfloat16 else theirs.numpy()
+    got = ours.numpy().astype(expected.dtype) if theirs.dtype == torch.bfloat16 else ours.numpy()
+    if expected.dtype.kind in "fc":
+        tol = 1e-2 if theirs.dtype in (torch.float16, torch.bfloat16) else 1e-5
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(sorted(BINARY)),
+    dtype=st.sampled_from(DTYPES),
+    n=st.integers(1, 4),
+    m=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
+def test_fast_path_equals_general_path_and_torch(op, dtype, n, m, seed) -> None:
+    rng = np.random.default_rng(seed)
+    low = 0 if dtype in ("uint8", "bool") else -3
+    values_a = rng.integers(low, 4, size=(n, m)).astype(np.float64)
+    values_b = rng.integers(1, 4, size=(n, m)).astype(np.float64)  # no division by zero
+    td = getattr(torch, dtype)
+    ta, tb = torch.tensor(values_a).to(td), torch.tensor(values_b).to(td)
+    pd_ = getattr(pyaten, dtype)
+    pa, pb = pyaten.tensor(values_a.tolist(), dtype=pd_), pyaten.tensor(values_b.tolist(), dtype=pd_)
+    fn = BINARY[op]
+    fast = _outcome(lambda: fn(pyaten, pa, pb))
+    with trace():
+        slow = _outcome(lambda: fn(pyaten, pa, pb))
+    _same(fast, slow)
+    _torch_matches(fast, _outcome(lambda: fn(torch, ta, tb)))
+
+
+def test_fast_path_after_trace_keeps_version_and_aliasing() -> None:
+    a = pyaten.ones(3, 3)
+    b = pyaten.ones(3, 3)
+    version = a._version
+    assert a.add_(b) is a
+    assert a._version == version + 1
+    with trace():
+        a.add_(b)
+    assert a._version == version + 2
+    out = pyaten.add(a, b)
+    assert out.data_ptr() not in (a.data_ptr(), b.data_ptr())
+    assert out.is_contiguous()
+
+
+def _define(name: str) -> list:
+    schema = parse(f"perf_batch::{name}(Tensor self) -> Tensor")
+    handles = [registry.define(schema, debug="test")]
+    for key in ("CPU", "CompositeImplicitAutograd", "AutogradCPU"):
+        handles.append(registry.register_kernel(f"perf_batch::{name}", KEY_BY_NAME[key],
+                                                noop_kernel, debug=f"test {key}"))
+    return handles
+
+
+def test_batch_builds_the_tables_unbatched_registration_builds() -> None:
+    plain_name, batched_name = f"plain{next(_counter)}", f"batched{next(_counter)}"
+    handles = _define(plain_name)
+    try:
+        with registry.batch():
+            handles += _define(batched_name)
+            with registry.batch():  # nested blocks: the outer one rebuilds
+                pass
+        plain = dump_table(f"perf_batch::{plain_name}")
+        batched = dump_table(f"perf_batch::{batched_name}")
+        assert plain == batched
+        entry = registry.get_operator(f"perf_batch::{batched_name}")
+        assert entry.call(FakeTensor()) is None  # the batched table serves calls
+    finally:
+        for handle in reversed(handles):
+            handle.remove()
+    assert registry.get_operator(f"perf_batch::{batched_name}") is None
+
+
+def test_batch_rebuilds_even_when_the_block_raises() -> None:
+    name = f"raises{next(_counter)}"
+    handles: list = []
+    try:
+        with pytest.raises(ValueError), registry.batch():
+            handles += _define(name)
+            raise ValueError("stop")
+        assert dump_table(f"perf_batch::{name}")["CPU"] != "[missing]"
+        assert registry.get_operator(f"perf_batch::{name}").call(FakeTensor()) is None
+    finally:
+        for handle in reversed(handles):
+            handle.remove()
