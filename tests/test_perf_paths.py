@@ -95,7 +95,8 @@ def test_fast_path_equals_general_path_and_torch(op, dtype, n, m, seed) -> None:
     td = getattr(torch, dtype)
     ta, tb = torch.tensor(values_a).to(td), torch.tensor(values_b).to(td)
     pd_ = getattr(pyaten, dtype)
-    pa, pb = pyaten.tensor(values_a.tolist(), dtype=pd_), pyaten.tensor(values_b.tolist(), dtype=pd_)
+    pa = pyaten.tensor(values_a.tolist(), dtype=pd_)
+    pb = pyaten.tensor(values_b.tolist(), dtype=pd_)
     fn = BINARY[op]
     fast = _outcome(lambda: fn(pyaten, pa, pb))
     with trace():
