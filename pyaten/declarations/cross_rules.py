@@ -6,10 +6,11 @@ duplicates, the `structured_delegate:` or `autogen:` key that names the wrong th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from pyaten.declarations.model import NativeFunction
 from pyaten.declarations.names import out_overload
+from pyaten.declarations.reporting import Report
 from pyaten.schema.model import OperatorName, SchemaKind
 
 __all__ = ["check_native_functions", "autogen_targets"]
@@ -48,7 +49,7 @@ def autogen_targets(fn: NativeFunction) -> dict[tuple[str, str], str]:
     return targets
 
 
-def check_native_functions(functions: Sequence[NativeFunction], report: Callable[..., None]):
+def check_native_functions(functions: Sequence[NativeFunction], report: Report):
     """Run every cross-entry rule over `functions` (in file order)."""
     by_name: dict[tuple[str, str], NativeFunction] = {}
     for fn in functions:

@@ -6,9 +6,8 @@ Each rule reports through `report(line, code, message, hint)`; the line is the e
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pyaten.declarations.model import NativeFunction
+from pyaten.declarations.reporting import Report
 from pyaten.schema import SchemaError
 from pyaten.schema.model import Annotation, FunctionSchema, SchemaKind
 
@@ -58,7 +57,7 @@ def _line(fn: NativeFunction, key: str) -> int:
     return raw.line_of(key) if hasattr(raw, "line_of") else fn.loc.line
 
 
-def check_schema(fn: NativeFunction, report: Callable[..., None]) -> None:
+def check_schema(fn: NativeFunction, report: Report) -> None:
     """Run every single-schema rule on `fn`."""
     func = fn.func
     line = _line(fn, "func")
@@ -75,7 +74,7 @@ def check_schema(fn: NativeFunction, report: Callable[..., None]) -> None:
     _check_inplace_naming(fn, line, report)
 
 
-def _check_out_arguments(fn: NativeFunction, line: int, report: Callable[..., None]) -> None:
+def _check_out_arguments(fn: NativeFunction, line: int, report: Report) -> None:
     func = fn.func
     seen_out = False
     for arg in func.arguments:
@@ -105,7 +104,7 @@ def _write_hint(func: FunctionSchema) -> Annotation:
     return Annotation(("z",), is_write=True)
 
 
-def _check_return_aliases(fn: NativeFunction, line: int, report: Callable[..., None]) -> None:
+def _check_return_aliases(fn: NativeFunction, line: int, report: Report) -> None:
     func = fn.func
     sets: set[str] = set()
     for arg in func.arguments:
@@ -128,7 +127,7 @@ def _check_return_aliases(fn: NativeFunction, line: int, report: Callable[..., N
             )
 
 
-def _check_inplace_naming(fn: NativeFunction, line: int, report: Callable[..., None]) -> None:
+def _check_inplace_naming(fn: NativeFunction, line: int, report: Report) -> None:
     func = fn.func
     name = func.name
     self_arg = func.self_arg
