@@ -19,7 +19,6 @@ requires.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,12 @@ from pyaten.declarations.dispatch_keys import BACKEND_COMPONENTS
 from pyaten.declarations.grouping import pre_group
 from pyaten.declarations.model import Diagnostic, Location, NativeFunction
 from pyaten.declarations.native import load_native_functions, read_source
-from pyaten.declarations.reporting import Report, collect_diagnostics, raise_on_errors
+from pyaten.declarations.reporting import (
+    Report,
+    collect_diagnostics,
+    did_you_mean,
+    raise_on_errors,
+)
 
 __all__ = ["BACKEND_KEYS", "BackendDeclaration", "read_backend_yaml", "load_backend_yaml"]
 
@@ -83,10 +87,7 @@ class _Reader:
             report(line, "duplicate-key", f"key '{key}' appears twice", "remove one")
         for key in e:
             if key not in BACKEND_KEYS:
-                close = difflib.get_close_matches(str(key), BACKEND_KEYS, n=1)
-                hint = (
-                    f"did you mean '{close[0]}'?" if close else "keys: " + ", ".join(BACKEND_KEYS)
-                )
+                hint = did_you_mean(str(key), BACKEND_KEYS) or "keys: " + ", ".join(BACKEND_KEYS)
                 report(e.line_of(key), "unknown-key", f"unknown key '{key}'", hint)
         backend = e.get("backend")
         namespace = e.get("cpp_namespace")
@@ -101,11 +102,8 @@ class _Reader:
         lists = {key: self._op_list(e, key) for key in _OP_LISTS}
         supported = lists["supported"] + lists["full_codegen"]
         if isinstance(backend, str) and backend and backend not in BACKEND_COMPONENTS:
-            close = difflib.get_close_matches(backend, BACKEND_COMPONENTS, n=1)
-            hint = (
-                f"did you mean '{close[0]}'?"
-                if close
-                else ("out-of-tree backends use PrivateUse1 (or a built-in backend name)")
+            hint = did_you_mean(backend, BACKEND_COMPONENTS) or (
+                "out-of-tree backends use PrivateUse1 (or a built-in backend name)"
             )
             report(
                 e.line_of("backend"),
@@ -153,8 +151,7 @@ class _Reader:
                 continue
             fn = self.by_name.get(name.strip())
             if fn is None:
-                close = difflib.get_close_matches(name, list(self.by_name), n=1)
-                hint = f"did you mean '{close[0]}'?" if close else "declare it in the native file"
+                hint = did_you_mean(name, self.by_name) or "declare it in the native file"
                 self.report(
                     line,
                     "backend-unknown-op",

@@ -29,6 +29,7 @@ from pyaten.declarations.native import load_native_functions, read_source
 from pyaten.declarations.reporting import (
     Report,
     collect_diagnostics,
+    did_you_mean,
     load_entry_list,
     mappings,
     raise_on_errors,
@@ -126,8 +127,9 @@ class _Reader:
             close = difflib.get_close_matches(str(schema), same_name, n=1, cutoff=0.0)
             hint = f"did you mean: {close[0]}"
         else:
-            names = difflib.get_close_matches(schema.name.name, list(self.by_name), n=1)
-            hint = f"did you mean '{names[0]}'?" if names else "declare it in native_functions.yaml"
+            hint = did_you_mean(schema.name.name, self.by_name) or (
+                "declare it in native_functions.yaml"
+            )
         self.report(
             line,
             "derivative-unknown-schema",
@@ -189,9 +191,8 @@ class _Reader:
         for key, body in dispatch.items():
             line = dispatch.line_of(key)
             if key != "Default" and key not in AUTOGRAD_KEYS:
-                close = difflib.get_close_matches(str(key), sorted(AUTOGRAD_KEYS | {"Default"}), 1)
-                hint = (
-                    f"did you mean '{close[0]}'?" if close else "use Default or Autograd<Backend>"
+                hint = did_you_mean(str(key), AUTOGRAD_KEYS | {"Default"}) or (
+                    "use Default or Autograd<Backend>"
                 )
                 self.report(
                     line, "unknown-autograd-key", f"'{key}' is not an autograd dispatch key", hint
@@ -241,11 +242,8 @@ class _Reader:
         return tuple(formulas)
 
     def _unknown_input(self, name: str, schema, inputs: set[str], line: int) -> None:
-        close = difflib.get_close_matches(name, sorted(inputs), n=1)
-        hint = (
-            f"did you mean '{close[0]}'?"
-            if close
-            else ("inputs: " + ", ".join(a.name for a in schema.arguments))
+        hint = did_you_mean(name, inputs) or "inputs: " + ", ".join(
+            a.name for a in schema.arguments
         )
         self.report(
             line,

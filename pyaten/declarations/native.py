@@ -9,7 +9,6 @@ rules about the schema alone live in `schema_rules.py`, rules across entries in
 
 from __future__ import annotations
 
-import difflib
 import os
 from types import MappingProxyType
 
@@ -33,6 +32,7 @@ from pyaten.declarations.names import operator_name
 from pyaten.declarations.reporting import (
     Report,
     collect_diagnostics,
+    did_you_mean,
     load_entry_list,
     mappings,
     raise_on_errors,
@@ -106,11 +106,6 @@ def read_source(path_or_text: str | os.PathLike[str]) -> tuple[str, str | None]:
         return f.read(), path
 
 
-def _did_you_mean(word: str, choices: frozenset[str] | tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else ""
-
-
 class _EntryReader:
     """Turns one YAML entry into a NativeFunction, reporting problems as it goes."""
 
@@ -126,7 +121,7 @@ class _EntryReader:
         report_duplicate_keys(e, report)
         for key in e:
             if key not in _KNOWN_KEYS:
-                hint = _did_you_mean(str(key), NATIVE_KEYS) or "valid keys: " + ", ".join(
+                hint = did_you_mean(str(key), NATIVE_KEYS) or "valid keys: " + ", ".join(
                     NATIVE_KEYS
                 )
                 report(e.line_of(key), "unknown-key", f"unknown key '{key}'", hint)
@@ -203,7 +198,7 @@ class _EntryReader:
         names = [v.strip() for v in value.split(",")]
         for v in names:
             if v not in _VARIANTS:
-                hint = _did_you_mean(v, tuple(_VARIANTS)) or "variants are 'function' and 'method'"
+                hint = did_you_mean(v, tuple(_VARIANTS)) or "variants are 'function' and 'method'"
                 self.report(e.line_of("variants"), "bad-value", f"unknown variant '{v}'", hint)
         fields["variants"] = frozenset(v for v in names if v in _VARIANTS)
 
@@ -258,7 +253,7 @@ class _EntryReader:
             return
         for tag in items:
             if tag not in self.valid_tags:
-                hint = _did_you_mean(tag, self.valid_tags) or "tags are listed in tags.yaml"
+                hint = did_you_mean(tag, self.valid_tags) or "tags are listed in tags.yaml"
                 self.report(
                     e.line_of("tags"), "unknown-tag", f"tag '{tag}' is not in tags.yaml", hint
                 )
@@ -334,7 +329,7 @@ class _EntryReader:
                     key_line,
                     "bad-value",
                     f"unknown ufunc key '{key}'",
-                    _did_you_mean(str(key), tuple(_UFUNC_KEYS)),
+                    did_you_mean(str(key), tuple(_UFUNC_KEYS)),
                 )
                 continue
             name, _, rest = str(text).partition(" ")

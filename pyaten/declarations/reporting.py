@@ -7,7 +7,8 @@ for each problem and returns what it could build. The `load_*` functions then ra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import difflib
+from collections.abc import Callable, Iterable, Iterator
 
 from pyaten.declarations._yaml import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from pyaten.declarations.model import DeclarationError, Diagnostic
@@ -19,6 +20,7 @@ __all__ = [
     "load_entry_list",
     "mappings",
     "report_duplicate_keys",
+    "did_you_mean",
 ]
 
 # report(line, code, message, hint="", severity="error")
@@ -78,3 +80,9 @@ def report_duplicate_keys(entry: YamlMap, report: Report) -> None:
             f"key '{key}' appears twice in one entry",
             "YAML keeps only the last value; remove one",
         )
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`did you mean 'X'?` for the choice closest to a misspelt `word`; "" when none is close."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f"did you mean '{close[0]}'?" if close else ""
