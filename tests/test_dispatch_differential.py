@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
+
+import pyaten
+import pyaten.dispatch as pd
 
 pytest.importorskip("torch")
 
@@ -78,3 +82,76 @@ def test_generator_covers_the_interesting_cases() -> None:
     for key in ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "Autograd", "Dense"):
         assert ("kernel", key) in kinds
     assert any(k[0] == "fallthrough" for k in kinds if isinstance(k, tuple))
+
+
+# --- the tables of our declared operators vs PyTorch's own -----------------------------------
+
+# Deliberate differences, by key family. PyTorch registers per-operator kernels at these keys
+# from layers pyaten does not generate per operator (autograd's VariableType, ADInplaceOrView,
+# the tracer, functionalization, functorch batching rules, autocast policies, the
+# ZeroTensor/Conjugate/Negative fallthrough lists), or for layouts pyaten does not implement
+# (sparse, sparse compressed, quantized, nested, mkldnn). pyaten serves those keys with its
+# global fallbacks/fallthroughs or not at all.
+_NOT_COMPARED = re.compile(
+    r"^(Autograd\w*|ADInplaceOrView|Tracer|Functionalize|FuncTorch\w*|Batched\w*|VmapMode"
+    r"|Autocast\w*|ZeroTensor|Conjugate|Negative|Python\w*|PreDispatch"
+    r"|Sparse\w*|SparseCsr\w*|Quantized\w*|NestedTensor\w*|Mkldnn\w*)$"
+)
+
+
+def _torch_native_table(qualname: str, keys) -> dict[str, str]:
+    """PyTorch's table for one of its own operators, in dump_table's vocabulary."""
+    import torch
+
+    table = dict.fromkeys(keys, "missing")
+    for line in torch._C._dispatch_dump_table(qualname).splitlines():
+        if not line.strip():
+            continue
+        key, rest = line.split(": ", 1)
+        if _NOT_COMPARED.match(key):
+            continue
+        if rest.startswith("fallthrough"):
+            table[key] = "fallthrough"
+        elif rest.endswith("[backend fallback]"):
+            table[key] = "fallback"
+        elif "site-packages/torch/" in rest:
+            table[key] = "python"  # a kernel torch registers from Python (meta functions)
+        elif rest.endswith("[kernel]"):
+            table[key] = key  # a kernel registered directly at this key
+        else:  # an alias-key kernel: its generated file names the alias
+            match = re.search(r"Register(\w+?)(?:_\d+)?\.cpp", rest)
+            assert match is not None, line
+            table[key] = match.group(1)
+    return table
+
+
+def test_declared_operator_tables_match_torch():
+    from pyaten.declarations import load_native_functions
+    from pyaten.native.loader import NATIVE_YAML
+
+    problems = []
+    for record in load_native_functions(str(NATIVE_YAML)):
+        name = record.func.name
+        qualname = f"aten::{name.name}" + (f".{name.overload}" if name.overload else "")
+        ours = pd.dump_table(qualname)
+        theirs = _torch_native_table(qualname, ours)
+        for key, value in ours.items():
+            expected = theirs[key]
+            if value == expected or _NOT_COMPARED.match(key):
+                continue
+            if expected == "python" and key == "Meta" and value != "missing":
+                continue  # torch's Python meta function; ours is the generated/declared one
+            problems.append(f"{qualname} {key}: ours {value}, torch {expected}")
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_factory_goes_through_backend_select_to_meta():
+    a = pd.dump_table("aten::empty.memory_format")
+    assert a["BackendSelect"] == "BackendSelect" and a["Meta"] == "Meta"
+    assert a["Undefined"] == "missing"
+    with pd.trace() as t:
+        x = pyaten.empty(2, device="meta")
+    assert x.device.type == "meta" and tuple(x.shape) == (2,)
+    node = t.as_dicts()[0]
+    assert node["key"] == "BackendSelect"
+    assert node["children"][0]["key"] == "Meta" and node["children"][0]["redispatch"]

@@ -306,7 +306,9 @@ def test_factory():
     assert call["binding"]["arguments"]["dtype"] == "pyaten.dtype pyaten.int64"
     assert call["dispatch"][0]["arguments"] == []
     hop = check_kernel_hop(call, "aten::zeros")
-    assert (hop["key"], hop["rule"]) == ("Undefined", "default backend kernel")
+    # BackendSelect picks the backend from `device` (None: CPU) and redispatches, as in torch
+    assert [h["key"] for h in call["dispatch"]][:1] == ["BackendSelect"]
+    assert (hop["key"], hop["rule"]) == ("CPU", "default backend kernel")
     kernel = call["kernel"]
     assert (kernel["kind"], kernel["composite"]) == ("composite", "CompositeExplicitAutograd")
     assert [c["operator"] for c in kernel["calls"]] == ["aten::empty.memory_format", "aten::zero_"]

@@ -11,9 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from pyaten.core.device import as_device
 from pyaten.core.dtypes import dtype as DType
 from pyaten.core.tensor import Size
 from pyaten.dispatch import trace as TRACE  # noqa: N812 - read as a constant in generated code
+from pyaten.dispatch.keys import full_after
+from pyaten.dispatch.tls import STATE as TLS
 from pyaten.native.arg_parser import (
     ArgumentParseError,
     ParsedSignature,
@@ -126,6 +129,22 @@ def _traced_call(binding, sig, values, rejected, self_tensor) -> Any:
         return sig.call(values, self_tensor)
     finally:
         TRACE.clear_next()
+
+
+_AFTER_BACKEND_SELECT = full_after("BackendSelect").raw
+
+
+def backend_select_keys(device: Any, tensors: tuple = ()) -> int:
+    """The key set a factory's BackendSelect kernel redispatches with: the backend of its
+    `device` argument (None: CPU), joined with its tensor arguments' keys and the thread's
+    included/excluded sets when it has any, masked to the keys below BackendSelect."""
+    raw = as_device(device)._keyset
+    if not tensors:
+        return raw & _AFTER_BACKEND_SELECT  # the backend only (a tensor's autograd keys go)
+    for t in tensors:
+        if t is not None:
+            raw |= t._keyset
+    return (raw | TLS.included) & TLS.keep & _AFTER_BACKEND_SELECT
 
 
 def copy_to_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:

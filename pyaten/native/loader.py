@@ -127,7 +127,7 @@ def _register_all(module: ModuleType, records: list[Any], loaded: Loaded, namesp
         if lacking:
             loaded.missing.append(f"{operator} [{key}]: no @native kernel {', '.join(lacking)}")
             continue
-        fn = getattr(module, kernel) if kind in ("structured", "autogen") else registry.lookup(
+        fn = getattr(module, kernel) if kind in GENERATED_KINDS else registry.lookup(
             kernel
         )
         where = registry.site(needs[-1]) if needs else source
@@ -139,6 +139,10 @@ def _register_all(module: ModuleType, records: list[Any], loaded: Loaded, namesp
                 debug=f"{kind} kernel {kernel} at {where} (declared at {source})",
             )
         )
+
+
+# Registration kinds whose kernel is a function of the generated module, not an @native one.
+GENERATED_KINDS = ("structured", "autogen", "backend_select")
 
 
 def _bind(module: ModuleType, records: list[Any], namespace: str) -> None:

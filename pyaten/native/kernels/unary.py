@@ -46,6 +46,32 @@ def abs_out(op, self, out):
 
 
 @native
+def meta_abs_out(op, self):
+    # abs.out is a structured group of its own (abs and abs_ are composites, as in PyTorch)
+    meta_abs(op, self)
+
+
+@native
+def abs_composite(self):
+    """abs (CompositeExplicitAutograd): a new output (real for complex input), then abs.out."""
+    from pyaten.core.views import empty_tensor
+    from pyaten.native.kernels.shape import aten_ops
+
+    result = empty_tensor((0,), self.dtype.to_real(), self.device)
+    return aten_ops().abs.out(self, result)
+
+
+@native
+def abs__composite(self):
+    """abs_ (CompositeExplicitAutograd): abs.out into self; complex input is refused."""
+    from pyaten.native.kernels.shape import aten_ops
+
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return aten_ops().abs.out(self, self)
+
+
+@native
 def meta_neg(op, self):
     _no_bool(
         "neg",
