@@ -26,27 +26,7 @@ from pyaten.schema import (
 )
 
 torchgen = pytest.importorskip("torchgen")
-from _helpers import torch_schemas  # noqa: E402
-from torchgen.model import FunctionSchema as TorchgenSchema  # noqa: E402
 from torchgen.model import Type as TorchgenType  # noqa: E402
-
-REAL = torch_schemas()
-
-
-def test_operator_name_parts_match_torchgen_on_every_real_name():
-    for text in REAL:
-        ours = parse(text).name
-        theirs = TorchgenSchema.parse(text).name
-        base = theirs.name.base
-        if theirs.name.functional_overload:
-            base += "_functional"
-        if theirs.name.dunder_method:
-            base = f"__{base}__"
-        assert (ours.base, ours.inplace, ours.overload) == (
-            base,
-            theirs.name.inplace,
-            theirs.overload_name,
-        ), text
 
 
 @pytest.mark.parametrize(

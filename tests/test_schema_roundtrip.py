@@ -33,6 +33,21 @@ def test_every_real_schema_round_trips():
     assert mismatched == []
 
 
+def test_operator_name_parts_match_torchgen(pairs):
+    for a, t in pairs:
+        ours, theirs = a.name, t.name
+        base = theirs.name.base
+        if theirs.name.functional_overload:
+            base += "_functional"
+        if theirs.name.dunder_method:
+            base = f"__{base}__"
+        assert (ours.base, ours.inplace, ours.overload) == (
+            base,
+            theirs.name.inplace,
+            theirs.overload_name,
+        ), str(a)
+
+
 def test_kind_matches_torchgen(pairs):
     wrong = [str(a) for a, t in pairs if a.kind.name != t.kind().name]
     assert wrong == []
