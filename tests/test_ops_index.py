@@ -297,3 +297,22 @@ def test_meta_setitem_and_index_put():
     # like PyTorch's Meta kernel, no value-shape check without data
     p.index_put_((pyaten.tensor([0], device="meta"),), pyaten.ones(5, device="meta"))
     t.index_put_((torch.tensor([0], device="meta"),), torch.ones(5, device="meta"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16", "bfloat16",
+                                   "complex64"])
+def test_dtype_names_in_index_errors_match_torch(dtype):
+    # Messages name dtypes as PyTorch does: legacy tensor type names, ScalarType names.
+    t, p = make_pair((3,), dtype)
+
+    def assign_str(m, x):
+        x[0] = "text"
+
+    assert_same_error(lambda: assign_str(pyaten, p), lambda: assign_str(torch, t))
+    other = "int8" if dtype != "int8" else "float32"
+    assert_same_error(
+        lambda: pyaten.ops.aten.index.Tensor_out(
+            p, [pyaten.tensor([0])], out=pyaten.empty(1, dtype=getattr(pyaten, other))),
+        lambda: torch.ops.aten.index.Tensor_out(
+            t, [torch.tensor([0])], out=torch.empty(1, dtype=getattr(torch, other))),
+    )

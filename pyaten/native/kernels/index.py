@@ -201,6 +201,13 @@ def meta_index_Tensor(op, self: Tensor, indices) -> None:  # noqa: N802
     expanded = expand_indices(self, indices)
     shape = _index_shape(self, expanded)
     strides = _index_output_strides(self, expanded, shape)
+    out = op.maybe_get_output(0)
+    if op.kind == "out" and out._dtype is not self._dtype:
+        # ATen's index_out checks this itself (its meta does not compare dtypes)
+        raise RuntimeError(
+            f"index_out: self ({self._dtype.scalar_name}) and result "
+            f"({out._dtype.scalar_name}) must have the same scalar type"
+        )
     op.set_output(0, shape, self.dtype, self.device, strides)
 
 
@@ -494,7 +501,8 @@ def tensor_setitem(self: Tensor, index, value) -> None:
             value = make_tensor(value, dtype=self.dtype, device=self.device)
         except (TypeError, ValueError) as error:
             raise TypeError(
-                f"can't assign a {type(value).__name__} to a {self.dtype} tensor"
+                f"can't assign a {type(value).__name__} to a "
+                f"pyaten.{self.dtype.scalar_name}Tensor"
             ) from error
         tensor_setitem(self, index, value)
         return
