@@ -40,7 +40,8 @@ def _show(name: str) -> int:
         if record is not None:
             print(f"# func: {record.func}")
             print(f"# declared at {record.loc.path}:{record.loc.line}")
-        for chunk in generated.per_op.get(op, _Empty()).chunks:
+        chunks = generated.per_op[op].chunks if op in generated.per_op else []
+        for chunk in chunks:
             if chunk in seen:
                 print(f"# (binding shown above: {chunk.splitlines()[0]})")
                 continue
@@ -52,10 +53,6 @@ def _show(name: str) -> int:
                 print(f"#   {reg.operator} [{reg.key}] -> {reg.kernel} ({reg.kind})")
         print()
     return 0
-
-
-class _Empty:
-    chunks: list[str] = []
 
 
 def _short(name) -> str:

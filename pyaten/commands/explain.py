@@ -16,7 +16,6 @@ import json
 import sys
 import traceback
 import warnings
-from contextlib import nullcontext
 from typing import Any
 
 HELP = "evaluate a Python expression and explain each operator call, from YAML to kernel"
@@ -82,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     printed = io.StringIO()
     # In JSON mode what EXPR prints is kept in "printed", so stdout stays one JSON document.
-    capture = contextlib.redirect_stdout(printed) if args.format == "json" else nullcontext()
+    json_mode = args.format == "json"
+    capture = contextlib.redirect_stdout(printed) if json_mode else contextlib.nullcontext()
     try:
         with capture:
             explanation, _ = evaluate(args.expr, depth=args.depth, values=not args.no_values)
