@@ -52,14 +52,10 @@ def set_printoptions(
             raise ValueError(f"set_printoptions(): unknown profile {profile!r}")
         for key, value in _PROFILES[profile].items():
             setattr(PRINT_OPTS, key, value)
-    if precision is not None:
-        PRINT_OPTS.precision = precision
-    if threshold is not None:
-        PRINT_OPTS.threshold = threshold
-    if edgeitems is not None:
-        PRINT_OPTS.edgeitems = edgeitems
-    if linewidth is not None:
-        PRINT_OPTS.linewidth = linewidth
+    given = dict(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth)
+    for key, value in given.items():
+        if value is not None:
+            setattr(PRINT_OPTS, key, value)
     PRINT_OPTS.sci_mode = sci_mode
 
 
