@@ -53,6 +53,7 @@ def test_operator_name_table(text, namespace, name, overload, base, inplace):
         inplace,
     )
     assert op.qualified == str(op) == text
+    assert op.unqualified == text.rpartition("::")[2]
 
 
 TYPES = [

@@ -35,7 +35,7 @@ def _show(name: str) -> int:
         return 1
     seen: set[str] = set()
     for op in wanted:
-        record = next((r for r in records if _short(r.func.name) == op), None)
+        record = next((r for r in records if r.func.name.unqualified == op), None)
         print(f"# ===== {op} =====")
         if record is not None:
             print(f"# func: {record.func}")
@@ -53,10 +53,6 @@ def _show(name: str) -> int:
                 print(f"#   {reg.operator} [{reg.key}] -> {reg.kernel} ({reg.kind})")
         print()
     return 0
-
-
-def _short(name) -> str:
-    return f"{name.name}.{name.overload}" if name.overload else name.name
 
 
 def run(args: argparse.Namespace) -> int:

@@ -90,8 +90,13 @@ class OperatorName:
     def qualified(self) -> str:
         return str(self)
 
+    @property
+    def unqualified(self) -> str:
+        """`name.overload` (`name` without an overload), the namespace left out."""
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
     def __str__(self) -> str:
-        text = f"{self.name}.{self.overload}" if self.overload else self.name
+        text = self.unqualified
         return f"{self.namespace}::{text}" if self.namespace else text
 
 

@@ -169,8 +169,7 @@ def _gather(node: trace.Node, into: _Gathered) -> _Gathered:
 
 
 def _qualified(name: Any, namespace: str) -> str:
-    text = f"{name.name}.{name.overload}" if name.overload else name.name
-    return f"{name.namespace or namespace}::{text}"
+    return f"{name.namespace or namespace}::{name.unqualified}"
 
 
 @functools.lru_cache(maxsize=1)
