@@ -89,7 +89,7 @@ def test_int_list_forms():
         lambda m: m.zeros(2, 3),
         lambda m: m.zeros((2, 3)),
         lambda m: m.zeros([2, 3]),
-        lambda m: m.zeros(m.Size([2, 3])) if m is torch else m.zeros(m.Size([2, 3])),
+        lambda m: m.zeros(m.Size([2, 3])),
         lambda m: m.zeros(3),
         lambda m: m.ones(2, 3).view(3, 2),
         lambda m: m.ones(2, 3).view((3, 2)),
