@@ -123,10 +123,6 @@ def cast_scalar(value, dtype):
         return np.asarray(value).astype(dtype.numpy)
 
 
-# `Tensor._numpy()` views empty tensors whatever their offset; this name stays for old callers.
-array_of = Tensor._numpy
-
-
 def assign(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src with C-style casts (no NumPy cast warnings, complex keeps the real part)."""
     if dst.dtype == src.dtype or np.can_cast(src.dtype, dst.dtype, "safe"):

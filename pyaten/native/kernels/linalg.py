@@ -15,7 +15,7 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
-from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, array_of, assign, check_out_dtype
+from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, check_out_dtype
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.registry import native
@@ -73,7 +73,7 @@ def meta_mm(op, self: Tensor, mat2: Tensor) -> None:
 @native
 def mm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     _check_not_bool(self._dtype, "addmm_impl_cpu_")
-    a, b, target = array_of(self), array_of(mat2), array_of(out)
+    a, b, target = self._numpy(), mat2._numpy(), out._numpy()
     if op.kind == "functional" and a.dtype == b.dtype == target.dtype == _acc(out._dtype):
         # A new output cannot overlap the inputs: the product goes straight into it.
         quiet_call(np.matmul, a, b, out=target)
@@ -103,7 +103,7 @@ def meta_bmm(op, self: Tensor, mat2: Tensor) -> None:
 @native
 def bmm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     _check_not_bool(self.dtype, "bmm")
-    assign(array_of(out), _product(array_of(self), array_of(mat2), out.dtype))
+    assign(out._numpy(), _product(self._numpy(), mat2._numpy(), out.dtype))
 
 
 # --- matmul ------------------------------------------------------------------------------

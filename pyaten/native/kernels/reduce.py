@@ -14,7 +14,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.promotion import can_cast
 from pyaten.core.tensor import Tensor
-from pyaten.native.kernels.copy import array_of, assign
+from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.registry import native
@@ -75,7 +75,7 @@ def meta_sum_dim_IntList(op, self: Tensor, dim, keepdim: bool = False, dtype=Non
 
 def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.ndarray:
     acc = _acc_numpy(out._dtype)
-    source = array_of(self)
+    source = self._numpy()
     if source.dtype != acc:
         source = source.astype(acc)
     if acc.kind in "iub":
@@ -87,7 +87,7 @@ def _reduce_sum(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> np.nda
 @native
 def sum_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
     dims = reduction_dims(dim, len(self._sizes))
-    assign(array_of(out), _reduce_sum(self, dims, keepdim, out))
+    assign(out._numpy(), _reduce_sum(self, dims, keepdim, out))
 
 
 @native
@@ -140,12 +140,12 @@ def mean_out(op, self: Tensor, dim, keepdim: bool, dtype, out: Tensor) -> None:
     # ATen sums straight into `out` (in its accumulate type) and divides there
     acc = _acc_numpy(out.dtype)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        source = array_of(self)
+        source = self._numpy()
         if source.dtype != acc:
             source = source.astype(acc)
         total = np.add.reduce(source, axis=dims, dtype=acc, keepdims=keepdim)
         result = total / acc.type(count)
-    assign(array_of(out), result)
+    assign(out._numpy(), result)
 
 
 @native
