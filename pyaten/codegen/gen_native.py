@@ -5,7 +5,11 @@ The generated module (written to `pyaten/_generated/`, see `pyaten.native.loader
 
 1. structured wrappers: per structured group and backend key, the functional, in-place and
    out wrappers around one `meta` and one `impl` (see Note: structured wrappers);
-2. autogen kernels: the out variants listed under `autogen:`, built from the functional op;
+   plus, per group, the CompositeExplicitAutogradNonFunctional functional/in-place kernels
+   PyTorch generates (meta, then the out op) for keys with no kernel of their own;
+2. autogen kernels: the variants listed under `autogen:`, out ones built from the functional
+   op (factory options taken from `out`), functional ones from the in-place op; and the
+   BackendSelect kernels of ops taking tensor options (backend from `device`, redispatch);
 3. `REGISTRATIONS`: every (operator, dispatch key, kernel) to register, with the kernel names
    the registration needs so a missing kernel is reported, not crashed on;
 4. bindings: one function per Python name (`add`, `Tensor_add`, `Operator___add__`), written by
