@@ -16,7 +16,6 @@ import argparse
 import gc
 import importlib
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -25,6 +24,7 @@ import torchgen.gen as tg  # noqa: E402
 from _common import TORCH_DERIVATIVES_YAML as DERIVATIVES  # noqa: E402
 from _common import TORCH_NATIVE_YAML as NATIVE  # noqa: E402
 from _common import TORCH_TAGS_YAML as TAGS  # noqa: E402
+from _common import best_times  # noqa: E402
 from torchgen.packaged.autograd import load_derivatives as tg_derivatives  # noqa: E402
 
 from pyaten.declarations import (  # noqa: E402
@@ -76,24 +76,13 @@ def pyaten_lint():
     return lint(NATIVE) + lint(DERIVATIVES, native=NATIVE)
 
 
-def best_of(repeat: int, *fns):
-    best = [float("inf")] * len(fns)
-    results = [None] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            results[i] = fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best, results
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    (ours, theirs, theirs_nogc), ((fns, (groups, singles)), (t_fns, t_grouped), _) = best_of(
-        args.repeat, pyaten_native, torchgen_native, torchgen_native_gc_paused
+    (ours, theirs, theirs_nogc), ((fns, (groups, singles)), (t_fns, t_grouped), _) = best_times(
+        args.repeat, [pyaten_native, torchgen_native, torchgen_native_gc_paused]
     )
     t_groups = sum(isinstance(g, tg.NativeFunctionsGroup) for g in t_grouped)
     print(f"native_functions.yaml: load + group, best of {args.repeat}")
@@ -105,15 +94,15 @@ def main() -> None:
         f"pyaten {theirs_nogc / ours:.2f}x)"
     )
 
-    (ours, theirs), (entries, infos) = best_of(
-        args.repeat, pyaten_derivatives, torchgen_derivatives
+    (ours, theirs), (entries, infos) = best_times(
+        args.repeat, [pyaten_derivatives, torchgen_derivatives]
     )
     print("derivatives.yaml (native file included), best of", args.repeat)
     print(f"  pyaten   {ours * 1e3:8.1f} ms  {len(entries)} entries")
     print(f"  torchgen {theirs * 1e3:8.1f} ms  {len(infos[0])} infos (incl. generated view_copy)")
     print(f"  pyaten is {theirs / ours:.2f}x torchgen's speed")
 
-    (ours,), (diagnostics,) = best_of(args.repeat, pyaten_lint)
+    (ours,), (diagnostics,) = best_times(args.repeat, [pyaten_lint])
     print(
         f"lint of both files (torchgen has no linter): pyaten {ours * 1e3:.1f} ms, "
         f"{len(diagnostics)} diagnostics"

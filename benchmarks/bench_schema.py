@@ -11,35 +11,16 @@ passes, garbage collector paused.
 from __future__ import annotations
 
 import argparse
-import gc
 import pathlib
 import re
 import sys
-import time
 
-from _common import TORCH_NATIVE_YAML
+from _common import TORCH_NATIVE_YAML, best_times
 from torchgen.model import FunctionSchema as TorchgenSchema
 
 # Run from a checkout without installing: the repository root holds the package.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from pyaten.schema import clear_caches, parse  # noqa: E402
-
-
-def best_times(repeat: int, fns: list) -> list[float]:
-    """Best time of each function; passes are interleaved so machine load hits all alike,
-    and the garbage collector is paused while timing, as `timeit` does."""
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            gc.collect()
-            gc.disable()
-            try:
-                start = time.perf_counter()
-                fn()
-                best[i] = min(best[i], time.perf_counter() - start)
-            finally:
-                gc.enable()
-    return best
 
 
 def main() -> None:
@@ -78,7 +59,7 @@ def main() -> None:
         fns.append(torch_cpp)
     except ImportError:
         pass
-    rows = list(zip(labels, best_times(args.repeat, fns)))
+    rows = list(zip(labels, best_times(args.repeat, fns, pause_gc=True)[0]))
 
     n = len(schemas)
     print(f"{n} schemas, best of {args.repeat} passes")
