@@ -541,22 +541,6 @@ class Tensor:
 
 _new = object.__new__
 
-# c10 TypeMeta names, which PyTorch's grad-assignment message uses for the gradient's dtype.
-_TYPEMETA_NAMES = {
-    "bool": "bool",
-    "uint8": "unsigned char",
-    "int8": "signed char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
 
 def _check_grad(t: Tensor, grad: object) -> None:
     # The checks and messages of PyTorch's `Tensor.grad = ...`.
@@ -567,7 +551,7 @@ def _check_grad(t: Tensor, grad: object) -> None:
         )
     if grad._dtype is not t._dtype:
         raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{_TYPEMETA_NAMES[grad._dtype.name]}' "
+            f"attempting to assign a gradient with dtype '{grad._dtype.cpp_name}' "
             f"to a tensor with grad_dtype '{t._dtype.scalar_name}'. The gradient must match the "
             "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
             "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
