@@ -588,3 +588,14 @@ def test_empty_view_with_offset_past_storage_end(sizes, strides, offset):
     for fn in (lambda x: x.clone(), lambda x: x + 1, lambda x: x.sum(), lambda x: x.contiguous()):
         r_t, r_p = fn(t), fn(p)
         assert tuple(r_p.shape) == tuple(r_t.shape) and r_p.tolist() == r_t.tolist()
+
+
+@pytest.mark.parametrize("grad_dtype", ["float64", "int64", "float16", "complex64"])
+def test_grad_assignment_with_wrong_dtype_matches_torch(grad_dtype):
+    messages = []
+    for lib in (pyaten, torch):
+        t = lib.ones(2)
+        with pytest.raises(RuntimeError) as info:
+            t.grad = lib.ones(2, dtype=getattr(lib, grad_dtype))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
