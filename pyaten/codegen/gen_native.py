@@ -125,17 +125,23 @@ def _precomputed_call(out_fn: Any, out_schema: FunctionSchema) -> tuple[str, lis
     return ("pre = " if pre is not None else ""), args
 
 
+def _wrapper_parts(fn: Any, out_fn: Any, functional: Any) -> tuple:
+    """What every wrapper of a structured group starts from: its schema, the out variant's
+    schema, the meta function's name, the wrapper's parameters, meta's arguments, the number
+    of outputs."""
+    schema: FunctionSchema = fn.func
+    out_schema: FunctionSchema = out_fn.func
+    meta = naming.meta_name(functional.func.name if functional is not None else out_schema.name)
+    meta_args = [naming.pyident(a.name) for a in schema.arguments if not a.is_out]
+    return schema, out_schema, meta, _params(schema), meta_args, len(out_schema.out)
+
+
 def gen_structured_wrapper(
     kind: str, key: str, fn: Any, out_fn: Any, functional: Any, impl_name: str | None
 ) -> str:
     """Source of one wrapper. `kind` is functional/inplace/out; `impl_name` None runs meta only."""
-    schema: FunctionSchema = fn.func
-    out_schema: FunctionSchema = out_fn.func
-    meta = naming.meta_name(functional.func.name if functional is not None else out_schema.name)
+    schema, out_schema, meta, params, meta_args, n_out = _wrapper_parts(fn, out_fn, functional)
     wrapper = naming.wrapper_name(key, schema.name)
-    params = _params(schema)
-    meta_args = [naming.pyident(a.name) for a in schema.arguments if not a.is_out]
-    n_out = len(out_schema.out)
     if kind == "functional":
         preset = "(" + "None, " * n_out + ")"
     elif kind == "inplace":
@@ -177,13 +183,8 @@ def gen_default_backend_wrapper(kind: str, fn: Any, out_fn: Any, functional: Any
     under CompositeExplicitAutogradNonFunctional: run `meta` to allocate (or check) the
     output, then call the out variant through the dispatcher. It serves the keys with no
     kernel of their own: Undefined (a call with no tensors, `cat([])`) and other backends."""
-    schema: FunctionSchema = fn.func
-    out_schema: FunctionSchema = out_fn.func
-    meta = naming.meta_name(functional.func.name if functional is not None else out_schema.name)
+    schema, out_schema, meta, params, meta_args, n_out = _wrapper_parts(fn, out_fn, functional)
     wrapper = naming.wrapper_name(DEFAULT_BACKEND, schema.name)
-    params = _params(schema)
-    meta_args = [naming.pyident(a.name) for a in schema.arguments if not a.is_out]
-    n_out = len(out_schema.out)
     preset = "(" + "None, " * n_out + ")" if kind == "functional" else "(self,)"
     outs = [f"op.outputs[{i}]" for i in range(n_out)]
     call_args = [naming.pyident(a.name) for a in out_schema.arguments if not a.is_out] + outs
