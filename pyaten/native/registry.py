@@ -16,6 +16,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # kernel name -> function; filled at import of pyaten.native.kernels, read by the loader.
 NATIVE: dict[str, Callable[..., Any]] = {}
+# kernel name -> `file:line` for functions made from a table row (see `native_at`).
+_SITES: dict[str, str] = {}
 
 
 def _site(fn: Callable[..., Any]) -> str:
@@ -38,6 +40,14 @@ def native(fn: F) -> F:
     return fn
 
 
+def native_at(name: str, fn: Callable[..., Any], where: str) -> None:
+    """Register a made function (a family row's meta or impl) under `name`, reported at
+    `where` (the row's line) rather than at the code that made it."""
+    fn.__name__ = name
+    native(fn)
+    _SITES[name] = where
+
+
 def lookup(name: str) -> Callable[..., Any] | None:
     """The kernel registered under `name`, or None."""
     return NATIVE.get(name)
@@ -48,6 +58,8 @@ def site(name: str) -> str:
     fn = NATIVE.get(name)
     if fn is None:
         return "<missing>"
+    if name in _SITES:
+        return _SITES[name]
     try:
         return f"{inspect.getsourcefile(fn)}:{fn.__code__.co_firstlineno}"
     except (TypeError, AttributeError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core.stub import DispatchStub
+from pyaten.native import family
 from pyaten.native.registry import native
 from pyaten.native.runtime import wrapped_number
 from pyaten.native.structured import quiet_call
@@ -360,3 +361,10 @@ def meta_pow_Scalar(op, self, exponent):
 @native
 def pow_Scalar_out(op, self, exponent, out):
     pow_stub(op.device.type, op)
+
+
+# --- the family table: one row per operator (pyaten.native.family, docs/operators.md) -------
+
+family.register(
+    family.Pointwise("hypot", np.hypot, family.FLOATING_AND_REDUCED),
+)

@@ -1,0 +1,217 @@
+"""Pointwise operator families: one row per operator, its meta, stub and impl made from it.
+
+Note: why a table and not `ufunc_inner_loop`
+    PyTorch's `ufunc_inner_loop` key names C++ loop templates per dtype class (`Generic`,
+    `ScalarOnly`, `Vectorized`); what it says is how to generate vectorised loops, not which
+    dtypes an operator accepts or how its result dtype is chosen. pyaten's loops are NumPy
+    calls, so the key would carry nothing we use. What an operator needs from us is exactly
+    one row: the array function, the dtypes PyTorch's `AT_DISPATCH` accepts, the
+    `TensorIterator` build (PyTorch's `build_borrowing_*_op`) that fixes broadcasting and the
+    result dtype, and any error PyTorch raises before computing. The row sits in its family
+    module beside the operators like it (`unary.py`, `binary.py`, ...), and `register` turns
+    it into the three things the structured wrappers of the YAML look for:
+
+    - `meta_<name>[_<overload>]`: the row's checks, then its build on `TensorIteratorMeta`;
+    - the `<name>_stub` DispatchStub with a `cpu` kernel: the dtype check, then the array
+      function in the compute dtype (float16/bfloat16 computed in float32, rounded on write);
+    - `<name>_out` (the YAML's `CPU:` kernel name): calls the stub for the output's device.
+
+    A plug-in device registers its own loop on the stub and reuses the meta and impl.
+    An operator that needs more than a row keeps hand-written functions beside the table.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.stub import DispatchStub
+from pyaten.native.registry import native_at
+from pyaten.native.runtime import Tensor
+from pyaten.native.structured import TensorIteratorMeta, quiet_call
+
+# --- dtype groups: PyTorch's AT_DISPATCH_* sets -----------------------------------------------
+
+INTEGRAL = frozenset({dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64})
+FLOATING = frozenset({dt.float32, dt.float64})
+COMPLEX = frozenset({dt.complex64, dt.complex128})
+REDUCED = frozenset({dt.float16, dt.bfloat16})  # computed in float32, rounded on write
+ALL = INTEGRAL | FLOATING  # AT_DISPATCH_ALL_TYPES: integers and float/double
+
+
+def dtypes_and(group: Iterable[dt.dtype], *extra: dt.dtype) -> frozenset[dt.dtype]:
+    """`AT_DISPATCH_<group>_AND<n>(extra...)`: a group plus some single dtypes."""
+    return frozenset(group) | frozenset(extra)
+
+
+FLOATING_AND_REDUCED = FLOATING | REDUCED
+FLOATING_COMPLEX_AND_REDUCED = FLOATING | COMPLEX | REDUCED
+ALL_AND_REDUCED = ALL | REDUCED
+ALL_AND_REDUCED_BOOL = ALL | REDUCED | {dt.bool}
+EVERY = ALL | COMPLEX | REDUCED | {dt.bool}  # AT_DISPATCH_V2(..., AT_EXPAND(ALL), bool, half...)
+
+
+# --- builds: how the TensorIterator of a row is configured (PyTorch's build_*_op) ------------
+
+
+def same(op: TensorIteratorMeta, tensors: tuple[Tensor, ...]) -> None:
+    """Result in the inputs' common dtype (`build_borrowing_unary_op`/`binary_op`)."""
+    if len(tensors) == 1:
+        op.build_unary_op(tensors[0])
+    elif len(tensors) == 2:
+        op.build_binary_op(tensors[0], tensors[1])
+    else:
+        op.build(tensors)
+
+
+def to_float(op: TensorIteratorMeta, tensors: tuple[Tensor, ...]) -> None:
+    """Integer and bool inputs promote to the default float dtype (`*_float_op`)."""
+    if len(tensors) == 1:
+        op.build_unary_float_op(tensors[0])
+    elif len(tensors) == 2:
+        op.build_binary_float_op(tensors[0], tensors[1])
+    else:
+        op.build(tensors, promote_integer_inputs_to_float=True)
+
+
+def to_bool(op: TensorIteratorMeta, tensors: tuple[Tensor, ...]) -> None:
+    """A bool result computed in the inputs' common dtype (`comparison_op`, `force_boolean`)."""
+    if len(tensors) == 2:
+        op.build_comparison_op(tensors[0], tensors[1])
+    else:
+        op.build(tensors, output_dtype=dt.bool, enforce_safe_casting_to_output=False)
+
+
+BUILDS: dict[str, Callable[[TensorIteratorMeta, tuple[Tensor, ...]], None]] = {
+    "same": same,
+    "float": to_float,
+    "bool": to_bool,
+}
+
+
+# --- the row --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pointwise:
+    """One pointwise operator of a family table.
+
+    - `name`: the functional name, with `.overload` when the group's functional has one
+      (`"add.Tensor"`); the meta is `meta_<name>_<overload>`, the stub `<name>_stub`.
+    - `fn`: the array function. It is called with the operator's arguments in schema order,
+      tensors replaced by NumPy arrays in the compute dtype, other arguments as given; a
+      NumPy ufunc with only tensor arguments writes straight into the output.
+    - `dtypes`: the compute dtypes PyTorch's `AT_DISPATCH` accepts; another raises
+      `"<dispatch_name>" not implemented for '<Dtype>'` (`NotImplementedError`).
+    - `build`: `"same"`, `"float"` or `"bool"` (see BUILDS): broadcasting and result dtype.
+    - `check`: called as `check(*arguments)` before the build, for the errors PyTorch raises
+      in its meta function (bool or complex inputs refused, argument ranges).
+    - `impl`: the YAML's `CPU:` kernel name (default `<name>_out`).
+    - `dispatch_name`: the name in the dtype error (default `<name>_cpu`).
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    dtypes: frozenset[dt.dtype]
+    build: str = "same"
+    check: Callable[..., None] | None = None
+    impl: str | None = None
+    dispatch_name: str | None = None
+    site: str = field(default="", compare=False)
+
+    @property
+    def base_name(self) -> str:
+        return self.name.partition(".")[0]
+
+    @property
+    def meta_name(self) -> str:
+        base, _, overload = self.name.partition(".")
+        return f"meta_{base}_{overload}" if overload else f"meta_{base}"
+
+    @property
+    def impl_name(self) -> str:
+        return self.impl or f"{self.base_name}_out"
+
+    @property
+    def error_name(self) -> str:
+        return self.dispatch_name or f"{self.base_name}_cpu"
+
+
+def unsupported_dtype(op_name: str, dtype: dt.dtype) -> NotImplementedError:
+    """PyTorch's AT_DISPATCH error for a dtype its switch has no case for."""
+    return NotImplementedError(f'"{op_name}" not implemented for \'{dtype.scalar_name}\'')
+
+
+def _caller_site(depth: int) -> str:
+    frame = sys._getframe(depth)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def register(*rows: Pointwise) -> dict[str, DispatchStub]:
+    """Make each row's meta, stub (with its `cpu` loop) and impl; return the stubs by name.
+
+    The functions are registered under the names the structured wrappers look up, with the
+    row's line as their site (what `pyaten explain` and `codegen show` print)."""
+    site = _caller_site(2)
+    stubs = {}
+    for row in rows:
+        stub = DispatchStub(f"{row.base_name}_stub")
+        stub.register("cpu", _cpu_loop(row))
+        native_at(row.meta_name, _meta(row), row.site or site)
+        native_at(row.impl_name, _impl(stub), row.site or site)
+        stubs[stub.name] = stub
+    return stubs
+
+
+def _meta(row: Pointwise) -> Callable[..., None]:
+    build = BUILDS[row.build]
+    check = row.check
+
+    def meta(op: TensorIteratorMeta, *args: Any) -> None:
+        if check is not None:
+            check(*args)
+        tensors = tuple(a for a in args if isinstance(a, Tensor))
+        build(op, tensors)
+
+    meta.__name__ = meta.__qualname__ = row.meta_name
+    return meta
+
+
+def _impl(stub: DispatchStub) -> Callable[..., None]:
+    def impl(op: TensorIteratorMeta, *args: Any) -> None:
+        stub(op.device.type, op, args[:-1])
+
+    impl.__name__ = impl.__qualname__ = stub.name.removesuffix("_stub") + "_out"
+    return impl
+
+
+def _cpu_loop(row: Pointwise) -> Callable[[TensorIteratorMeta, tuple], None]:
+    fn = row.fn
+    dtypes = row.dtypes
+    error_name = row.error_name
+    writes_directly = isinstance(fn, np.ufunc)
+
+    def loop(op: TensorIteratorMeta, args: tuple) -> None:
+        common = op.common_dtype
+        if common not in dtypes:
+            raise unsupported_dtype(error_name, common)
+        arrays = op.input_arrays()
+        if len(arrays) == len(args):
+            if writes_directly:
+                op.compute(fn, *arrays)
+                return
+            op.write(quiet_call(fn, *arrays))
+            return
+        # Non-tensor arguments (scalars, options) keep their schema positions.
+        it = iter(arrays)
+        call = [next(it) if isinstance(a, Tensor) else a for a in args]
+        op.write(quiet_call(fn, *call))
+
+    loop.__name__ = loop.__qualname__ = f"{row.base_name}_kernel"
+    return loop
+
