@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import textwrap
 
 import pytest
 
@@ -12,7 +13,11 @@ PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 EXAMPLES = [
     (page, i, block)
     for page in PAGES
-    for i, block in enumerate(re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), re.S))
+    # blocks inside list items are indented: dedent them
+    for i, block in enumerate(
+        textwrap.dedent(b) for b in re.findall(r" *```python\n(.*?)```", (DOCS / page).read_text(),
+                                               re.S)
+    )
 ]
 
 
