@@ -2,15 +2,15 @@
 
 __version__ = "0.1.0"
 
-# --- dispatcher (issue 4): keys, tables, Library, dump_table / explain / trace
+# --- the dispatcher: keys, tables, Library, dump_table / trace
 import pyaten.dispatch as dispatch  # noqa: E402,F401
 import pyaten.library as library  # noqa: E402,F401
 
-# --- tensor core (issue 5): Tensor, dtypes, devices, promotion, creation, interop
+# --- the tensor core: Tensor, dtypes, devices, promotion, creation, interop
 from pyaten.core import *  # noqa: E402,F401,F403
 
 
-# --- generated API (issue 6): pyaten.add, Tensor.add, operators, pyaten.ops handles
+# --- the generated API: pyaten.add, Tensor.add, operators, pyaten.ops handles
 def _load_generated_api() -> None:
     import pyaten.ops
     from pyaten.native.loader import load
@@ -21,10 +21,33 @@ def _load_generated_api() -> None:
 
 _load_generated_api()
 
-# --- operators (engineer F): PyTorch's hand-bound Tensor.to / .cpu() / .float() ...
+# --- PyTorch's hand-bound conversions: Tensor.to / .cpu() / .float() ...
 from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conversions  # noqa: E402
 
 _attach_conversions()
 
-# --- explain (issue 13): `with pyaten.explain() as ex: ...; print(ex)`
+# --- explain: `with pyaten.explain() as ex: ...; print(ex)`
 from pyaten.utils.explain import explain  # noqa: E402,F401
+
+# --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
+import pyaten.special as special  # noqa: E402,F401
+
+
+# --- a PyTorch name pyaten lacks says so (docs/coverage.md): `pyaten.linalg` and
+# `Tensor.xyz` raise "pyaten does not implement torch.linalg yet"; a method attached later
+# replaces its placeholder.
+def _install_placeholders() -> None:
+    from pyaten.core import Tensor
+    from pyaten.utils.torch_api import install_placeholders
+
+    install_placeholders(Tensor, "torch.Tensor")
+
+
+_install_placeholders()
+
+
+def __getattr__(name: str) -> object:
+    """Reached only when `pyaten.<name>` is not found."""
+    from pyaten.utils.torch_api import module_getattr
+
+    return module_getattr(__name__, "torch", name)

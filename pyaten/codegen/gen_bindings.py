@@ -13,7 +13,7 @@ from typing import Any
 
 from pyaten.codegen import naming
 from pyaten.codegen.python_signature import PythonSignature
-from pyaten.schema.model import NO_DEFAULT, BaseType, ListType, OptionalType
+from pyaten.schema.model import NO_DEFAULT, BaseType, FunctionSchema, ListType, OptionalType
 
 # Python operators and the method binding each one calls (commutative reflected forms reuse
 # it; the others are composites in pyaten.native.tensor_api).
@@ -77,11 +77,16 @@ def _literal_default(arg_type: Any, value: object) -> str | None:
     return None
 
 
+def _named_returns(schema: FunctionSchema) -> bool:
+    """Results the binding wraps in a named tuple (`values, indices`): no fast path for them."""
+    return len(schema.returns) > 1 and all(r.name for r in schema.returns)
+
+
 def _fast_call(sig: PythonSignature) -> tuple[int, str] | None:
     """For the commonest call (required tensors positionally, no kwargs): how many tensors, and
     the entry's argument list in schema order using `a0, a1, ...`; None when not applicable."""
     functional = sig.functional
-    if functional is None or sig.has_requires_grad:
+    if functional is None or sig.has_requires_grad or _named_returns(functional):
         return None
     required = [p for p in sig.params if p.required]
     if any(p.keyword_only for p in required):
@@ -220,7 +225,7 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -
     """One `if` block: this signature's exact-class call, when it is safe (see the Note).
     A factory's `requires_grad=False` default needs nothing after the call."""
     functional = sig.functional
-    if functional is None:
+    if functional is None or _named_returns(functional):
         return []
     required = [p for p in sig.params if p.required]
     positional = [p for p in sig.params if not p.keyword_only]

@@ -22,7 +22,7 @@ from pyaten.codegen.python_signature import PythonParam, PythonSignature
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.device import as_device
 from pyaten.core.device import device as _device_class
-from pyaten.native import runtime
+from pyaten.native import return_types, runtime
 from pyaten.schema.model import NO_DEFAULT, BaseType, ListType, OptionalType, Type
 
 FAIL: Any = object()  # a converter's "this value does not fit"
@@ -294,7 +294,7 @@ class ParsedSignature:
                  "max_args", "varargs_intlist", "functional_entry", "out_entry",
                  "functional_name", "out_name", "self_index", "functional_order", "out_order",
                  "n_outs", "requires_grad_index", "out_index", "signature",
-                 "functional_get", "out_get")
+                 "functional_get", "out_get", "functional_tuple", "out_tuple")
 
     def __init__(self, sig: PythonSignature) -> None:
         self.signature = sig
@@ -322,6 +322,9 @@ class ParsedSignature:
         # Getters that pick the entry's arguments out of `values + [self] + outs` in one C call.
         self.functional_get = self._getter(self.functional_order)
         self.out_get = self._getter(self.out_order)
+        # Named returns (`values, indices`) come back as pyaten.return_types named tuples.
+        self.functional_tuple = return_types.for_schema(sig.functional, out=False)
+        self.out_tuple = return_types.for_schema(sig.out_variant, out=True)
 
     def _order(self, schema, schema_index) -> tuple[int, ...] | None:
         if schema is None:
@@ -457,6 +460,9 @@ class ParsedSignature:
             values.extend(outs)
         call_args = (self.functional_get if out is None else self.out_get)(values)
         result = entry.call(*call_args)
+        wrap = self.functional_tuple if out is None else self.out_tuple
+        if wrap is not None:
+            result = wrap(*result)
         if self.requires_grad_index is not None and values[self.requires_grad_index]:
             runtime.set_requires_grad(result)
         return result

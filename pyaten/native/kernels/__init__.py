@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib
 
-# Elementwise families (engineer E) and shape/copy/factory/... families (engineer F).
+# The family modules, imported in this order: elementwise (arithmetic, unary, comparison,
+# where, bitwise), then views, copies, factories, reductions, linear algebra, concatenation,
+# indexing and the rest.
 FAMILIES: tuple[str, ...] = (
     "binary",
     "unary",
@@ -22,6 +24,7 @@ FAMILIES: tuple[str, ...] = (
     "linalg",
     "cat",
     "index",
+    "scan",
 )
 
 LOADED: list[str] = []
