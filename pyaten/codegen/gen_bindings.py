@@ -148,6 +148,7 @@ _FAST_KINDS = {"Tensor": "tensor", "int": "int", "SymInt": "int", "float": "floa
 _KIND_CLASSES = {"tensor": ("Tensor",), "int": ("int",), "float": ("float",), "bool": ("bool",),
                  "dtype": ("dtype",), "number": ("int", "float"), "intlist": ("seq",),
                  "tensorlist": ("seq",)}
+# The generated module defines `all`, `any`, `max`... as operators: no builtins in the checks.
 _KIND_CHECK = {
     "tensor": "{v}.__class__ is Tensor",
     "int": "{v}.__class__ is int",
@@ -156,9 +157,9 @@ _KIND_CHECK = {
     "dtype": "{v}.__class__ is DType",
     "number": "({v}.__class__ is int or {v}.__class__ is float)",
     "intlist": "({v}.__class__ is tuple or {v}.__class__ is Size or {v}.__class__ is list) "
-               "and all(i.__class__ is int for i in {v})",
+               "and {{i.__class__ for i in {v}}} <= {{int}}",
     "tensorlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
-                  "all(t.__class__ is Tensor for t in {v})",
+                  "{{t.__class__ for t in {v}}} <= {{Tensor}}",
 }
 
 
@@ -253,7 +254,7 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -
                j.allow_varargs_intlist for j in earlier):
             values[required[0].schema_name] = "args"
             call = ", ".join(values[a.name] for a in functional.arguments)
-            lines += ["        if n and all(i.__class__ is int for i in args):",
+            lines += ["        if n and {i.__class__ for i in args} <= {int}:",
                       f"            return {entry}.call({call})"]
     # The required arguments, then each optional positional one given positionally too
     # (`cat(ts)`, `cat(ts, 1)`), while those have fast kinds.

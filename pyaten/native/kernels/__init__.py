@@ -14,9 +14,11 @@ import importlib
 FAMILIES: tuple[str, ...] = (
     "binary",
     "unary",
+    "clamp",
     "compare",
     "where",
     "bitwise",
+    "ternary",
     "shape",
     "copy",
     "factory",
@@ -25,6 +27,9 @@ FAMILIES: tuple[str, ...] = (
     "cat",
     "index",
     "scan",
+    "order",
+    "special",
+    "complex",
 )
 
 LOADED: list[str] = []
