@@ -94,6 +94,20 @@ BUILDS: dict[str, Callable[[TensorIteratorMeta, tuple[Tensor, ...]], None]] = {
 }
 
 
+def complex_to_real(op: TensorIteratorMeta, tensors: tuple[Tensor, ...]) -> None:
+    """A complex input gives a new output of its real dtype (`abs`:
+    `unary_op_impl_with_complex_to_float_out`); an `out=` may be real or complex. Other
+    dtypes build as `same`."""
+    (self,) = tensors
+    if self.dtype.is_complex:
+        op.build(tensors, output_dtype=self.dtype.to_real(), enforce_safe_casting_to_output=False)
+    else:
+        op.build_unary_op(self)
+
+
+BUILDS["complex_to_real"] = complex_to_real
+
+
 # --- the row --------------------------------------------------------------------------------
 
 
@@ -113,6 +127,10 @@ class Pointwise:
       in its meta function (bool or complex inputs refused, argument ranges).
     - `impl`: the YAML's `CPU:` kernel name (default `<name>_out`).
     - `dispatch_name`: the name in the dtype error (default `<name>_cpu`).
+    - `stub`: the DispatchStub's name (default `<name>_stub`), for two rows of one name
+      (`lerp.Scalar`, `lerp.Tensor`) or PyTorch's own stub name.
+    - `upcast`: False to hand float16/bfloat16 arrays to `fn` in their own dtype rather than
+      in float32 (`nextafter`, whose answer depends on the dtype's spacing).
     """
 
     name: str
@@ -123,6 +141,14 @@ class Pointwise:
     impl: str | None = None
     dispatch_name: str | None = None
     site: str = field(default="", compare=False)
+    stub: str | None = None
+    upcast: bool = True
+    # `takes_out`: `fn` accepts `out=` as a ufunc does, so its result lands in the output
+    # without a copy (`fn(*arguments, out=array)`). `meta_check`: called as
+    # `meta_check(op, *arguments)` before the build, for checks that read the caller's output
+    # (`op.maybe_get_output()`, `op.kind`), such as signbit's bool-only `out=`.
+    takes_out: bool = False
+    meta_check: Callable[..., None] | None = None
 
     @property
     def base_name(self) -> str:
@@ -140,6 +166,10 @@ class Pointwise:
     @property
     def error_name(self) -> str:
         return self.dispatch_name or f"{self.base_name}_cpu"
+
+    @property
+    def stub_name(self) -> str:
+        return self.stub or f"{self.base_name}_stub"
 
 
 def unsupported_dtype(op_name: str, dtype: dt.dtype) -> NotImplementedError:
@@ -160,21 +190,29 @@ def register(*rows: Pointwise) -> dict[str, DispatchStub]:
     site = _caller_site(2)
     stubs = {}
     for row in rows:
-        stub = DispatchStub(f"{row.base_name}_stub")
+        stub = DispatchStub(row.stub_name)
         stub.register("cpu", _cpu_loop(row))
         native_at(row.meta_name, _meta(row), row.site or site)
         native_at(row.impl_name, _impl(stub), row.site or site)
         stubs[stub.name] = stub
+        ROWS[row.name] = row
     return stubs
+
+
+# Every registered row by name (`"hypot"`, `"lerp.Scalar"`): for tests and introspection.
+ROWS: dict[str, Pointwise] = {}
 
 
 def _meta(row: Pointwise) -> Callable[..., None]:
     build = BUILDS[row.build]
     check = row.check
+    meta_check = row.meta_check
 
     def meta(op: TensorIteratorMeta, *args: Any) -> None:
         if check is not None:
             check(*args)
+        if meta_check is not None:
+            meta_check(op, *args)
         tensors = tuple(a for a in args if isinstance(a, Tensor))
         build(op, tensors)
 
@@ -194,13 +232,15 @@ def _cpu_loop(row: Pointwise) -> Callable[[TensorIteratorMeta, tuple], None]:
     fn = row.fn
     dtypes = row.dtypes
     error_name = row.error_name
-    writes_directly = isinstance(fn, np.ufunc)
+    writes_directly = isinstance(fn, np.ufunc) or row.takes_out
+    takes_out = row.takes_out
+    upcast = row.upcast
 
     def loop(op: TensorIteratorMeta, args: tuple) -> None:
         common = op.common_dtype
         if common not in dtypes:
             raise unsupported_dtype(error_name, common)
-        arrays = op.input_arrays()
+        arrays = op.input_arrays() if upcast else op.input_arrays(common.numpy)
         if len(arrays) == len(args):
             if writes_directly:
                 op.compute(fn, *arrays)
@@ -210,6 +250,9 @@ def _cpu_loop(row: Pointwise) -> Callable[[TensorIteratorMeta, tuple], None]:
         # Non-tensor arguments (scalars, options) keep their schema positions.
         it = iter(arrays)
         call = [next(it) if isinstance(a, Tensor) else a for a in args]
+        if takes_out:
+            op.compute(fn, *call)
+            return
         op.write(quiet_call(fn, *call))
 
     loop.__name__ = loop.__qualname__ = f"{row.base_name}_kernel"
