@@ -435,6 +435,56 @@ def test_cache_key_follows_the_yaml():
     assert _cache_key(text) != _cache_key(text + "\n# edited\n")
 
 
+@pytest.mark.parametrize("folder", ["schema", "declarations", "codegen"])
+def test_cache_key_follows_what_shapes_the_generated_text(folder, tmp_path, monkeypatch):
+    import shutil
+
+    from pyaten.native import loader
+
+    text = NATIVE_YAML.read_text()
+    before = loader._cache_key(text)
+    copy = tmp_path / "pyaten"
+    for name in loader._GENERATOR_INPUTS:
+        shutil.copytree(loader._PACKAGE / name, copy / name)
+    monkeypatch.setattr(loader, "_PACKAGE", copy)
+    assert loader._cache_key(text) == before  # the same files, elsewhere: the same key
+    edited = sorted((copy / folder).glob("*.py"))[0]
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    assert loader._cache_key(text) != before
+
+
+def test_generated_module_holds_no_absolute_path():
+    import re
+
+    from pyaten.native.loader import SOURCE_ROOT
+
+    source = open(load().source_path).read()
+    assert str(SOURCE_ROOT) not in source
+    assert not re.search(r"['\"](/|[A-Za-z]:\\)[^'\"]*native_functions\.yaml", source)
+    assert "'pyaten/native/native_functions.yaml:" in source
+
+
+def test_loaded_records_are_the_yamls_records():
+    from pyaten.declarations import NativeFunction
+
+    records = load().records
+    assert all(isinstance(r, NativeFunction) for r in records)
+    fresh = load_native_functions(str(NATIVE_YAML))
+    assert [str(r.func) for r in records] == [str(r.func) for r in fresh]
+    assert [dict(r.dispatch) for r in records] == [dict(r.dispatch) for r in fresh]
+
+
+def test_structured_groups_are_typed_groups():
+    from pyaten.codegen.gen_native import structured_groups
+    from pyaten.declarations import NativeFunctionsGroup
+
+    groups = structured_groups(load_native_functions(str(NATIVE_YAML)))
+    add = groups[("add", "out")]
+    assert isinstance(add, NativeFunctionsGroup) and add.structured
+    assert str(add.functional.func.name) == "add.Tensor"
+    assert str(add.inplace.func.name) == "add_.Tensor"
+
+
 # Arguments for every `autogen` entry of our YAML: (positional args, out dtype) per module `m`.
 _AUTOGEN_CASES = {
     "add.Scalar_out": lambda m: ((m.arange(6.0).reshape(2, 3), 2, 3), "float32"),
@@ -463,6 +513,9 @@ _AUTOGEN_CASES = {
     "_to_copy.out": lambda m: ((m.arange(6.0).reshape(2, 3),), "int64"),
     "empty_strided.out": lambda m: (([2, 3], [3, 1]), "float64"),
     "sum.out": lambda m: ((m.arange(6.0).reshape(2, 3),), "float64", {"dtype": m.float64}),
+    "median.out": lambda m: ((m.tensor([3.0, 1.0, 2.0, 5.0]),), "float32"),
+    "nanmedian.out": lambda m: ((m.tensor([3.0, float("nan"), 2.0, 5.0]),), "float32"),
+    "trace.out": lambda m: ((m.arange(9).reshape(3, 3),), "int64"),
     "index_put.out": lambda m: ((m.zeros(5), [m.tensor([1, 3])], m.tensor([2.0, 3.0]), True),
                                 "float32"),
 }
