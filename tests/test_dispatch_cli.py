@@ -19,17 +19,21 @@ def test_cli_prints_the_explained_table(capsys) -> None:
         assert main(["dispatch", "pyaten_cli::f"]) == 0
         out = capsys.readouterr().out
         assert "operator: pyaten_cli::f" in out
-        lines = {line.split()[0]: line for line in out.splitlines()[2:]}
-        assert "[kernel]" in lines["CPU"] and "test_dispatch_cli.py" in lines["CPU"]
-        assert "CompositeExplicitAutograd" in lines["CUDA"]
-        assert "[default backend kernel]" in lines["CUDA"]
-        assert "NestedTensorCPU" not in lines  # missing slots hidden without --all
+        # one block per group of keys served alike: the keys, then rule, kernel and site
+        blocks = {b.split(",")[0].split("\n")[0]: b for b in out.split("\n\n")[1:]}
+        assert "rule    kernel:" in blocks["CPU"]
+        assert "at      tests/test_dispatch_cli.py:" in blocks["CPU"]
+        composite = blocks["Undefined"]
+        assert "CUDA" in composite.split("\n    rule")[0]
+        assert "rule    default backend kernel:" in composite
+        assert "(registered for CompositeExplicitAutograd)" in " ".join(composite.split())
+        assert "NestedTensorCPU" not in out  # missing slots hidden without --all
         assert main(["dispatch", "pyaten_cli::f", "--json", "--all"]) == 0
         data = json.loads(capsys.readouterr().out)
         assert len(data) == 137 and data["NestedTensorCPU"]["serves"] == "missing"
         assert data["AutogradCPU"]["rule"] == "backend fallback"
     assert main(["dispatch", "pyaten_cli::f"]) == 1
-    assert "no operator named pyaten_cli::f" in capsys.readouterr().out
+    assert "no operator named pyaten_cli::f" in capsys.readouterr().err
 
 
 def test_explain_agrees_with_dump_table() -> None:

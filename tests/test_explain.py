@@ -1,4 +1,4 @@
-"""`pyaten explain` / `pyaten.explain()`: the trees of the calls issue 13 lists, from the JSON form.
+"""`pyaten explain` / `pyaten.explain()`: the trees of representative calls, from the JSON form.
 
 Each case is written once as a function of a module (`pyaten` or `torch`) so the same call runs
 in both: declarations are checked against torch's registered schemas, dispatch rules against
@@ -128,7 +128,7 @@ def check_kernel_hop(call: dict, operator: str) -> dict:
     return hop
 
 
-# -- the cases of issue 13 -------------------------------------------------------------------
+# -- the cases ---------------------------------------------------------------------------------
 
 
 def add_case(m):
@@ -388,6 +388,44 @@ def test_call_failing_for_lack_of_a_kernel():
 
 
 # -- the command line ------------------------------------------------------------------------
+
+
+def cli_text(expr: str, *options: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["explain", expr, *options])
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize("depth", [None, "1", "2"])
+def test_the_error_points_at_a_marker_that_is_printed(depth):
+    # matmul decomposes into mm, which raises: at --depth 1 the mm call is not printed, so
+    # the error must point at the matmul call that is, and name mm as where it started.
+    expr = "pyaten.matmul(pyaten.ones(2, 3), pyaten.ones(2, 3))"
+    options = ("--depth", depth) if depth else ()
+    code, text = cli_text(expr, *options)
+    assert code == 1
+    footer = " ".join(text.split("\nerror: ")[1].split("\n", 1)[1].split())
+    headers = [line for line in text.splitlines() if re.match(r"\s*call \d", line)]
+    if depth == "1":
+        (marked,) = [h for h in headers if "<--" in h]
+        assert marked.startswith("call 3  aten::matmul")
+        assert "<-- raised inside (in aten::mm, below --depth)" in marked
+        assert "<-- raised here" not in text
+        assert footer == (
+            "(raised in aten::mm, inside call 3 aten::matmul, marked <-- raised inside above; "
+            "a larger --depth shows it)"
+        )
+    else:
+        (marked,) = [h for h in headers if "<--" in h]
+        assert marked.strip().startswith("call 3.1  aten::mm") and "<-- raised here" in marked
+        assert footer == "(raised in aten::mm, call 3.1, marked <-- raised here above)"
+    _, data = cli_json(expr, *options)
+    assert data["error"]["operator"] == "aten::mm"
+    matmul = find_call(data, "aten::matmul")
+    assert matmul["raised_below"] == ("aten::mm" if depth == "1" else None)
+    assert not matmul["raised_here"]
+
 
 
 def test_cli_text_has_the_five_parts_and_the_value():

@@ -22,11 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyaten.cli import main
-from pyaten.declarations import Diagnostic, lint, lint_files
+from pyaten.codegen.naming import default_kernel_name
+from pyaten.declarations import Diagnostic, lint, lint_files, load_native_functions
 from pyaten.declarations.dispatch_keys import DISPATCH_KEYS, suggest_dispatch_key
+from pyaten.declarations.entry_rules import _default_kernel_name
 from pyaten.declarations.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
+PROJECT_NATIVE = Path(__file__).parent.parent / "pyaten" / "native" / "native_functions.yaml"
 ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*.yaml"))
 
 _EXPECT = re.compile(r"#\s*expect:\s*([a-z, -]+?)\s*$")
@@ -74,6 +77,21 @@ def test_warnings_only_when_asked() -> None:
 @pytest.mark.parametrize("path", [REAL_NATIVE, REAL_TAGS, REAL_DERIVATIVES], ids=lambda p: p.name)
 def test_pytorch_files_are_clean(path: Path) -> None:
     assert lint(path, warnings=True) == []
+
+
+def test_the_projects_own_files_are_clean_with_warnings(capsys) -> None:
+    assert main(["lint", "-W", str(PROJECT_NATIVE)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "1 file, no problems\n"
+
+
+@pytest.mark.parametrize("path", [REAL_NATIVE, PROJECT_NATIVE], ids=["pytorch", "pyaten"])
+def test_redundant_dispatch_uses_the_code_generators_default_name(path: Path) -> None:
+    # The warning says an entry's table is what no `dispatch:` gives; that is true only if the
+    # rule and the code generator agree on the default kernel name for every entry.
+    for fn in load_native_functions(path):
+        assert _default_kernel_name(fn) == default_kernel_name(fn.func.name), fn.func.name
 
 
 def test_hints_say_what_to_write() -> None:
@@ -155,6 +173,27 @@ def test_cli_runs_as_a_program_on_pytorch_files() -> None:
     env = dict(os.environ, PYTHONPATH=str(root))
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
     assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "2 files, no problems\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "summary"),
+    [
+        (["clean"], "1 file, no problems"),
+        (["clean", "clean_derivatives"], "2 files, no problems"),
+        (["clean", "clean"], "1 file, no problems"),  # a file named twice is checked once
+        (["redundant_default"], "1 file: no errors (1 warning; -W shows them)"),
+        (["-W", "redundant_default"], "1 file: 0 errors, 1 warning"),
+        (["-W", "redundant_dispatch"], "1 file: 0 errors, 3 warnings"),
+        (["unknown_key"], "1 file: 1 error, 0 warnings"),
+        (["unknown_key", "redundant_dispatch"], "2 files: 1 error (3 warnings; -W shows them)"),
+    ],
+)
+def test_cli_ends_with_a_summary_line(args: list[str], summary: str, capsys) -> None:
+    names = {"clean": "native_functions"}
+    argv = [a if a.startswith("-") else str(FIXTURES / f"{names.get(a, a)}.yaml") for a in args]
+    main(["lint", *argv])
+    assert capsys.readouterr().err.splitlines() == [summary]
 
 
 def test_diagnostic_str() -> None:

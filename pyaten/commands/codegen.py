@@ -10,28 +10,55 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
+
+from pyaten.commands._names import close_names, overloads
 
 HELP = "show the generated Python for an operator (bindings, wrappers, registrations)"
 
+ACTIONS_HELP = """\
+actions:
+  show NAME  the generated source of operator NAME: structured wrappers, autogen kernels,
+             bindings and its registrations (key -> kernel). A bare name such as `add`
+             shows every overload (add.Tensor, add.Scalar, add.out, ...).
+  missing    the registrations skipped because the kernel the YAML names is not defined
+             by any @native function; exit status 1 when there is one.
+  path       the file the generated module is cached in (under a hash of the YAML and the
+             code generator, so an edit to either makes a new one).
+
+examples:
+  pyaten codegen show add.Tensor
+  pyaten codegen show add | less
+  pyaten codegen missing
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["show", "missing", "path"], help="what to print")
-    parser.add_argument("name", nargs="?", help="an operator: add.Tensor, add_.Tensor, exp")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ACTIONS_HELP
+    parser.add_argument(
+        "action",
+        choices=["show", "missing", "path"],
+        help="show NAME, missing or path (described below)",
+    )
+    parser.add_argument("name", nargs="?", help="for show: an operator, e.g. add.Tensor or add")
 
 
 def _show(name: str) -> int:
     from pyaten.codegen.gen_native import generate
+    from pyaten.dispatch.introspect import package_relative
     from pyaten.native.loader import NATIVE_YAML, generated_module_source
 
     _, records = generated_module_source(NATIVE_YAML)
     generated = generate(records, str(NATIVE_YAML))
-    wanted = [name] if "." in name else sorted(
-        k for k in generated.per_op if k == name or k.startswith(name + ".")
-    )
-    if not any(w in generated.per_op for w in wanted):
-        known = ", ".join(sorted(generated.per_op)[:20])
-        print(f"pyaten codegen: no operator '{name}' in {NATIVE_YAML} (known: {known}, ...)",
-              file=sys.stderr)
+    # An operator with nothing generated of its own (a plain kernel) still has registrations.
+    known = set(generated.per_op) | {r.func.name.unqualified for r in records}
+    wanted = overloads(name, known)
+    if not wanted:
+        close = close_names(name, known)
+        hint = "did you mean: " + ", ".join(close) if close else "no operator has a similar name"
+        print(f"pyaten codegen: no operator '{name}' in {NATIVE_YAML.name}", file=sys.stderr)
+        print(textwrap.fill(hint, width=100, subsequent_indent="  "), file=sys.stderr)
         return 1
     seen: set[str] = set()
     for op in wanted:
@@ -39,9 +66,8 @@ def _show(name: str) -> int:
         print(f"# ===== {op} =====")
         if record is not None:
             print(f"# func: {record.func}")
-            print(f"# declared at {record.loc.path}:{record.loc.line}")
-        chunks = generated.per_op[op].chunks if op in generated.per_op else []
-        for chunk in chunks:
+            print(f"# declared at {package_relative(record.loc.path)}:{record.loc.line}")
+        for chunk in generated.per_op[op].chunks if op in generated.per_op else []:
             if chunk in seen:
                 print(f"# (binding shown above: {chunk.splitlines()[0]})")
                 continue
@@ -60,11 +86,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.name:
             print("pyaten codegen show: give an operator name, e.g. add.Tensor", file=sys.stderr)
             return 2
-        try:
-            return _show(args.name)
-        except BrokenPipeError:  # `pyaten codegen show add | head`
-            sys.stderr.close()
-            return 0
+        return _show(args.name)
+    if args.name:
+        print(f"pyaten codegen {args.action}: takes no operator name", file=sys.stderr)
+        return 2
     from pyaten.native.loader import load
 
     loaded = load()

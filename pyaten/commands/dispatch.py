@@ -1,19 +1,34 @@
-"""`pyaten dispatch OP`: print an operator's dispatch table with the rule behind each entry."""
+"""`pyaten dispatch OP`: print an operator's dispatch table with the rule behind each entry.
+
+Keys served alike (one rule, one registration) are printed as one group, paths relative to the
+package, so the table of `add.Tensor` fits a terminal. A bare name (`add`) that is not itself an
+operator stands for each of its overloads; an unknown name gets the closest known names.
+"""
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
+import sys
+import textwrap
+
+from pyaten.commands._names import close_names, overloads
 
 HELP = "print an operator's dispatch table: what serves each key, which rule, registered where"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("op", help="qualified operator name, e.g. aten::add.Tensor (aten:: may "
-                        "be omitted)")  # fmt: skip
+    parser.add_argument(
+        "op",
+        help="an operator, e.g. aten::add.Tensor (aten:: may be omitted); a bare name such as "
+        "add shows each overload",
+    )
     parser.add_argument("--all", action="store_true", help="also list keys with no kernel")
-    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the table as JSON (for a bare name, one table per overload)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,16 +36,25 @@ def run(args: argparse.Namespace) -> int:
     from pyaten import dispatch
 
     name = args.op if "::" in args.op else f"aten::{args.op}"
-    if dispatch.find_operator(name) is None:
-        known = dispatch.list_operators()
-        close = difflib.get_close_matches(name, known, n=5)
-        print(f"pyaten dispatch: no operator named {name}")
-        if close:
-            print("did you mean: " + ", ".join(close))
+    known = dispatch.list_operators()
+    names = [name] if dispatch.find_operator(name) is not None else overloads(name, known)
+    if not names:
+        print(f"pyaten dispatch: no operator named {name}", file=sys.stderr)
+        close = close_names(name, known)
+        hint = "did you mean: " + ", ".join(close) if close else "no operator has a similar name"
+        print(textwrap.fill(hint, width=100, subsequent_indent="  "), file=sys.stderr)
         return 1
-    explanation = dispatch.explain(name, show_missing=args.all)
+    explanations = [dispatch.explain(n, show_missing=args.all) for n in names]
     if args.json:
-        print(json.dumps(explanation.as_dict(), indent=2))
-    else:
-        print(explanation)
+        data = (
+            explanations[0].as_dict()
+            if len(names) == 1
+            else {e.operator: e.as_dict() for e in explanations}
+        )
+        print(json.dumps(data, indent=2))
+        return 0
+    if len(names) > 1:
+        listed = f"{name} has {len(names)} overloads: {', '.join(names)}"
+        print(textwrap.fill(listed, width=100, subsequent_indent="  ") + "\n")
+    print("\n\n".join(str(e) for e in explanations))
     return 0

@@ -27,9 +27,11 @@ _DEFAULTS: tuple[tuple[str, object], ...] = (
 
 
 def _default_kernel_name(fn: NativeFunction) -> str:
-    """The kernel name an entry without `dispatch:` gets: its name, `_out` added for out ops."""
-    name = fn.func.name.name
-    return f"{name}_out" if fn.func.out else name
+    """The kernel an entry without `dispatch:` gets from pyaten's code generator: `<name>` or
+    `<name>_<overload>` (`flatten.using_ints` -> `flatten_using_ints`). PyTorch's C++ name
+    drops the overload, which Python cannot do: two overloads would share one function."""
+    name = fn.func.name
+    return f"{name.name}_{name.overload}" if name.overload else name.name
 
 
 def check_entry(e: YamlMap, fn: NativeFunction, report: Report) -> None:

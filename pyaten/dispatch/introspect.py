@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyaten.dispatch.keys import RUNTIME_KEYS, display_name
 from pyaten.dispatch.operator import OperatorEntry
@@ -85,13 +89,110 @@ class Explanation:
             for s in self.slots
         }
 
-    def __str__(self) -> str:
-        lines = [f"operator: {self.operator}", f"schema: {self.schema}"]
-        width = max(len(s.key) for s in self.slots)
+    def groups(self) -> list[SlotGroup]:
+        """The slots that share a rule and a registration, in the table order of their first key.
+
+        A name that contains its key (`wrapper_CPU_add_Tensor`, `Python_fallback`) is compared
+        with the key replaced by `<key>`, so the per-key kernels of one registration group too.
+        """
+        members: dict[tuple[str, ...], list[ExplainedSlot]] = {}
         for s in self.slots:
-            where = f"  ({s.registered_at})" if s.registered_at else ""
-            lines.append(f"{s.key:<{width}}  {s.serves:<26} [{s.rule}] {s.kernel}{where}")
+            fields = (s.serves, s.rule, s.why, s.kernel, s.registered_at)
+            members.setdefault(tuple(f.replace(s.key, "<key>") for f in fields), []).append(s)
+        groups = []
+        for templated, slots in members.items():
+            first = slots[0]
+            same = all(
+                (s.serves, s.kernel, s.registered_at)
+                == (first.serves, first.kernel, first.registered_at)
+                for s in slots
+            )
+            serves, rule, why, kernel, where = (
+                (first.serves, first.rule, first.why, first.kernel, first.registered_at)
+                if same
+                else templated
+            )
+            keys = tuple(s.key for s in slots)
+            groups.append(SlotGroup(keys, serves, rule, why, kernel, where))
+        return groups
+
+    def __str__(self) -> str:
+        shown = sum(s.serves != "missing" for s in self.slots)
+        groups = self.groups()
+        lines = _wrap("operator: ", self.operator) + _wrap("schema:   ", self.schema)
+        hidden = len(RUNTIME_KEYS) - len(self.slots)
+        summary = f"{shown} of {len(RUNTIME_KEYS)} keys have a kernel"
+        summary += f" ({hidden} keys without one not shown)" if hidden else ""
+        lines += _wrap("", f"{summary}, in {len(groups)} groups by rule and registration.")
+        if any("<key>" in g.serves + g.kernel + g.registered_at for g in groups):
+            lines.append("In a group, <key> stands for each key's own name.")
+        for group in groups:
+            lines.append("")
+            lines += group.lines()
         return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotGroup:
+    """Slots served alike; `<key>` in a field stands for each key's own name."""
+
+    keys: tuple[str, ...]
+    serves: str
+    rule: str
+    why: str
+    kernel: str
+    registered_at: str
+
+    def lines(self) -> list[str]:
+        count = f" ({len(self.keys)} keys)" if len(self.keys) > 3 else ""
+        lines = _wrap("", ", ".join(self.keys) + count, indent=2)
+        lines += _wrap("    rule    ", f"{self.rule}: {self.why}")
+        if not self.kernel:
+            return lines
+        if self.serves == "fallthrough":
+            kernel = f"{self.kernel} (the call falls through to the next key in its set)"
+        elif self.serves == "fallback" or self.serves == self.kernel:
+            kernel = self.kernel
+        else:
+            kernel = f"{self.kernel} (registered for {self.serves})"
+        lines += _wrap("    kernel  ", kernel)
+        if self.registered_at:
+            # "structured kernel K at FILE:LINE": K is on the line above already.
+            where = self.registered_at.replace(f" {self.kernel} at ", " at ", 1)
+            lines += _wrap("    at      ", package_relative(where))
+        return lines
+
+
+_WIDTH = 100  # `str(explanation)` fits a terminal this wide
+_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent) + os.sep
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[^\s:()]+")
+
+
+def _wrap(lead: str, text: str, indent: int | None = None) -> list[str]:
+    """`lead + text` wrapped at `_WIDTH`, continuation lines under the text (or `indent`)."""
+    pad = " " * (len(lead) if indent is None else indent)
+    return textwrap.wrap(
+        lead + text,
+        width=_WIDTH,
+        subsequent_indent=pad,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [lead.rstrip()]
+
+
+def package_relative(text: str) -> str:
+    """Absolute paths in `text` written relative to the directory holding the `pyaten`
+    package (`pyaten/native/kernels/binary.py`), else to the working directory."""
+    cwd = os.getcwd() + os.sep
+
+    def relative(match: re.Match[str]) -> str:
+        path = match.group(0)
+        for base in (_PACKAGE_PARENT, cwd):
+            if path.startswith(base):
+                return path[len(base) :]
+        return path
+
+    return _ABSOLUTE_PATH.sub(relative, text)
 
 
 def _kernel_text(res: Resolution) -> tuple[str, str]:

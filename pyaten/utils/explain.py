@@ -108,7 +108,7 @@ class Explanation:
         self.error = {
             "type": type(exc).__name__,
             "message": str(exc),
-            "operator": failing.operator if failing is not None else None,
+            "operator": (failing.raised_below or failing.operator) if failing else None,
         }
 
     def failing_call(self) -> ExplainedCall | None:

@@ -130,6 +130,8 @@ class ExplainedCall:
     error: str | None = None
     raised_here: bool = False  # the error started in this call, not in one it made
     caller: str = "python"  # python (a binding or an operator handle) or kernel
+    # The error started in a call this one made that --depth hides: that call's operator.
+    raised_below: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +144,7 @@ class ExplainedCall:
             "result": self.result,
             "error": self.error,
             "raised_here": self.raised_here,
+            "raised_below": self.raised_below,
         }
 
 
@@ -447,4 +450,13 @@ def explain_node(node: trace.Node, depth: int | None, level: int = 1) -> Explain
         error=node.error,
         raised_here=node.error is not None and not child_failed,
         caller="python" if level == 1 else "kernel",
+        raised_below=_failing_operator(gathered.calls) if hidden and node.error else None,
     )
+
+
+def _failing_operator(nodes: list[trace.Node]) -> str | None:
+    """The operator of the deepest call among `nodes` (and the calls they made) that raised."""
+    for node in reversed(nodes):
+        if node.error is not None:
+            return _failing_operator(_gather(node, _Gathered()).calls) or node.operator
+    return None

@@ -87,8 +87,7 @@ def render(
         w.lines += message[1:_ERROR_LINES]
         if len(message) > _ERROR_LINES:
             w.lines.append(f"... ({len(message) - _ERROR_LINES} more lines in --format json)")
-        if error.get("operator"):
-            w.lines.append(f"  (raised in {error['operator']}, marked <-- raised here above)")
+        w.lines += _error_origin(calls, error)
     elif value is not None:
         w.lines.append("")
         text = describe_text(value, values)
@@ -97,9 +96,42 @@ def render(
     return "\n".join(w.lines)
 
 
+def _error_origin(calls: tuple[ExplainedCall, ...], error: dict[str, Any]) -> list[str]:
+    """Where the error started, pointing at the call marked in the tree above."""
+    if not error.get("operator"):
+        return []
+    found = _failing_call(calls, "")
+    if found is None:
+        return [f"  (raised in {error['operator']})"]
+    number, call = found
+    if call.raised_below:
+        return _wrapped(
+            "  ",
+            f"(raised in {call.raised_below}, inside call {number} {call.operator}, marked "
+            "<-- raised inside above; a larger --depth shows it)",
+        )
+    if call.raised_here:
+        return [f"  (raised in {call.operator}, call {number}, marked <-- raised here above)"]
+    return [f"  (raised in {error['operator']}, call {number})"]
+
+
+def _failing_call(
+    calls: tuple[ExplainedCall, ...], prefix: str
+) -> tuple[str, ExplainedCall] | None:
+    """(number, call) of the deepest shown call that raised, the last one at each level."""
+    for i in range(len(calls), 0, -1):
+        call = calls[i - 1]
+        if call.error is not None:
+            number = f"{prefix}{i}"
+            return _failing_call(call.kernel.calls, number + ".") or (number, call)
+    return None
+
+
 def _call(w: _Writer, call: ExplainedCall, number: str, pad: str, outer_tls: Any) -> None:
     via = f"  ({call.binding['python_name']})" if call.binding else ""
     mark = "   <-- raised here" if call.raised_here else ""
+    if call.raised_below:
+        mark = f"   <-- raised inside (in {call.raised_below}, below --depth)"
     w.lines.append(f"{pad}call {number}  {call.operator}{via}{mark}")
     inner = pad + "  "
     _declaration(w, inner, call.declaration)
