@@ -283,6 +283,109 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -
     return lines
 
 
+# --- one-keyword fast paths --------------------------------------------------------------------
+# `sum(t, dim=1)`, `t.amax(dim=(0, 1))`: the required tensors positionally and one optional
+# argument by keyword. Emitted under the same rule as Note: fast-path safety: every earlier
+# signature must certainly refuse the call (no parameter of that name, a required argument
+# missing, or a converter refusing the classes).
+
+# keyword kind -> [(value check, converted value)] for the `value` of the single keyword
+_KW_FORMS = {
+    "int": [("value.__class__ is int", "value")],
+    "bool": [("value.__class__ is bool", "value")],
+    "dtype": [("value.__class__ is DType", "value")],
+    "intlist": [("(value.__class__ is tuple or value.__class__ is list) and "
+                 "not [i for i in value if i.__class__ is not int]", "tuple(value)")],
+}
+
+
+def _keyword_kind(param: Any) -> str | None:
+    t = param.type.elem if isinstance(param.type, OptionalType) else param.type
+    if isinstance(t, BaseType) and t.name in ("int", "SymInt"):
+        return "int"
+    if isinstance(t, BaseType) and t.name in ("bool", "ScalarType"):
+        return "bool" if t.name == "bool" else "dtype"
+    if isinstance(t, ListType) and str(t.elem) in ("int", "SymInt"):
+        return f"intlist{t.size}" if t.size is not None else "intlist"
+    return None
+
+
+def _refuses_keyword(sig: PythonSignature, classes: list[tuple[str, ...]], name: str,
+                     kw_classes: tuple[str, ...]) -> bool:
+    """`sig` certainly refuses positional arguments of `classes` plus keyword `name`."""
+    by_name = {p.name: p for p in sig.params}
+    if name not in by_name:
+        return True  # "unexpected keyword argument"
+    n = len(classes)
+    positional = [p for p in sig.params if not p.keyword_only]
+    if n > len(positional) or any(p.name == name for p in positional[:n]):
+        return True
+    if sig.allow_varargs_intlist and all(c == ("int",) for c in classes):
+        return False
+    given = {p.name for p in positional[:n]} | {name}
+    if any(p.required and p.name not in given for p in sig.params):
+        return True
+    for param, options in zip(positional, classes):
+        if all(_rejects(param.type, c, sig.allow_numbers_as_tensors) for c in options):
+            return True
+    return all(_rejects(by_name[name].type, c, sig.allow_numbers_as_tensors) for c in kw_classes)
+
+
+def _keyword_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
+    functional = sig.functional
+    if functional is None or _named_returns(functional) or sig.has_requires_grad:
+        return []
+    tensors = []
+    for p in sig.params:
+        if p.keyword_only or not p.required or _param_kind(p) != "tensor":
+            break
+        tensors.append(p)
+    others = [p for p in sig.params if p.required and p not in tensors]
+    if len(others) > 1:
+        return []
+    required = tensors
+    defaults: dict[str, str] = {}
+    for p in sig.params:
+        if p.required or p.name == "out":
+            continue
+        text = _literal_default(p.type, p.default)
+        if text is None:
+            return []
+        defaults[p.schema_name] = text
+    if sig.method:
+        defaults["self"] = "self"
+    entry = naming.entry_global(functional.name)
+    n = len(required)
+    tensor_checks = " and ".join(f"args[{i}].__class__ is Tensor" for i in range(n))
+    lines: list[str] = []
+    for p in others or sig.params:
+        if p in tensors or p.name == "out" or (p.required and not others):
+            continue
+        kind = _keyword_kind(p)
+        if kind is None:
+            continue
+        forms = list(_KW_FORMS["intlist" if kind.startswith("intlist") else kind])
+        kw_classes: tuple[str, ...] = _KIND_CLASSES["intlist" if kind.startswith("intlist")
+                                                    else kind]
+        if kind.startswith("intlist") and kind != "intlist":  # `int[1]` takes a bare int
+            size = int(kind.removeprefix("intlist"))
+            forms.insert(0, ("value.__class__ is int", "(value,)" + " * " + str(size)))
+            kw_classes = kw_classes + ("int",)
+        classes = [_KIND_CLASSES["tensor"]] * n
+        if not all(_refuses_keyword(j, classes, p.name, kw_classes) for j in earlier):
+            continue
+        head = f"key == {p.name!r} and n == {n}" + (f" and {tensor_checks}" if n else "")
+        lines.append(f"        if {head}:")
+        for check, converted in forms:
+            values = dict(defaults)
+            for i, r in enumerate(required):
+                values[r.schema_name] = f"args[{i}]"
+            values[p.schema_name] = converted
+            call = ", ".join(values[a.name] for a in functional.arguments)
+            lines += [f"            if {check}:", f"                return {entry}.call({call})"]
+    return lines
+
+
 def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method: bool) -> str:
     """Source of one binding function (`add` or `Tensor_add`)."""
     fname = naming.binding_name(python_name, method)
@@ -301,6 +404,14 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
         lines.append("    if not kwargs and not TRACE.ACTIVE:")
         lines.append("        n = len(args)")
         lines.extend(typed)
+    keyword: list[str] = []
+    for k, sig in enumerate(signatures):
+        keyword += _keyword_fast_path(sig, signatures[:k])
+    if keyword:
+        lines.append("    if len(kwargs) == 1 and not TRACE.ACTIVE:")
+        lines.append("        n = len(args)")
+        lines.append("        ((key, value),) = kwargs.items()")
+        lines.extend(keyword)
     self_arg = ", self" if method else ""
     lines.append(f"    return bind_and_call({table}, args, kwargs{self_arg})")
     return "\n".join(lines) + "\n"
