@@ -26,11 +26,11 @@ from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conv
 
 _attach_conversions()
 
-# --- explain: `with pyaten.explain() as ex: ...; print(ex)`
-from pyaten.utils.explain import explain  # noqa: E402,F401
-
 # --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
 import pyaten.special as special  # noqa: E402,F401
+
+# --- explain: `with pyaten.explain() as ex: ...; print(ex)`
+from pyaten.utils.explain import explain  # noqa: E402,F401
 
 
 # --- a PyTorch name pyaten lacks says so (docs/coverage.md): `pyaten.linalg` and

@@ -1,4 +1,4 @@
-"""SchemaError: each rule of issue 2 rejects with the right problem at the right column."""
+"""SchemaError: each validation rule rejects with the right problem at the right column."""
 
 from __future__ import annotations
 

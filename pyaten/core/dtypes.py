@@ -1,8 +1,18 @@
-"""Scalar types: the twelve dtypes, their NumPy twins, and the default dtype.
+"""Scalar types: the thirteen dtypes, their NumPy twins, and the default dtype.
 
 A `dtype` is an immutable singleton (compare with `is`). Each knows its PyTorch name
 (`float32`), its C++ ScalarType name (`Float`, used in error messages), its NumPy dtype
 and its promotion category.
+
+Note: complex32 in NumPy
+    NumPy has no complex32 (PyTorch's `chalf`, two float16s). Its storage is viewed through a
+    structured NumPy dtype of two float16 fields, `real` and `imag` (4 bytes an element, laid
+    out as c10::complex<c10::Half>), so views, copies, indexing and concatenation work on it
+    unchanged, while NumPy refuses to compute on it: an operator that does not convert on
+    purpose fails loudly instead of computing something wrong. Kernels that support it (as
+    PyTorch's `add`, `mul`, `where`, copies and fills do on the CPU) compute in complex64
+    (`compute_array`) and round each part to float16 on write (`store`), as float16 is computed
+    in float32. `Tensor.numpy()` refuses it, as PyTorch does.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "complex32",
     "half",
     "float",
     "double",
@@ -32,13 +43,14 @@ __all__ = [
     "long",
     "cfloat",
     "cdouble",
+    "chalf",
     "get_default_dtype",
     "set_default_dtype",
 ]
 
 _builtin_bool = bool
 
-# Promotion categories, lowest first (DESIGN.md, tensor core).
+# Promotion categories, lowest first (docs/type-promotion.md).
 BOOL_CATEGORY = 0
 INT_CATEGORY = 1
 FLOAT_CATEGORY = 2
@@ -128,7 +140,11 @@ _TYPEMETA_NAMES = {
     "float64": "double",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
+    "complex32": "c10::complex<c10::Half>",
 }
+
+# complex32's storage as NumPy sees it (see Note: complex32 in NumPy).
+COMPLEX32_NUMPY = np.dtype([("real", np.float16), ("imag", np.float16)])
 
 bool = dtype("bool", "Bool", np.bool_, BOOL_CATEGORY, False)  # noqa: A001
 uint8 = dtype("uint8", "Byte", np.uint8, INT_CATEGORY, False)
@@ -142,6 +158,7 @@ float32 = dtype("float32", "Float", np.float32, FLOAT_CATEGORY, True)
 float64 = dtype("float64", "Double", np.float64, FLOAT_CATEGORY, True)
 complex64 = dtype("complex64", "ComplexFloat", np.complex64, COMPLEX_CATEGORY, True)
 complex128 = dtype("complex128", "ComplexDouble", np.complex128, COMPLEX_CATEGORY, True)
+complex32 = dtype("complex32", "ComplexHalf", COMPLEX32_NUMPY, COMPLEX_CATEGORY, True)
 
 # torch's aliases
 half = float16
@@ -152,25 +169,30 @@ int = int32  # noqa: A001
 long = int64
 cfloat = complex64
 cdouble = complex128
+chalf = complex32
 
 complex64._to_real = float32
 complex128._to_real = float64
+complex32._to_real = float16
 float32._to_complex = complex64
 float64._to_complex = complex128
-float16._to_complex = complex64  # torch has complex32 here; we have no chalf
-bfloat16._to_complex = complex64
+float16._to_complex = complex32
+bfloat16._to_complex = complex64  # there is no complex bfloat16; torch says complex64 too
 
 ALL_DTYPES: tuple[dtype, ...] = tuple(_ALL)
 BY_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}
-_BY_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES}
+# complex32 has no NumPy twin: a structured array is not converted to it.
+_BY_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES if d is not complex32}
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     """The pyaten dtype for a NumPy dtype; TypeError naming it when there is none."""
     found = _BY_NUMPY.get(np.dtype(np_dtype))
     if found is None:
+        # Named by its scalar type, as PyTorch does (`numpy.str_`, `numpy.uint16`).
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. "
+            "The only supported types "
             "are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
             "int8, uint8, and bool."
         )
@@ -199,3 +221,49 @@ def set_default_dtype(d: dtype) -> None:
 def default_complex_dtype() -> dtype:
     """The dtype Python complex numbers become: complex128 iff the default is float64."""
     return complex128 if _default_dtype[0] is float64 else complex64
+
+
+# --- complex32 arrays (see Note: complex32 in NumPy) ----------------------------------------
+
+
+def compute_array(array: np.ndarray, target: np.dtype | None = None) -> np.ndarray:
+    """`array` as a NumPy array of `target` (default: the dtype NumPy computes it in), where
+    complex32 storage reads as complex64. A new array unless `array` already is one."""
+    if array.dtype == COMPLEX32_NUMPY:
+        values = np.empty(array.shape, np.complex64)
+        values.real = array["real"]
+        values.imag = array["imag"]
+        if target is None or target == values.dtype:
+            return values
+        array = values
+    elif target is None or array.dtype == target:
+        return array
+    if target == COMPLEX32_NUMPY:
+        out = np.empty(array.shape, COMPLEX32_NUMPY)
+        store(out, array)
+        return out
+    if array.dtype.kind == "c" and np.dtype(target).kind != "c":
+        array = array.real  # complex to real keeps the real part, as in PyTorch
+    return array.astype(target)
+
+
+def store(out: np.ndarray, values: object) -> None:
+    """`np.copyto(out, values, casting="unsafe")` that also reads and writes complex32 storage
+    (each part rounded to float16 once)."""
+    if out.dtype != COMPLEX32_NUMPY:
+        if isinstance(values, np.ndarray) and values.dtype == COMPLEX32_NUMPY:
+            values = compute_array(values)
+        np.copyto(out, values, casting="unsafe")
+        return
+    if isinstance(values, np.ndarray) and values.dtype == COMPLEX32_NUMPY:
+        np.copyto(out, values)
+        return
+    values = np.asarray(values)
+    with np.errstate(over="ignore"):  # too-large parts become inf, as in PyTorch
+        if values.dtype.kind == "c":
+            real, imag = values.real, values.imag
+        else:
+            real, imag = values, 0
+        # Through float32, as c10::Half is made from a float (a double is rounded twice).
+        out["real"] = np.asarray(real, np.float32)
+        out["imag"] = np.asarray(imag, np.float32)
