@@ -30,6 +30,7 @@ FAMILIES: tuple[str, ...] = (
     "order",
     "special",
     "complex",
+    "fft",
 )
 
 LOADED: list[str] = []
