@@ -4,10 +4,14 @@ Rows: creating a tensor object on existing storage (`Tensor._make` vs `torch.Ten
 through `as_strided`), allocating (`empty_tensor` vs `torch.empty`), an elementwise add of two
 small tensors through TensorIterator + NumPy (fast path, broadcasting, mixed dtypes, float16)
 against `torch.add` on the same inputs, and `pyaten.tensor` vs `torch.tensor` on lists.
-Run: `.venv/bin/python benchmarks/bench_core.py`.
+The add rows measure the row-major shortcut of `pyaten/core/broadcast.py` (same shape,
+broadcast, scalar) and the general plan (promotion, float16, transposed).
+Run: `.venv/bin/python benchmarks/bench_core.py` (CPU time of the process, as bench_ops).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import torch
@@ -69,7 +73,9 @@ def main() -> None:
     print(f"{'operation':46s} {'pyaten us':>10s} {'torch us':>10s} {'ratio':>7s}")
     for label, ours, theirs, *number in rows:
         n = number[0] if number else 20000
-        o, th = per_call_us(ours, n), per_call_us(theirs, n)
+        # CPU time of this process: the machine is shared, wall time would count other jobs.
+        o = per_call_us(ours, n, timer=time.process_time)
+        th = per_call_us(theirs, n, timer=time.process_time)
         print(f"{label:46s} {o:10.2f} {th:10.2f} {o / th:7.1f}x")
 
 

@@ -105,6 +105,90 @@ def test_fast_path_equals_general_path_and_torch(op, dtype, n, m, seed) -> None:
     _torch_matches(fast, _outcome(lambda: fn(torch, ta, tb)))
 
 
+# Layouts around the row-major shortcut's edge (pyaten.core.broadcast): broadcasting,
+# transposed and expanded operands, 0-d and 1-d tensors, Python numbers, in place.
+LAYOUTS = {
+    "row": lambda lib, a: a[0],
+    "column": lambda lib, a: a[:, :1],
+    "transposed": lambda lib, a: a.t(),
+    "expanded": lambda lib, a: a[:1].expand(a.shape[0], a.shape[1]),
+    "strided_1d": lambda lib, a: a.reshape(-1)[::2],
+    "expanded_1d": lambda lib, a: a[0, :1].expand(a.shape[1]),
+    "zero_dim": lambda lib, a: a[0, 0].clone(),
+    "number": lambda lib, a: 2,
+    "same": lambda lib, a: a.clone(),
+}
+SHORTCUT_OPS = {
+    "add": lambda lib, a, b: lib.add(a, b),
+    "mul": lambda lib, a, b: lib.mul(b, a),
+    "div": lambda lib, a, b: lib.div(a, b),
+    "lt": lambda lib, a, b: lib.lt(a, b),
+    "add_": lambda lib, a, b: a.add_(b),
+    "add_self": lambda lib, a, b: b.add_(b) if not isinstance(b, int) else a.add_(a),
+    "neg_": lambda lib, a, b: b.neg_() if not isinstance(b, int) else a.neg_(),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    op=st.sampled_from(sorted(SHORTCUT_OPS)),
+    layout=st.sampled_from(sorted(LAYOUTS)),
+    dtype=st.sampled_from(["float32", "int64", "float16"]),
+    n=st.integers(1, 3),
+    m=st.integers(1, 4),
+)
+def test_shortcut_layouts_equal_general_path_and_torch(op, layout, dtype, n, m) -> None:
+    values = np.arange(1, n * m + 1, dtype=np.float64).reshape(n, m)
+
+    def run(lib, tracing: bool = False):
+        a = lib.tensor(values.tolist(), dtype=getattr(lib, dtype))
+        b = LAYOUTS[layout](lib, lib.tensor(values.tolist(), dtype=getattr(lib, dtype)))
+        if not tracing:
+            return _outcome(lambda: SHORTCUT_OPS[op](lib, a, b))
+        with trace():
+            return _outcome(lambda: SHORTCUT_OPS[op](lib, a, b))
+
+    fast = run(pyaten)
+    _same(fast, run(pyaten, tracing=True))
+    _torch_matches(fast, run(torch))
+
+
+@pytest.mark.parametrize("op", ["add_self", "neg_"])
+def test_inplace_on_an_expanded_1d_tensor_raises_as_in_torch(op) -> None:
+    def run(lib):
+        a = lib.ones(2, 3)
+        return _outcome(lambda: SHORTCUT_OPS[op](lib, a, lib.zeros(1).expand(3)))
+
+    assert run(pyaten) is run(torch) is RuntimeError
+
+
+def test_quiet_floating_point_in_threads_nested_calls_and_after() -> None:
+    """Kernels give inf/nan silently from any thread, quiet calls nest, and the caller's
+    NumPy error state is left as it was (Note: quiet floating point)."""
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyaten.native.structured import quiet_call
+
+    def work(_: int) -> list:
+        for _ in range(50):
+            result = pyaten.div(pyaten.ones(3), pyaten.zeros(3))
+            inner = quiet_call(lambda: quiet_call(np.divide, np.ones(2), np.zeros(2)))
+        assert inner.tolist() == [np.inf, np.inf]
+        return result.tolist()
+
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a NumPy RuntimeWarning in a kernel fails the test
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(work, range(8)))
+        assert work(0) == [np.inf] * 3
+    assert results == [[np.inf] * 3] * 8
+    assert np.geterr() == before
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        np.divide(np.ones(1), np.zeros(1))  # the caller's own state still applies to it
+
+
 def test_fast_path_after_trace_keeps_version_and_aliasing() -> None:
     a = pyaten.ones(3, 3)
     b = pyaten.ones(3, 3)

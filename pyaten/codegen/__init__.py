@@ -2,12 +2,13 @@
 
 - `python_signature`: the Python face of schemas (PythonSignature, overload order);
 - `gen_bindings`: binding functions with fast paths, Python operators;
-- `gen_native`: structured wrappers, autogen kernels, registrations, the whole module;
+- `gen_native`: structured wrappers, autogen kernels, registrations, the whole module
+  (`pyaten.codegen.gen_native.generate`; not imported here: it reads the typed declaration
+  records, and a cached `import pyaten` runs without the declarations package);
 - `naming`: names of generated things.
 See docs/codegen.md.
 """
 
-from pyaten.codegen.gen_native import Generated, generate
 from pyaten.codegen.python_signature import PythonSignature, group_signatures
 
-__all__ = ["Generated", "PythonSignature", "generate", "group_signatures"]
+__all__ = ["PythonSignature", "group_signatures"]

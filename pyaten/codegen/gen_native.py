@@ -13,9 +13,12 @@ The generated module (written to `pyaten/_generated/`, see `pyaten.native.loader
 3. `REGISTRATIONS`: every (operator, dispatch key, kernel) to register, with the kernel names
    the registration needs so a missing kernel is reported, not crashed on;
 4. bindings: one function per Python name (`add`, `Tensor_add`, `Operator___add__`), written by
-   `pyaten.codegen.gen_bindings`, and `DECLARATIONS`, what the loader needs of each record.
+   `pyaten.codegen.gen_bindings`, with `BINDINGS` (each name's schemas) and `DEFINITIONS`,
+   the schemas to define (text, tags, where declared), as torchgen's `m.def(...)` lines.
 
-Every function here is pure: records in, text out.
+Every function here is pure: typed records (`NativeFunction`, `NativeFunctionsGroup`) in,
+text out. `generate` assembles the module from one part per kind of entry (`emit_*`), each
+returning what it adds (`Emitted`).
 
 Note: structured wrappers
     PyTorch's structured kernels split an op into `meta` (shapes, dtypes, output allocation
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import PurePath
 
 from pyaten.codegen import naming
 from pyaten.codegen.gen_bindings import (
@@ -41,14 +44,11 @@ from pyaten.codegen.gen_bindings import (
     gen_unary_dunder,
 )
 from pyaten.codegen.python_signature import PythonSignature, group_signatures
-from pyaten.schema.model import (
-    FunctionSchema,
-    OperatorName,
-    SchemaKind,
-)
+from pyaten.declarations.model import NativeFunction, NativeFunctionsGroup
+from pyaten.schema.model import FunctionSchema, OperatorName, SchemaKind
 
 
-@dataclass
+@dataclass(frozen=True)
 class Registration:
     """One kernel to register: `kernel` is a global of the generated module or a kernel name."""
 
@@ -75,6 +75,27 @@ class Generated:
     registrations: list[Registration]
 
 
+@dataclass
+class Emitted:
+    """What one part of the generator adds to the module: function definitions (each with
+    the operators it belongs to, for `pyaten codegen show`), registrations, the `@native`
+    kernels the module looks up, and the operator entries its functions call."""
+
+    defs: list[tuple[tuple[OperatorName, ...], str]] = field(default_factory=list)
+    registrations: list[Registration] = field(default_factory=list)
+    kernels: set[str] = field(default_factory=set)
+    entries: set[OperatorName] = field(default_factory=set)
+
+    def define(self, text: str, *owners: OperatorName) -> None:
+        self.defs.append((owners, text))
+
+    def extend(self, other: Emitted) -> None:
+        self.defs += other.defs
+        self.registrations += other.registrations
+        self.kernels |= other.kernels
+        self.entries |= other.entries
+
+
 def _q(name: OperatorName, namespace: str) -> str:
     ns = name.namespace or namespace
     return f"{ns}::{name.name}.{name.overload}" if name.overload else f"{ns}::{name.name}"
@@ -88,26 +109,38 @@ def _params(schema: FunctionSchema) -> list[str]:
     return [naming.pyident(a.name) for a in schema.arguments]
 
 
-def _loc(fn: Any) -> str:
-    loc = getattr(fn, "loc", None)
-    return f"{loc.path}:{loc.line}" if loc is not None else "<unknown>"
+def _loc(fn: NativeFunction, source_root: str | None) -> str:
+    """Where `fn` was declared, `path:line`, the path relative to `source_root` when under it
+    (the generated module is cached and shared: no absolute paths in it)."""
+    path = PurePath(fn.loc.path)
+    if source_root is not None and path.is_absolute() and path.is_relative_to(source_root):
+        path = path.relative_to(source_root)
+    return f"{path.as_posix()}:{fn.loc.line}"
 
 
 # --- structured wrappers ------------------------------------------------------------------------
 
 
-def _meta_base(out_fn: Any) -> str:
+def _meta_base(out_fn: NativeFunction) -> str:
     """The class of the wrapper's meta object: `structured_inherits: TensorIteratorBase` is
     TensorIteratorMeta; another name is a StructuredMeta subclass registered with @native."""
-    inherits = getattr(out_fn, "structured_inherits", None)
+    inherits = out_fn.structured_inherits
     if inherits == "TensorIteratorBase":
         return "TensorIteratorMeta"
     return inherits if inherits else "StructuredMeta"
 
 
-def _precomputed_call(out_fn: Any, out_schema: FunctionSchema) -> tuple[str, list[str]]:
+def _meta_class_kernel(out_fn: NativeFunction) -> tuple[str, ...]:
+    """The `@native` meta class a wrapper needs besides core's two (none for those)."""
+    base = _meta_base(out_fn)
+    return () if base in ("TensorIteratorMeta", "StructuredMeta") else (base,)
+
+
+def _precomputed_call(
+    out_fn: NativeFunction, out_schema: FunctionSchema
+) -> tuple[str, list[str]]:
     """The impl's argument list: out-schema order with precomputed replacements."""
-    pre = getattr(out_fn, "precomputed", None)
+    pre = out_fn.precomputed
     args: list[str] = []
     replaced = dict(pre.replace) if pre is not None else {}
     for arg in out_schema.arguments:
@@ -125,7 +158,9 @@ def _precomputed_call(out_fn: Any, out_schema: FunctionSchema) -> tuple[str, lis
     return ("pre = " if pre is not None else ""), args
 
 
-def _wrapper_parts(fn: Any, out_fn: Any, functional: Any) -> tuple:
+def _wrapper_parts(
+    fn: NativeFunction, out_fn: NativeFunction, functional: NativeFunction | None
+) -> tuple[FunctionSchema, FunctionSchema, str, list[str], list[str], int]:
     """What every wrapper of a structured group starts from: its schema, the out variant's
     schema, the meta function's name, the wrapper's parameters, meta's arguments, the number
     of outputs."""
@@ -137,7 +172,12 @@ def _wrapper_parts(fn: Any, out_fn: Any, functional: Any) -> tuple:
 
 
 def gen_structured_wrapper(
-    kind: str, key: str, fn: Any, out_fn: Any, functional: Any, impl_name: str | None
+    kind: str,
+    key: str,
+    fn: NativeFunction,
+    out_fn: NativeFunction,
+    functional: NativeFunction | None,
+    impl_name: str | None,
 ) -> str:
     """Source of one wrapper. `kind` is functional/inplace/out; `impl_name` None runs meta only."""
     schema, out_schema, meta, params, meta_args, n_out = _wrapper_parts(fn, out_fn, functional)
@@ -178,7 +218,9 @@ def gen_structured_wrapper(
 DEFAULT_BACKEND = "CompositeExplicitAutogradNonFunctional"
 
 
-def gen_default_backend_wrapper(kind: str, fn: Any, out_fn: Any, functional: Any) -> str:
+def gen_default_backend_wrapper(
+    kind: str, fn: NativeFunction, out_fn: NativeFunction, functional: NativeFunction | None
+) -> str:
     """Source of the functional/in-place kernel PyTorch generates for every structured group
     under CompositeExplicitAutogradNonFunctional: run `meta` to allocate (or check) the
     output, then call the out variant through the dispatcher. It serves the keys with no
@@ -209,7 +251,7 @@ def gen_default_backend_wrapper(kind: str, fn: Any, out_fn: Any, functional: Any
 _TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
 
 
-def needs_backend_select(fn: Any) -> bool:
+def needs_backend_select(fn: NativeFunction) -> bool:
     """PyTorch's rule: an op taking tensor options (`dtype, layout, device, pin_memory`), other
     than the `*_like` and `new_*` families, gets a BackendSelect kernel."""
     schema: FunctionSchema = fn.func
@@ -220,7 +262,7 @@ def needs_backend_select(fn: Any) -> bool:
     return all(option in names for option in _TENSOR_OPTIONS)
 
 
-def gen_backend_select(fn: Any) -> str:
+def gen_backend_select(fn: NativeFunction) -> str:
     """Source of a BackendSelect kernel: the backend comes from the `device` argument (a
     factory has no tensor to take it from), then the call is redispatched below
     BackendSelect, like torchgen's RegisterBackendSelect kernels."""
@@ -241,7 +283,7 @@ def gen_backend_select(fn: Any) -> str:
 # --- autogen out kernels ----------------------------------------------------------------------
 
 
-def gen_autogen_kernel(fn: Any, source_fn: Any, namespace: str) -> str:
+def gen_autogen_kernel(fn: NativeFunction, source_fn: NativeFunction) -> str:
     """Out kernel of an `autogen` entry: run the functional op, resize `out`, copy into it."""
     schema: FunctionSchema = fn.func
     src: FunctionSchema = source_fn.func
@@ -279,7 +321,7 @@ def gen_autogen_kernel(fn: Any, source_fn: Any, namespace: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gen_autogen_functional(fn: Any, source_fn: Any) -> str:
+def gen_autogen_functional(fn: NativeFunction, source_fn: NativeFunction) -> str:
     """Functional kernel of an `autogen` entry made from an in-place op (`zero` from `zero_`):
     run the in-place op on a copy of self and return the copy."""
     schema: FunctionSchema = fn.func
@@ -297,11 +339,183 @@ def gen_autogen_functional(fn: Any, source_fn: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- the module ---------------------------------------------------------------------------------
+# --- one part per kind of entry ---------------------------------------------------------------
+
+_NO_BACKEND_KERNEL = ("TensorIteratorMeta", "StructuredMeta")
 
 
-def python_names(functions: Iterable[Any]) -> tuple[dict[str, list[FunctionSchema]],
-                                                    dict[str, list[FunctionSchema]]]:
+def structured_groups(
+    functions: Iterable[NativeFunction],
+) -> dict[tuple[str, str], NativeFunctionsGroup]:
+    """Each `structured: True` out entry with the functional and in-place entries whose
+    `structured_delegate` names it, keyed by the out entry's (name, overload)."""
+    delegates: dict[tuple[str, str], dict[SchemaKind, NativeFunction]] = {}
+    outs: list[NativeFunction] = []
+    for fn in functions:
+        target = fn.structured_delegate
+        if target is not None:
+            # The first delegate of a kind joins the group, as the YAML order gives it.
+            delegates.setdefault((target.name, target.overload), {}).setdefault(fn.func.kind, fn)
+        if fn.structured:
+            outs.append(fn)
+    groups = {}
+    for out in outs:
+        key = (out.func.name.name, out.func.name.overload)
+        members = delegates.get(key, {})
+        groups[key] = NativeFunctionsGroup(
+            functional=members.get(SchemaKind.functional),
+            inplace=members.get(SchemaKind.inplace),
+            out=out,
+        )
+    return groups
+
+
+def emit_backend_select(fn: NativeFunction, namespace: str, source: str) -> Emitted:
+    """The BackendSelect kernel of an op taking tensor options, and its registration."""
+    emitted = Emitted()
+    name = fn.func.name
+    emitted.define(gen_backend_select(fn), name)
+    emitted.entries.add(name)
+    emitted.registrations.append(Registration(
+        _q(name, namespace), "BackendSelect", naming.wrapper_name("BackendSelect", name), (),
+        "backend_select", source))
+    return emitted
+
+
+def emit_structured(
+    group: NativeFunctionsGroup, namespace: str, source_root: str | None
+) -> Emitted:
+    """A structured group's wrappers, per dispatch key of its out entry (and Meta, meta only,
+    unless the YAML names a Meta kernel), and its CompositeExplicitAutogradNonFunctional
+    kernels unless the YAML names that key."""
+    out = group.out
+    assert out is not None and out.structured, group
+    functional = group.functional
+    meta = naming.meta_name(functional.func.name if functional else out.func.name)
+    meta_class = _meta_class_kernel(out)
+    emitted = Emitted()
+    emitted.kernels.update((meta, *meta_class))
+    keys = dict(out.dispatch)
+    emitted.kernels.update(keys.values())
+    targets: list[tuple[str, str | None]] = list(keys.items())
+    if "Meta" not in keys:
+        targets.append(("Meta", None))
+    members = [("out", out)]
+    members += [(kind, m) for kind, m in (("functional", functional), ("inplace", group.inplace))
+                if m is not None]
+    for key, impl in targets:
+        for kind, member in members:
+            name = member.func.name
+            emitted.define(gen_structured_wrapper(kind, key, member, out, functional, impl), name)
+            needs = meta_class + (meta,) + ((impl,) if impl else ())
+            emitted.registrations.append(Registration(
+                _q(name, namespace), key, naming.wrapper_name(key, name), needs, "structured",
+                _loc(member, source_root)))
+    if DEFAULT_BACKEND in keys:
+        return emitted
+    for kind, member in members[1:]:
+        name = member.func.name
+        emitted.define(gen_default_backend_wrapper(kind, member, out, functional), name)
+        emitted.entries.add(out.func.name)
+        emitted.registrations.append(Registration(
+            _q(name, namespace), DEFAULT_BACKEND, naming.wrapper_name(DEFAULT_BACKEND, name),
+            meta_class + (meta,), "structured", _loc(member, source_root)))
+    return emitted
+
+
+def emit_autogen(
+    fn: NativeFunction, source_fn: NativeFunction, namespace: str, source: str
+) -> Emitted:
+    """An `autogen` entry's kernel: an out variant computed by `source_fn`, or a functional
+    variant made from an in-place `source_fn`; registered as CompositeExplicitAutograd."""
+    emitted = Emitted()
+    name = fn.func.name
+    if fn.func.kind is SchemaKind.out:
+        text = gen_autogen_kernel(fn, source_fn)
+    else:
+        text = gen_autogen_functional(fn, source_fn)
+    emitted.define(text, name)
+    emitted.entries.add(source_fn.func.name)
+    emitted.registrations.append(Registration(
+        _q(name, namespace), "CompositeExplicitAutograd", naming.autogen_name(name), (),
+        "autogen", source))
+    return emitted
+
+
+def emit_native(fn: NativeFunction, namespace: str, source: str) -> Emitted:
+    """Registrations of the `@native` kernels an entry's `dispatch:` names (a delegate of a
+    structured group: the keys besides the group's; no `dispatch:` at all:
+    CompositeImplicitAutograd under the entry's own name)."""
+    emitted = Emitted()
+    name = fn.func.name
+    dispatch = dict(fn.dispatch)
+    if not dispatch and fn.structured_delegate is None:
+        dispatch = {"CompositeImplicitAutograd": naming.default_kernel_name(name)}
+    for key, kernel in dispatch.items():
+        emitted.kernels.add(kernel)
+        emitted.registrations.append(Registration(
+            _q(name, namespace), key, kernel, (kernel,), "native", source))
+    return emitted
+
+
+def autogen_source(
+    fn: NativeFunction, by_name: dict[tuple[str, str], NativeFunction]
+) -> NativeFunction | None:
+    """The entry an autogen variant is computed from: for an out variant, the functional
+    sibling if declared, else the entry that listed it; for a functional one, the in-place
+    entry that listed it. None when there is none (the entry gets no kernel of its own)."""
+    origin = fn.generated_from
+    assert origin is not None, fn
+    listed = by_name.get((origin.name, origin.overload))
+    if fn.func.kind is SchemaKind.out:
+        target = fn.func.functional_signature()
+        for other in by_name.values():
+            if other.func.kind is SchemaKind.functional and (
+                other.func.functional_signature() == target
+            ):
+                return other
+        return listed
+    if fn.func.kind is SchemaKind.functional and listed is not None and (
+        listed.func.kind is SchemaKind.inplace
+    ):
+        return listed
+    return None
+
+
+def emit_entry(
+    fn: NativeFunction,
+    groups: dict[tuple[str, str], NativeFunctionsGroup],
+    by_name: dict[tuple[str, str], NativeFunction],
+    namespace: str,
+    source_root: str | None,
+) -> Emitted:
+    """Everything one entry of the YAML adds, by what kind of entry it is."""
+    source = _loc(fn, source_root)
+    emitted = Emitted()
+    if needs_backend_select(fn):
+        emitted.extend(emit_backend_select(fn, namespace, source))
+    if fn.structured:
+        name = fn.func.name
+        emitted.extend(emit_structured(groups[(name.name, name.overload)], namespace,
+                                       source_root))
+        return emitted
+    if fn.generated_from is not None and fn.structured_delegate is None:
+        origin = autogen_source(fn, by_name)
+        if origin is not None:
+            emitted.extend(emit_autogen(fn, origin, namespace, source))
+            return emitted
+        if fn.func.kind is SchemaKind.out:
+            return emitted  # an out variant with nothing to compute it from: no kernel
+    emitted.extend(emit_native(fn, namespace, source))
+    return emitted
+
+
+# --- Python names and bindings ---------------------------------------------------------------
+
+
+def python_names(
+    functions: Iterable[NativeFunction],
+) -> tuple[dict[str, list[FunctionSchema]], dict[str, list[FunctionSchema]]]:
     """Schemas per Python function name and per Tensor method name."""
     funcs: dict[str, list[FunctionSchema]] = {}
     methods: dict[str, list[FunctionSchema]] = {}
@@ -310,7 +524,7 @@ def python_names(functions: Iterable[Any]) -> tuple[dict[str, list[FunctionSchem
         name = schema.name.name
         variants = fn.variants
         is_out = schema.kind is SchemaKind.out
-        if getattr(fn, "generated_from", None) is not None:
+        if fn.generated_from is not None:
             continue  # autogen variants are not exposed to Python, as in PyTorch
         if "function" in variants or is_out:
             funcs.setdefault(name, []).append(schema)
@@ -319,6 +533,64 @@ def python_names(functions: Iterable[Any]) -> tuple[dict[str, list[FunctionSchem
     # An out variant with no visible functional sibling keeps its own name only if declared so.
     return funcs, methods
 
+
+def python_modules(functions: Iterable[NativeFunction]) -> dict[str, str]:
+    """The Python submodule of each function name whose entries say `python_module:`
+    (`special_entr` -> `special`: exposed as `pyaten.special.entr`, as torch.special.entr)."""
+    return {
+        fn.func.name.name: fn.python_module
+        for fn in functions
+        if fn.python_module is not None
+    }
+
+
+@dataclass
+class Bindings:
+    """The Python face of the module: binding functions and the tables the loader fills.
+
+    `tables` holds (table global, Python name, is a method, the name's schemas as YAML text);
+    `methods` the Tensor method names; `dunders` the Python operators defined."""
+
+    emitted: Emitted
+    tables: list[tuple[str, str, bool, tuple[str, ...]]]
+    functions: list[str]
+    methods: list[str]
+    dunders: list[str]
+
+
+def emit_bindings(functions: Sequence[NativeFunction]) -> Bindings:
+    """One binding per Python function and Tensor method name, and the Python operators."""
+    funcs, methods = python_names(functions)
+    emitted = Emitted()
+    tables: list[tuple[str, str, bool, tuple[str, ...]]] = []
+    method_sigs: dict[str, list[PythonSignature]] = {}
+    for method, table in ((False, funcs), (True, methods)):
+        for name, schemas in sorted(table.items()):
+            sigs = group_signatures(name, schemas, method=method)
+            if not sigs:
+                continue
+            if method:
+                method_sigs[name] = sigs
+            owners = [s.functional for s in sigs] + ([] if method else
+                                                     [s.out_variant for s in sigs])
+            names = tuple(dict.fromkeys(o.name for o in owners if o is not None))
+            emitted.define(gen_binding(name, sigs, method=method), *names)
+            emitted.entries.update(names)
+            texts = tuple(schema.yaml_text() for schema in schemas)
+            tables.append((naming.binding_table(name, method), name, method, texts))
+    dunders: list[str] = []
+    for dunder, target in BINARY_DUNDERS.items():
+        if target in method_sigs:
+            emitted.define(gen_dunder(dunder, target, method_sigs[target]))
+            dunders.append(dunder)
+    for dunder, target in UNARY_DUNDERS.items():
+        if target in method_sigs:
+            emitted.define(gen_unary_dunder(dunder, target))
+            dunders.append(dunder)
+    return Bindings(emitted, tables, sorted(funcs), sorted(method_sigs), dunders)
+
+
+# --- the module ------------------------------------------------------------------------------
 
 HEADER = '''"""Generated by pyaten.codegen from {path}. Do not edit: edit the YAML or the generator.
 
@@ -332,219 +604,72 @@ from pyaten.native.gen_support import (
 '''
 
 
-def generate(functions: Sequence[Any], path: str, namespace: str = "aten") -> Generated:
-    """Generate the module for `functions` (records with autogen entries already expanded)."""
-    by_name: dict[tuple[str, str], Any] = {
-        (fn.func.name.name, fn.func.name.overload): fn for fn in functions
-    }
+def module_source(
+    path: str,
+    functions: Sequence[NativeFunction],
+    kernels: Emitted,
+    bindings: Bindings,
+    namespace: str,
+    source_root: str | None,
+) -> str:
+    """The module's text: header, kernel and entry globals, the functions, then the tables
+    the loader reads (ENTRIES, BINDINGS, FUNCTIONS, PYTHON_MODULES, METHODS, DUNDERS,
+    DEFINITIONS, REGISTRATIONS)."""
+    entries = sorted(kernels.entries | bindings.emitted.entries, key=_short)
+    lines = [HEADER.format(path=path)]
+    lines.append("# Kernels named in the YAML, from the @native registry (None when missing).")
+    lines += [f"{name} = K.get({name!r})" for name in sorted(kernels.kernels)]
+    lines.append("")
+    lines.append("# Operator entries, filled by setup() once the operators are defined.")
+    lines += [f"{naming.entry_global(name)} = None" for name in entries]
+    lines.append("")
+    lines.append("# Parsed signatures per Python name, filled by setup().")
+    lines += [f"{table} = None" for table, *_ in bindings.tables]
+    lines.append("")
+    lines += [text for _, text in kernels.defs + bindings.emitted.defs]
+    lines.append("ENTRIES = {")
+    lines += [f"    {naming.entry_global(n)!r}: {_q(n, namespace)!r}," for n in entries]
+    lines.append("}")
+    lines.append("# (table, Python name, is a method, its schemas as the YAML spells them)")
+    lines.append("BINDINGS = [")
+    lines += [f"    {row!r}," for row in bindings.tables]
+    lines.append("]")
+    lines.append(f"FUNCTIONS = {bindings.functions!r}")
+    # `python_module: special` functions live in `pyaten.special`, not at the top level.
+    lines.append(f"PYTHON_MODULES = {python_modules(functions)!r}")
+    lines.append(f"METHODS = {bindings.methods!r}")
+    lines.append(f"DUNDERS = {bindings.dunders!r}")
+    lines.append("# (schema as the YAML spells it, tags, where declared): the schemas to define.")
+    lines.append("DEFINITIONS = [")
+    lines += [f"    ({fn.func.yaml_text()!r}, {sorted(fn.tags)!r}, {_loc(fn, source_root)!r}),"
+              for fn in functions]
+    lines.append("]")
+    lines.append("REGISTRATIONS = [")
+    lines += [f"    ({r.operator!r}, {r.key!r}, {r.kernel!r}, {r.needs!r}, {r.kind!r}, "
+              f"{r.source!r})," for r in kernels.registrations]
+    lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def generate(
+    functions: Sequence[NativeFunction],
+    path: str,
+    namespace: str = "aten",
+    source_root: str | None = None,
+) -> Generated:
+    """Generate the module for `functions` (records with autogen entries already expanded).
+
+    `path` names the YAML in the module's docstring; declaration sites under `source_root`
+    are written relative to it."""
+    groups = structured_groups(functions)
+    by_name = {(fn.func.name.name, fn.func.name.overload): fn for fn in functions}
+    kernels = Emitted()
+    for fn in functions:
+        kernels.extend(emit_entry(fn, groups, by_name, namespace, source_root))
+    bindings = emit_bindings(functions)
     per_op: dict[str, GeneratedOp] = {}
-    registrations: list[Registration] = []
-    kernel_names: set[str] = set()
-    chunks: list[str] = [HEADER.format(path=path)]
-    defs: list[str] = []
-
-    def record(name: OperatorName, text: str) -> None:
-        per_op.setdefault(_short(name), GeneratedOp(_short(name))).chunks.append(text)
-
-    # Structured groups: out entries with `structured: True` and their delegates.
-    delegates: dict[tuple[str, str], list[Any]] = {}
-    for fn in functions:
-        d = fn.structured_delegate
-        if d is not None:
-            delegates.setdefault((d.name, d.overload), []).append(fn)
-    entry_globals: set[OperatorName] = set()
-    for fn in functions:
-        schema = fn.func
-        loc = _loc(fn)
-        if needs_backend_select(fn):
-            text = gen_backend_select(fn)
-            defs.append(text)
-            record(schema.name, text)
-            entry_globals.add(schema.name)
-            registrations.append(Registration(
-                _q(schema.name, namespace), "BackendSelect",
-                naming.wrapper_name("BackendSelect", schema.name), (), "backend_select", loc))
-        if fn.structured:
-            members = delegates.get((schema.name.name, schema.name.overload), [])
-            functional = next((m for m in members if m.func.kind is SchemaKind.functional), None)
-            meta = naming.meta_name(functional.func.name if functional else schema.name)
-            kernel_names.add(meta)
-            if _meta_base(fn) not in ("TensorIteratorMeta", "StructuredMeta"):
-                kernel_names.add(_meta_base(fn))
-            keys = dict(fn.dispatch)
-            kernel_names.update(keys.values())
-            # Meta gets meta-only wrappers unless the YAML names a Meta kernel itself.
-            targets = [(k, v) for k, v in keys.items()]
-            if "Meta" not in keys:
-                targets.append(("Meta", None))
-            for key, impl in targets:
-                variants = [("out", fn)] + [
-                    ("functional" if m.func.kind is SchemaKind.functional else "inplace", m)
-                    for m in members
-                    if m.func.kind in (SchemaKind.functional, SchemaKind.inplace)
-                ]
-                for kind, member in variants:
-                    text = gen_structured_wrapper(kind, key, member, fn, functional, impl)
-                    defs.append(text)
-                    record(member.func.name, text)
-                    needs = (meta,) + ((impl,) if impl else ())
-                    inherits = _meta_base(fn)
-                    if inherits not in ("TensorIteratorMeta", "StructuredMeta"):
-                        needs = (inherits,) + needs
-                    registrations.append(Registration(
-                        _q(member.func.name, namespace), key,
-                        naming.wrapper_name(key, member.func.name), needs, "structured",
-                        _loc(member)))
-            if DEFAULT_BACKEND not in keys:
-                for member in members:
-                    kind = {SchemaKind.functional: "functional",
-                            SchemaKind.inplace: "inplace"}.get(member.func.kind)
-                    if kind is None:
-                        continue
-                    text = gen_default_backend_wrapper(kind, member, fn, functional)
-                    defs.append(text)
-                    record(member.func.name, text)
-                    entry_globals.add(schema.name)
-                    registrations.append(Registration(
-                        _q(member.func.name, namespace), DEFAULT_BACKEND,
-                        naming.wrapper_name(DEFAULT_BACKEND, member.func.name),
-                        tuple(n for n in (_meta_base(fn), meta)
-                              if n not in ("TensorIteratorMeta", "StructuredMeta")),
-                        "structured", _loc(member)))
-            continue
-        if fn.structured_delegate is not None:
-            # Its CPU/Meta kernels come from the group; other keys may still be listed.
-            for key, kernel in fn.dispatch.items():
-                kernel_names.add(kernel)
-                registrations.append(Registration(
-                    _q(schema.name, namespace), key, kernel, (kernel,), "native", loc))
-            continue
-        generated_from = getattr(fn, "generated_from", None)
-        if generated_from is not None and schema.kind is SchemaKind.out:
-            source = _autogen_source(fn, by_name)
-            if source is not None:
-                text = gen_autogen_kernel(fn, source, namespace)
-                defs.append(text)
-                record(schema.name, text)
-                entry_globals.add(source.func.name)
-                registrations.append(Registration(
-                    _q(schema.name, namespace), "CompositeExplicitAutograd",
-                    naming.autogen_name(schema.name), (), "autogen", loc))
-            continue
-        if generated_from is not None and schema.kind is SchemaKind.functional:
-            source = by_name.get((generated_from.name, generated_from.overload))
-            if source is not None and source.func.kind is SchemaKind.inplace:
-                text = gen_autogen_functional(fn, source)
-                defs.append(text)
-                record(schema.name, text)
-                entry_globals.add(source.func.name)
-                registrations.append(Registration(
-                    _q(schema.name, namespace), "CompositeExplicitAutograd",
-                    naming.autogen_name(schema.name), (), "autogen", loc))
-                continue
-        dispatch = dict(fn.dispatch)
-        if not dispatch:
-            dispatch = {"CompositeImplicitAutograd": naming.default_kernel_name(schema.name)}
-        for key, kernel in dispatch.items():
-            kernel_names.add(kernel)
-            registrations.append(Registration(
-                _q(schema.name, namespace), key, kernel, (kernel,), "native", loc))
-
-    # Kernel globals, resolved from the @native registry when the module is imported.
-    chunks.append("# Kernels named in the YAML, from the @native registry (None when missing).")
-    for name in sorted(kernel_names):
-        chunks.append(f"{name} = K.get({name!r})")
-    chunks.append("")
-
-    # Bindings.
-    funcs, methods = python_names(functions)
-    binding_defs: list[str] = []
-    binding_tables: list[tuple[str, str, bool]] = []
-    for name, schemas in sorted(funcs.items()):
-        sigs = group_signatures(name, schemas, method=False)
-        if not sigs:
-            continue
-        text = gen_binding(name, sigs, method=False)
-        binding_defs.append(text)
-        binding_tables.append((naming.binding_table(name, False), name, False))
-        for s in sigs:
-            for sch in (s.functional, s.out_variant):
-                if sch is not None:
-                    entry_globals.add(sch.name)
-                    record(sch.name, text)
-    method_sigs: dict[str, list[PythonSignature]] = {}
-    for name, schemas in sorted(methods.items()):
-        sigs = group_signatures(name, schemas, method=True)
-        if not sigs:
-            continue
-        method_sigs[name] = sigs
-        text = gen_binding(name, sigs, method=True)
-        binding_defs.append(text)
-        binding_tables.append((naming.binding_table(name, True), name, True))
-        for s in sigs:
-            if s.functional is not None:
-                entry_globals.add(s.functional.name)
-                record(s.functional.name, text)
-    dunders: list[str] = []
-    for dunder, target in BINARY_DUNDERS.items():
-        if target in method_sigs:
-            text = gen_dunder(dunder, target, method_sigs[target])
-            binding_defs.append(text)
-            dunders.append(dunder)
-    for dunder, target in UNARY_DUNDERS.items():
-        if target in method_sigs:
-            binding_defs.append(gen_unary_dunder(dunder, target))
-            dunders.append(dunder)
-
-    chunks.append("# Operator entries, filled by setup() once the operators are defined.")
-    for name in sorted(entry_globals, key=_short):
-        chunks.append(f"{naming.entry_global(name)} = None")
-    chunks.append("")
-    chunks.append("# Parsed signatures per Python name, filled by setup().")
-    for table, _, _ in binding_tables:
-        chunks.append(f"{table} = None")
-    chunks.append("")
-    chunks.extend(defs)
-    chunks.extend(binding_defs)
-
-    chunks.append("ENTRIES = {")
-    for name in sorted(entry_globals, key=_short):
-        chunks.append(f"    {naming.entry_global(name)!r}: {_q(name, namespace)!r},")
-    chunks.append("}")
-    chunks.append("BINDINGS = [")
-    for table, name, method in binding_tables:
-        chunks.append(f"    ({table!r}, {name!r}, {method!r}),")
-    chunks.append("]")
-    chunks.append("FUNCTIONS = [" + ", ".join(repr(n) for n, _ in sorted(funcs.items())) + "]")
-    chunks.append("METHODS = [" + ", ".join(repr(n) for n in sorted(method_sigs)) + "]")
-    chunks.append("DUNDERS = [" + ", ".join(repr(d) for d in dunders) + "]")
-    chunks.append("# (schema, variants, tags, file, line, generated from): the loader's records.")
-    chunks.append("DECLARATIONS = [")
-    for fn in functions:
-        loc = getattr(fn, "loc", None)
-        origin = getattr(fn, "generated_from", None)
-        chunks.append(
-            f"    ({str(fn.func)!r}, {sorted(fn.variants)!r}, {sorted(fn.tags)!r}, "
-            f"{loc.path if loc else '<unknown>'!r}, {loc.line if loc else 0!r}, "
-            f"{str(origin) if origin is not None else None!r}),"
-        )
-    chunks.append("]")
-    chunks.append("REGISTRATIONS = [")
-    for r in registrations:
-        chunks.append(f"    ({r.operator!r}, {r.key!r}, {r.kernel!r}, {r.needs!r}, {r.kind!r}, "
-                      f"{r.source!r}),")
-    chunks.append("]")
-    return Generated("\n".join(chunks) + "\n", per_op, registrations)
-
-
-def _autogen_source(fn: Any, by_name: dict[tuple[str, str], Any]) -> Any:
-    """The entry an autogen out variant is computed from: the functional sibling if declared,
-    else the entry that listed it."""
-    target = fn.func.functional_signature()
-    for other in by_name.values():
-        if other is fn or other.func.kind is SchemaKind.out:
-            continue
-        if other.func.kind is SchemaKind.functional and other.func.functional_signature() == target:
-            return other
-    origin = fn.generated_from
-    return by_name.get((origin.name, origin.overload))
+    for owners, text in kernels.defs + bindings.emitted.defs:
+        for owner in owners:
+            per_op.setdefault(_short(owner), GeneratedOp(_short(owner))).chunks.append(text)
+    source = module_source(path, functions, kernels, bindings, namespace, source_root)
+    return Generated(source, per_op, kernels.registrations)

@@ -13,6 +13,9 @@ Note: output layout. Outputs take the layout of the inputs by PyTorch's rule: if
 operand is contiguous (or every one channels-last, or all share one dense layout) the
 output copies it; otherwise dims are ordered by the operands' strides (smallest first,
 broadcast dims ignored, ties to the smaller size) and the output is dense in that order.
+
+`binary_op`/`binary_float_op` take the row-major shortcut first (Note: the row-major shortcut,
+in broadcast.py); `broadcast_shapes` and `infer_size` are broadcast.py's, re-exported here.
 """
 
 from __future__ import annotations
@@ -20,39 +23,20 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import (
+    broadcast_shapes,
+    infer_size,
+    new_row_major,
+    number_keeps_dtype,
+    row_major_plan,
+)
 from pyaten.core.device import CPU
 from pyaten.core.device import device as Device
 from pyaten.core.dtypes import dtype as DType
-from pyaten.core.iterator_build import build_into, infer_size, scalar_storage_dtype
-from pyaten.core.storage import Storage
-from pyaten.core.tensor import Size, Tensor
-from pyaten.core.views import contiguous_strides
+from pyaten.core.iterator_build import build_into, scalar_storage_dtype
+from pyaten.core.tensor import Tensor
 
 __all__ = ["TensorIteratorConfig", "TensorIterator", "broadcast_shapes", "infer_size"]
-
-
-def broadcast_shapes(*shapes: tuple | int) -> Size:
-    """`torch.broadcast_shapes`: the common shape of several shapes (an int means (n,))."""
-    given = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
-    if not given:
-        return Size(())
-    common = [1] * max(len(s) for s in given)
-    for arg_index, shape in enumerate(given):
-        for idx in range(-1, -1 - len(shape), -1):
-            size = shape[idx]
-            if size < 0:
-                raise ValueError("Attempting to broadcast a dimension with negative length!")
-            if size == 1:
-                continue
-            if common[idx] == 1:
-                common[idx] = size
-            elif size != common[idx]:
-                raise RuntimeError(
-                    f"Attempting to broadcast a dimension of length {size} at {idx}! Mismatching "
-                    f"argument at index {arg_index} had {shape!r}; but expected shape should be "
-                    f"broadcastable to {common!r}"
-                )
-    return Size(common)
 
 
 class TensorIteratorConfig:
@@ -344,74 +328,51 @@ _UNARY_FLOAT = _template(
 _NULLARY = _template(check_all_same_dtype=False, resize_outputs=False)
 
 
-_PY_CATEGORY = {bool: dt.BOOL_CATEGORY, int: dt.INT_CATEGORY, float: dt.FLOAT_CATEGORY}
+# Computed in a wider dtype and rounded once by finish(): the general path's scratch arrays.
+_SCRATCH_DTYPES = (dt.float16, dt.bfloat16, dt.complex32)
 
 
 def _fast_binary(out: object, a: object, b: object, int_to_float: bool) -> TensorIterator | None:
-    # Contiguous CPU operands of one non-half dtype (or a tensor and a scalar that does not
-    # change its dtype), no out=: the output is contiguous and nothing else needs deciding.
-    # (For non-empty row-major operands PyTorch's layout rule always yields row-major.)
+    # broadcast.py's row-major shortcut, for new CPU outputs that need no float32 scratch.
     if out is not None:
         return None
-    a_tensor = type(a) is Tensor and not a._wrapped_number
-    b_tensor = type(b) is Tensor and not b._wrapped_number
-    if a_tensor and b_tensor:
-        d = a._dtype
-        if b._dtype is not d or a._device is not CPU or b._device is not CPU:
-            return None
-        sizes = a._sizes
-        if b._sizes != sizes:
-            if a._strides != contiguous_strides(sizes):
-                return None
-            sizes = infer_size(sizes, b._sizes)
-        elif a._strides != contiguous_strides(sizes):
-            return None
-        if b._strides != contiguous_strides(b._sizes):
-            return None
-        np_inputs = [a._numpy(), b._numpy()]
-    elif a_tensor or b_tensor:
-        t, scalar = (a, b) if a_tensor else (b, a)
-        d = t._dtype
-        if type(scalar) is Tensor:  # a wrapped number
-            if scalar._device is not CPU or scalar._dtype.category > d.category:
-                return None
-            value = scalar._numpy().astype(d.numpy)
-        else:
-            category = _PY_CATEGORY.get(type(scalar))
-            if category is None or category > d.category:
-                return None
-            value = np.array(scalar).astype(d.numpy)
-        sizes = t._sizes
-        if t._device is not CPU or t._strides != contiguous_strides(sizes):
-            return None
-        np_inputs = [t._numpy(), value] if a_tensor else [value, t._numpy()]
+    if isinstance(a, Tensor) and not a._wrapped_number:
+        first, other = a, b
+    elif isinstance(b, Tensor) and not b._wrapped_number:
+        first, other = b, a
     else:
         return None
-    if d is dt.float16 or d is dt.bfloat16 or (int_to_float and d.category <= dt.INT_CATEGORY):
+    other_is_tensor = isinstance(other, Tensor)
+    if other_is_tensor:
+        plan = row_major_plan((first, other), int_to_float)
+    elif number_keeps_dtype(other, first._dtype):
+        plan = row_major_plan((first,), int_to_float)
+    else:
         return None
-    numel = 1
-    for s in sizes:
-        numel *= s
-    if numel == 0:
-        return None  # empty shapes get PyTorch's odd strides on the general path
-    storage = Storage._fresh(numel * d.itemsize, CPU)
-    result = Tensor._make(storage, sizes, contiguous_strides(sizes), 0, d, CPU)
-    # C-ordered view straight from the fresh buffer (no stride tuple to build).
-    result._np = out_view = np.ndarray(sizes, d.numpy, storage.data)
+    if plan is None or first._device is not CPU:
+        return None
+    shape, d, direct = plan
+    if d in _SCRATCH_DTYPES:
+        return None
+    if not other_is_tensor:
+        value = np.array(other).astype(d.numpy)
+    elif direct:
+        value = other._numpy()
+    else:  # a wrapped number, cast to the tensors' dtype
+        value = other._numpy().astype(d.numpy)
+    result = new_row_major(shape, d, CPU)
     it = _new_iter(TensorIterator)
-    it.shape = sizes
+    it.shape = shape
     it.common_dtype = d
     it.compute_dtype = d
     it.device = CPU
     it.num_outputs = 1
     it.tensors = [result, a, b]
-    it.np_inputs = np_inputs
-    it.np_outputs = [out_view]
+    it.np_inputs = [first._numpy(), value] if first is a else [value, first._numpy()]
+    it.np_outputs = [result._np]
     it._writeback = None
     it.is_meta = False
     it.output_dtypes = [d]
     it.output_strides = None
     it.will_resize = [False]
     return it
-
-

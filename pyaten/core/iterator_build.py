@@ -1,9 +1,10 @@
 """The general path of `TensorIteratorConfig.build()`, in PyTorch's order of decisions.
 
-1. overlap checks (outputs against themselves and the inputs), 2. broadcast shape,
-3. which outputs get resized (in-place outputs must already have the shape), 4. dtypes and
-device, 5. output layout and allocation (see Note: output layout in iterator.py),
-6. NumPy views in the compute dtype. Kept apart from iterator.py, which holds the public API.
+1. overlap checks (outputs against themselves and the inputs), 2. broadcast shape (the rule
+is broadcast.py's), 3. which outputs get resized (in-place outputs must already have the
+shape), 4. dtypes and device, 5. output layout and allocation (see Note: output layout in
+iterator.py), 6. NumPy views in the compute dtype. Kept apart from iterator.py, which holds
+the public API; the shortcut for calls with nothing to decide is broadcast.py's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import warnings
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import infer_size
 from pyaten.core.device import CPU
 from pyaten.core.device import device as Device
 from pyaten.core.dtypes import dtype as DType
@@ -29,7 +31,7 @@ from pyaten.core.views import (
     resize_tensor_,
 )
 
-__all__ = ["build_into", "infer_size", "compute_type", "scalar_storage_dtype"]
+__all__ = ["build_into", "compute_type", "output_strides", "scalar_storage_dtype"]
 
 _F32 = dt.float32
 _INT_CATEGORY = dt.INT_CATEGORY
@@ -55,38 +57,8 @@ def scalar_storage_dtype(value: object) -> DType:
     )
 
 
-_INFER_CACHE: dict[tuple, tuple] = {}
 _LAYOUT_CACHE: dict[tuple, tuple | None] = {}
 _CACHE_LIMIT = 4096  # the decisions are pure functions of shapes/strides: memoise them
-
-
-def infer_size(a: tuple, b: tuple) -> tuple:
-    """Broadcast two shapes; raises PyTorch's error naming the first bad dim."""
-    found = _INFER_CACHE.get((a, b))
-    if found is not None:
-        return found
-    result = _infer_size(a, b)
-    if len(_INFER_CACHE) < _CACHE_LIMIT:
-        _INFER_CACHE[(a, b)] = result
-    return result
-
-
-def _infer_size(a: tuple, b: tuple) -> tuple:
-    na, nb = len(a), len(b)
-    n = na if na > nb else nb
-    out = [0] * n
-    for i in range(n - 1, -1, -1):
-        offset = n - 1 - i
-        da, db = na - 1 - offset, nb - 1 - offset
-        sa = a[da] if da >= 0 else 1
-        sb = b[db] if db >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {i}"
-            )
-        out[i] = sb if sa == 1 else sa
-    return tuple(out)
 
 
 def _fmt(shape: tuple) -> str:
@@ -158,7 +130,7 @@ def build_into(it: object, cfg: object, outs: list, ins: list) -> None:
     needs_layout = len(defined_outs) < nout or any(will_resize)
     strides = None
     if needs_layout:
-        strides = _output_strides(outs, tensor_ins, will_resize, shape, all_same)
+        strides = output_strides(outs, tensor_ins, will_resize, shape, all_same)
     it.output_strides = strides
     if cfg._metadata_only:
         it.tensors = outs + ins
@@ -314,10 +286,11 @@ def _broadcast_strides(op: Tensor, shape: tuple) -> tuple:
     return tuple(strides)
 
 
-def _output_strides(
+def output_strides(
     outs: list, tensor_ins: list, will_resize: list, shape: tuple, all_same: bool
 ) -> tuple | None:
-    """Strides for new outputs (None = contiguous), by PyTorch's layout rule."""
+    """Strides for new outputs (None = contiguous), by PyTorch's layout rule (Note: output
+    layout, in iterator.py). Operands need only `_sizes` and `_strides`."""
     operands = [o for k, o in enumerate(outs) if o is not None and not will_resize[k]]
     operands += tensor_ins
     key = (shape, all_same, *[(op._sizes, op._strides) for op in operands])

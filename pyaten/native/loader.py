@@ -2,20 +2,29 @@
 
 `load()` (run once by `import pyaten`):
 1. imports `pyaten.native.kernels`, which registers every `@native` kernel;
-2. reads the YAML into records (`pyaten.declarations.load_native_functions`);
-3. generates the module source with `pyaten.codegen.gen_native.generate` - or reuses the
-   copy cached in `pyaten/_generated/` under a hash of the YAML and the generator's sources;
-4. defines every schema in the dispatcher and registers the kernels the module lists
-   (a kernel name the registry lacks is recorded in `Loaded.missing`, not fatal);
-5. builds the parsed signatures of each Python name and attaches the methods and operators
-   to `Tensor`. The functions are returned for `pyaten/__init__.py` to export.
+2. generates the module source with `pyaten.codegen.gen_native.generate` from the YAML's
+   records (`pyaten.declarations.load_native_functions`) - or reuses the copy cached in
+   `pyaten/_generated/` (see Note: the generated-code cache);
+3. defines every schema the module lists (`DEFINITIONS`) in the dispatcher and registers the
+   kernels it lists (`REGISTRATIONS`; a kernel name the registry lacks is recorded in
+   `Loaded.missing`, not fatal);
+4. builds the parsed signatures of each Python name (when first called) and attaches the
+   methods and operators to `Tensor`. The functions are returned for `pyaten/__init__.py`.
+
+Note: the generated-code cache
+    The generated module is a pure function of the YAML and of the code that reads it and
+    writes it: `schema/` (parsing, printing), `declarations/` (records, autogen, tags),
+    `codegen/`, and this loader (what it passes to the generator). `_cache_key` hashes all of
+    them, so editing any one regenerates; the module holds no absolute path (declaration sites
+    are package-relative), so a moved checkout reuses it. The module lists what to define and
+    register, as torchgen's generated registration code does, so a cached import needs no
+    records: `Loaded.records` reads the YAML only when asked.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import marshal
 import os
 import sys
@@ -23,17 +32,28 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pyaten.native.kernels  # noqa: F401 - registers every @native kernel
+from pyaten.codegen.python_signature import group_signatures
+from pyaten.dispatch import registry as dispatch_registry
+from pyaten.dispatch.keys import parse_dispatch_key
 from pyaten.native import gen_support, registry, tensor_api
 from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.runtime import Tensor
+from pyaten.schema import FunctionSchema, parse
+
+if TYPE_CHECKING:
+    from pyaten.declarations.model import NativeFunction
 
 NATIVE_YAML = Path(__file__).with_name("native_functions.yaml")
 GENERATED_DIR = Path(__file__).resolve().parent.parent / "_generated"
-_CODEGEN_DIR = Path(__file__).resolve().parent.parent / "codegen"
-_DECLARATIONS_DIR = Path(__file__).resolve().parent.parent / "declarations"
+# The folder holding the `pyaten` package: declaration sites are written relative to it.
+SOURCE_ROOT = Path(__file__).resolve().parent.parent.parent
 NAMESPACE = "aten"
+# What shapes the generated text besides the YAML (Note: the generated-code cache).
+_PACKAGE = Path(__file__).resolve().parent.parent
+_GENERATOR_INPUTS = ("schema", "declarations", "codegen")
 
 
 @dataclass
@@ -43,10 +63,21 @@ class Loaded:
     module: ModuleType
     functions: dict[str, Any]
     methods: dict[str, Any]
-    records: list[Any]
     missing: list[str] = field(default_factory=list)
     source_path: str = ""
     handles: list[Any] = field(default_factory=list)
+    # Functions of a `python_module:` (`special`), by public name: `modules["special"]["entr"]`.
+    modules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    yaml_path: Path | None = None
+    _records: list[NativeFunction] | None = None
+
+    @property
+    def records(self) -> list[NativeFunction]:
+        """The declarations' records (after a cached import, read from the YAML when asked)."""
+        if self._records is None:
+            assert self.yaml_path is not None, "records of generated text without a YAML"
+            self._records = _read_records(self.yaml_path)
+        return self._records
 
 
 _LOADED: Loaded | None = None
@@ -54,19 +85,36 @@ _LOCK = threading.Lock()
 
 
 def _cache_key(yaml_text: str) -> str:
-    # The generated module depends on the YAML, the generator and how declarations are read.
+    """A hash of everything that shapes the generated module (Note: the generated-code cache)."""
     digest = hashlib.sha256(yaml_text.encode())
-    for path in sorted(_CODEGEN_DIR.glob("*.py")) + sorted(_DECLARATIONS_DIR.glob("*.py")):
-        digest.update(path.name.encode())
+    sources = [Path(__file__)]
+    for folder in _GENERATOR_INPUTS:
+        sources += sorted((_PACKAGE / folder).glob("*.py")) + sorted(
+            (_PACKAGE / folder).glob("*.yaml")
+        )
+    for path in sources:
+        digest.update(f"{path.parent.name}/{path.name}".encode())
         digest.update(path.read_bytes())
-    digest.update(sys.version.encode())
+    digest.update(sys.version.encode())  # the marshalled code object beside it
     return digest.hexdigest()[:16]
 
 
-def _generate_source(records: list[Any], yaml_path: str) -> str:
+# The YAML reader and the generator are imported only when the cache misses (or records are
+# asked for): together they cost ~0.2 s of import that a cached `import pyaten` never needs.
+
+
+def _read_records(path_or_text: str | Path) -> list[NativeFunction]:
+    from pyaten.declarations import load_native_functions
+
+    return load_native_functions(str(path_or_text))
+
+
+def _generate_source(
+    records: list[NativeFunction], display_path: str, namespace: str = NAMESPACE
+) -> str:
     from pyaten.codegen.gen_native import generate
 
-    return generate(records, yaml_path, NAMESPACE).source
+    return generate(records, display_path, namespace, str(SOURCE_ROOT)).source
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -81,55 +129,42 @@ def _write_atomic_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _import_file(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def generated_module_source(yaml_path: Path = NATIVE_YAML) -> tuple[str, list[Any]]:
+def generated_module_source(yaml_path: Path = NATIVE_YAML) -> tuple[str, list[NativeFunction]]:
     """The module source for a YAML file and its records (always freshly generated)."""
-    from pyaten.declarations import load_native_functions
-
-    records = load_native_functions(str(yaml_path))
+    records = _read_records(yaml_path)
     return _generate_source(records, _display_path(yaml_path)), records
 
 
 def _display_path(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path(__file__).resolve().parent.parent.parent))
+        return path.resolve().relative_to(SOURCE_ROOT).as_posix()
     except ValueError:
         return str(path)
 
 
-def _register(module: ModuleType, records: list[Any], loaded: Loaded, namespace: str) -> None:
-    from pyaten.dispatch import registry as dispatch_registry
-
+def _register(module: ModuleType, loaded: Loaded, namespace: str) -> dict[str, FunctionSchema]:
+    """Define the module's schemas and register its kernels; the parsed schemas by text."""
     with dispatch_registry.batch():  # each operator's table computed once, at the end
-        _register_all(module, records, loaded, namespace)
+        return _register_all(module, loaded, namespace)
 
 
-def _register_all(module: ModuleType, records: list[Any], loaded: Loaded, namespace: str) -> None:
-    from pyaten.dispatch import registry as dispatch_registry
-    from pyaten.dispatch.keys import parse_dispatch_key
-
-    for fn in records:
-        schema = dispatch_registry.with_namespace(fn.func, namespace)
-        debug = f"registered at {fn.loc.path}:{fn.loc.line}" if fn.loc else "native_functions"
-        loaded.handles.append(
-            dispatch_registry.define(schema, debug=debug, tags=tuple(sorted(fn.tags)))
-        )
+def _register_all(
+    module: ModuleType, loaded: Loaded, namespace: str
+) -> dict[str, FunctionSchema]:
+    schemas: dict[str, FunctionSchema] = {}
+    for text, tags, source in module.DEFINITIONS:
+        schema = schemas[text] = parse(text)
+        loaded.handles.append(dispatch_registry.define(
+            dispatch_registry.with_namespace(schema, namespace),
+            debug=f"registered at {source}",
+            tags=tuple(tags),
+        ))
     for operator, key, kernel, needs, kind, source in module.REGISTRATIONS:
         lacking = [n for n in needs if registry.lookup(n) is None]
         if lacking:
             loaded.missing.append(f"{operator} [{key}]: no @native kernel {', '.join(lacking)}")
             continue
-        fn = getattr(module, kernel) if kind in GENERATED_KINDS else registry.lookup(
-            kernel
-        )
+        fn = getattr(module, kernel) if kind in GENERATED_KINDS else registry.lookup(kernel)
         where = registry.site(needs[-1]) if needs else source
         loaded.handles.append(
             dispatch_registry.register_kernel(
@@ -139,35 +174,31 @@ def _register_all(module: ModuleType, records: list[Any], loaded: Loaded, namesp
                 debug=f"{kind} kernel {kernel} at {where} (declared at {source})",
             )
         )
+    return schemas
 
 
 # Registration kinds whose kernel is a function of the generated module, not an @native one.
 GENERATED_KINDS = ("structured", "autogen", "backend_select")
 
 
-def _bind(module: ModuleType, records: list[Any], namespace: str) -> None:
-    from pyaten.codegen.gen_native import python_names
-    from pyaten.dispatch.registry import get_operator
-
+def _bind(module: ModuleType, schemas: dict[str, FunctionSchema], namespace: str) -> None:
     for global_name, qualified in module.ENTRIES.items():
-        setattr(module, global_name, get_operator(qualified))
-    funcs, methods = python_names(records)
-    for table, name, method in module.BINDINGS:
-        schemas = (methods if method else funcs)[name]
-        build = functools.partial(_parsed_signatures, name, schemas, method, namespace)
+        setattr(module, global_name, dispatch_registry.get_operator(qualified))
+    for table, name, method, texts in module.BINDINGS:
+        named = [schemas.get(text) or parse(text) for text in texts]
+        build = functools.partial(_parsed_signatures, name, named, method, namespace)
         setattr(module, table, gen_support.Binding(name, method, build))
 
 
-def _parsed_signatures(name: str, schemas: list[Any], method: bool, namespace: str):
-    from pyaten.codegen.python_signature import group_signatures
-    from pyaten.dispatch.registry import get_operator
-
+def _parsed_signatures(
+    name: str, schemas: list[FunctionSchema], method: bool, namespace: str
+) -> list[ParsedSignature]:
     parsed = []
     for sig in group_signatures(name, schemas, method):
         p = ParsedSignature(sig)
         p.functional_name = _qualify(p.functional_name, namespace)
         p.out_name = _qualify(p.out_name, namespace)
-        p.resolve(get_operator)
+        p.resolve(dispatch_registry.get_operator)
         parsed.append(p)
     return parsed
 
@@ -185,8 +216,16 @@ _PROTECTED = frozenset({"data", "grad", "requires_grad", "shape", "dtype", "devi
 def _collect_functions(module: ModuleType, loaded: Loaded) -> None:
     for name in module.FUNCTIONS:
         fn = getattr(module, name, None)
-        if fn is not None:
+        if fn is None:
+            continue
+        python_module = module.PYTHON_MODULES.get(name)
+        if python_module is None:
             loaded.functions[name] = fn
+        else:  # `special_entr` is `pyaten.special.entr`, as in torch.special
+            public = name.removeprefix(f"{python_module}_")
+            fn.__qualname__ = public
+            fn.__module__ = f"pyaten.{python_module}"
+            loaded.modules.setdefault(python_module, {})[public] = fn
 
 
 def _attach(module: ModuleType, loaded: Loaded) -> None:
@@ -207,36 +246,6 @@ def _attach(module: ModuleType, loaded: Loaded) -> None:
         fn.__qualname__ = name
         fn.__module__ = "pyaten"
     tensor_api.attach(loaded.functions)
-
-
-@dataclass(frozen=True)
-class DeclaredFunction:
-    """What the loader needs of a declaration, rebuilt from the generated module's
-    `DECLARATIONS` so a cached import skips reading the YAML (see `load`)."""
-
-    func: Any
-    variants: frozenset[str]
-    tags: frozenset[str]
-    loc: Any
-    generated_from: Any
-
-
-@dataclass(frozen=True)
-class _Location:
-    path: str
-    line: int
-
-
-def _declared_functions(module: ModuleType) -> list[DeclaredFunction]:
-    from pyaten.schema import OperatorName, parse
-
-    records = []
-    for text, variants, tags, path, line, generated_from in module.DECLARATIONS:
-        records.append(DeclaredFunction(
-            parse(text), frozenset(variants), frozenset(tags), _Location(path, line),
-            OperatorName("", *generated_from.partition(".")[::2]) if generated_from else None,
-        ))
-    return records
 
 
 def _prune_old_caches(current: Path, keep: int = 4) -> None:
@@ -261,6 +270,8 @@ def _exec_cached(name: str, source_path: Path) -> ModuleType:
             code = marshal.loads(code_path.read_bytes())
         except (EOFError, ValueError, TypeError):
             code = None
+    if code is not None and code.co_filename != str(source_path):
+        code = None  # compiled in a checkout that has moved: tracebacks would name the old one
     if code is None:
         code = compile(source_path.read_text(), str(source_path), "exec")
         try:
@@ -281,23 +292,20 @@ def _exec_code(name: str, code: Any, file: str) -> ModuleType:
 def load() -> Loaded:
     """Generate (or reuse), register and attach everything; runs once per process.
 
-    The generated module is cached under a hash of the YAML, the generator and the
-    declarations reader; a cached import neither reads the YAML into records nor compiles."""
+    The generated module is cached (Note: the generated-code cache); a cached import neither
+    reads the YAML into records nor compiles."""
     global _LOADED
     with _LOCK:
         if _LOADED is not None:
             return _LOADED
-        import pyaten.native.kernels  # noqa: F401 - registers every @native kernel
-
         yaml_text = NATIVE_YAML.read_text()
         cache = GENERATED_DIR / f"native_{_cache_key(yaml_text)}.py"
         name = "pyaten._generated.native_functions"
         module = None
+        records = None
         if not cache.exists():
-            from pyaten.declarations import load_native_functions
-
-            full_records = load_native_functions(str(NATIVE_YAML))
-            source = _generate_source(full_records, _display_path(NATIVE_YAML))
+            records = _read_records(NATIVE_YAML)
+            source = _generate_source(records, _display_path(NATIVE_YAML))
             try:
                 _write_atomic(cache, source)
                 _prune_old_caches(cache)
@@ -306,10 +314,10 @@ def load() -> Loaded:
                                     "<generated native>")
         if module is None:
             module = _exec_cached(name, cache)
-        records = _declared_functions(module)
-        loaded = Loaded(module, {}, {}, records, source_path=module.__file__)
-        _register(module, records, loaded, NAMESPACE)
-        _bind(module, records, NAMESPACE)
+        loaded = Loaded(module, {}, {}, source_path=module.__file__, yaml_path=NATIVE_YAML,
+                        _records=records)
+        schemas = _register(module, loaded, NAMESPACE)
+        _bind(module, schemas, NAMESPACE)
         _collect_functions(module, loaded)
         _attach(module, loaded)
         _LOADED = loaded
@@ -320,15 +328,12 @@ def load_declarations(path_or_text: str, namespace: str) -> Loaded:
     """Generate and register another set of declarations (an extension's own YAML, a test's)
     under `namespace`: operators `namespace::name.overload`, their kernels from `@native`,
     and bindings in `Loaded.functions` (Tensor is left alone). `Loaded.handles` undo it."""
-    from pyaten.codegen.gen_native import generate
-    from pyaten.declarations import load_native_functions
-
-    records = load_native_functions(path_or_text)
-    source = generate(records, f"<{namespace} declarations>", namespace).source
+    records = _read_records(path_or_text)
+    source = _generate_source(records, f"<{namespace} declarations>", namespace)
     module = ModuleType(f"pyaten._generated.{namespace}")
     exec(compile(source, f"<generated {namespace}>", "exec"), module.__dict__)  # noqa: S102
-    loaded = Loaded(module, {}, {}, records, source_path=f"<generated {namespace}>")
-    _register(module, records, loaded, namespace)
-    _bind(module, records, namespace)
+    loaded = Loaded(module, {}, {}, source_path=f"<generated {namespace}>", _records=records)
+    schemas = _register(module, loaded, namespace)
+    _bind(module, schemas, namespace)
     _collect_functions(module, loaded)
     return loaded

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from pyaten.core import creation as _creation
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.creation import wrapped_scalar_tensor
 from pyaten.core.device import CPU as _CPU
@@ -130,4 +131,4 @@ def layout_by_name(name: str) -> object:
 def set_requires_grad(result: object) -> None:
     """`requires_grad=True` on a factory call."""
     if isinstance(result, Tensor):
-        result.requires_grad = True
+        _creation.set_requires_grad(result)

@@ -15,20 +15,17 @@ What `set_output` means per wrapper kind:
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import warnings
 from typing import Any
 
 import numpy as np
 
 from pyaten.core import dtypes as _dtypes
+from pyaten.core.broadcast import infer_sizes, new_row_major, row_major_plan
 from pyaten.core.iterator import TensorIteratorConfig
-from pyaten.core.storage import Storage
-from pyaten.core.views import (
-    contiguous_strides,
-    empty_tensor,
-    is_contiguous_strides,
-    resize_tensor_,
-)
+from pyaten.core.views import contiguous_strides, empty_tensor, resize_tensor_
 from pyaten.dispatch import trace as _trace
 from pyaten.native.runtime import Tensor
 
@@ -91,7 +88,7 @@ class StructuredMeta:
         if self.kind == "functional":
             # Contiguous outputs come with their NumPy view built (the impl writes through it).
             result = (
-                _new_output(sizes, dtype, device)
+                new_row_major(sizes, dtype, device)
                 if strides is None
                 else empty_tensor(sizes, dtype, device, strides)
             )
@@ -170,106 +167,78 @@ class StructuredMeta:
             self.outputs[index] = target
 
 
+# A new row-major output with its NumPy view built (kernels/reduce.py imports this name).
+_new_output = new_row_major
+
+
 def broadcast_shapes(op_name: str, *shapes: tuple) -> tuple:
-    """Broadcast sizes with PyTorch's error text."""
-    ndim = max((len(s) for s in shapes), default=0)
-    result = [1] * ndim
-    for shape in shapes:
-        offset = ndim - len(shape)
-        for i, size in enumerate(shape):
-            j = offset + i
-            current = result[j]
-            if current == size or size == 1:
-                continue
-            if current == 1:
-                result[j] = size
-                continue
-            # Find which earlier shape fixed this dimension, for the message.
-            raise RuntimeError(
-                f"The size of tensor a ({current}) must match the size of tensor b ({size}) "
-                f"at non-singleton dimension {i}"
-            )
-    return tuple(result)
+    """Broadcast sizes with PyTorch's error text: core's `infer_sizes` (`op_name` is taken for
+    the callers that pass it; the message does not name the op, as PyTorch's does not)."""
+    return infer_sizes(*shapes)
 
 
-try:  # NumPy >= 2: set the floating-point error state directly, ~20x cheaper than errstate
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+# ---- floating-point errors: silent, as in PyTorch --------------------------------------------
+#
+# Note: quiet floating point
+#     PyTorch gives inf/nan silently where NumPy warns ("overflow encountered in add"), so every
+#     floating-point kernel runs with NumPy's error state at "ignore". `np.errstate` per call
+#     costs ~1 us, the size of a whole small op. NumPy (>= 2) keeps its error state in a context
+#     variable, so the state can live in a `contextvars.Context` made once per thread, in which
+#     `np.seterr(all="ignore")` was called; `Context.run(fn, ...)` runs a kernel in it at almost
+#     no cost. Inside, other context variables read as they were when the thread's context was
+#     made (pyaten keeps none; NumPy's print options are one), and a nested call runs directly
+#     (the `_QUIET` flag says the context is entered). NumPy 1.x keeps the state per thread, not
+#     per context: there `quiet_call` enters `np.errstate` each call.
+#     Measured (benchmarks/bench_ops.py rows add, sigmoid; `compute` alone A/B): no slower than
+#     setting NumPy's private error-state variable directly, which this replaced.
 
-    _QUIET_STATE = _make_extobj(all="ignore")
-    _quiet_set = _extobj_contextvar.set
-    _quiet_reset = _extobj_contextvar.reset
-
-    def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """`fn(*args)` with NumPy's floating-point warnings off (PyTorch gives inf/nan
-        silently)."""
-        token = _quiet_set(_QUIET_STATE)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _quiet_reset(token)
-
-except ImportError:  # pragma: no cover - older NumPy
-    _QUIET_STATE = None
-
-    def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """`fn(*args)` with NumPy's floating-point warnings off."""
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
+_QUIET = contextvars.ContextVar("pyaten_quiet_floating_point", default=False)
 
 
-# sizes -> (contiguous strides, numel, {itemsize: byte strides}): output shapes recur per call.
-_GEOMETRY: dict[tuple, tuple[tuple, int, dict[int, tuple]]] = {}
+class _QuietThread(threading.local):
+    context: contextvars.Context | None = None  # this thread's quiet context, made on first use
 
 
-def _geometry(sizes: tuple) -> tuple[tuple, int, dict[int, tuple]]:
-    found = _GEOMETRY.get(sizes)
-    if found is None:
-        numel = 1
-        for s in sizes:
-            numel *= s
-        found = (contiguous_strides(sizes), numel, {})
-        if len(_GEOMETRY) < 4096:
-            _GEOMETRY[sizes] = found
-    return found
+_THREAD = _QuietThread()
+_CONTEXT_ERRSTATE = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
-def _byte_strides(geometry: tuple, itemsize: int) -> tuple:
-    found = geometry[2].get(itemsize)
-    if found is None:
-        found = geometry[2][itemsize] = tuple([s * itemsize for s in geometry[0]])
-    return found
+def _enter_quiet() -> contextvars.Context:
+    np.seterr(all="ignore")
+    _QUIET.set(True)
+    return contextvars.copy_context()
 
 
-_U8 = np.dtype(np.uint8)
-_np_empty = np.empty
-_ndarray = np.ndarray
-_make = Tensor._make
-_storage_new = object.__new__
+def quiet_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)` with NumPy's floating-point warnings off (PyTorch gives inf/nan
+    silently). See Note: quiet floating point."""
+    context = _THREAD.context
+    if context is None:
+        if not _CONTEXT_ERRSTATE:
+            with np.errstate(all="ignore"):
+                return fn(*args, **kwargs)
+        context = _THREAD.context = contextvars.copy_context().run(_enter_quiet)
+    if _QUIET.get():
+        return fn(*args, **kwargs)  # already inside: a context is entered once at a time
+    # Spelled out by arity: `run(fn, *args)` costs ~0.25 us more than `run(fn, a, b)`.
+    if kwargs:
+        return context.run(fn, *args, **kwargs)
+    n = len(args)
+    if n == 1:
+        return context.run(fn, args[0])
+    if n == 2:
+        return context.run(fn, args[0], args[1])
+    return context.run(fn, *args)
 
 
-def _new_output(sizes: tuple, dtype: _dtypes.dtype, device: Any, geometry: tuple | None = None
-                ) -> Tensor:
-    """A contiguous output whose NumPy view is built with it (the impl writes through it)."""
-    if geometry is None:
-        geometry = _GEOMETRY.get(sizes) or _geometry(sizes)
-    itemsize = dtype.itemsize
-    if device.type != "cpu":
-        strides, numel, _ = geometry
-        return _make(Storage._fresh(numel * itemsize, device), sizes, strides, 0, dtype, device)
-    # Storage._fresh written out: this runs for every new CPU result.
-    storage = _storage_new(Storage)
-    storage.nbytes = nbytes = geometry[1] * itemsize
-    storage.device = device
-    storage.resizable = True
-    data = storage.data = _np_empty(nbytes, _U8)
-    t = _make(storage, sizes, geometry[0], 0, dtype, device)
-    found = geometry[2].get(itemsize)
-    t._np = _ndarray(sizes, dtype.numpy, data, 0,
-                     found if found is not None else _byte_strides(geometry, itemsize))
-    return t
+_COMPUTE_UPCAST = {"float16": np.float32, "bfloat16": np.float32, "complex32": np.complex64}
 
-
-_COMPUTE_UPCAST = {"float16": np.float32, "bfloat16": np.float32}
+_COMPLEX32 = _dtypes.complex32
+# Operators whose CPU loops compute complex32 (PyTorch's AT_DISPATCH lists kComplexHalf for
+# them); any other loop raises PyTorch's "not implemented for 'ComplexHalf'" when it reads its
+# inputs (see Note: complex32 in NumPy in pyaten.core.dtypes). A family row that lists
+# complex32 in its dtypes is added by `family.register`.
+COMPLEX32_LOOPS = {"add", "sub", "mul", "rsub", "eq", "ne"}
 
 
 class TensorIteratorMeta(StructuredMeta):
@@ -311,11 +280,11 @@ class TensorIteratorMeta(StructuredMeta):
         """
         self.inputs = inputs
         out = self.outputs[0]
-        if not _trace.ACTIVE:
+        if not _trace.ACTIVE and (not check_all_same_dtype or len(inputs) == 1):
             if out is None:
-                if self._build_same(inputs, promote_integer_inputs_to_float, output_dtype):
+                if self._shortcut(inputs, promote_integer_inputs_to_float, output_dtype):
                     return
-            elif out is inputs[0] and output_dtype is None and self._inplace_same(
+            elif out is inputs[0] and output_dtype is None and self._shortcut_inplace(
                 inputs, promote_integer_inputs_to_float
             ):
                 return
@@ -345,64 +314,30 @@ class TensorIteratorMeta(StructuredMeta):
             strides = None
         self.set_output(0, self.shape, plan.output_dtypes[0], plan.device, strides)
 
-    def _build_same(self, inputs, promote_to_float: bool, output_dtype) -> bool:
-        """The common case, decided in a few comparisons: a new output, inputs of one shape and
-        one dtype, no wrapped numbers, no float promotion needed. True if it applied."""
-        first = inputs[0]
-        sizes = first._sizes
-        strides = first._strides
-        dtype = first._dtype
-        if first._wrapped_number:
+    def _shortcut(
+        self, inputs: tuple, promote_to_float: bool, output_dtype: _dtypes.dtype | None
+    ) -> bool:
+        """A new output by core's row-major shortcut (Note: the row-major shortcut, in
+        `pyaten.core.broadcast`); True if it applied."""
+        plan = row_major_plan(inputs, promote_to_float)
+        if plan is None:
             return False
-        direct = dtype.name not in _COMPUTE_UPCAST
-        for t in inputs[1:]:
-            if t._wrapped_number:
-                # A Python scalar of the tensor's category or lower does not change the dtype.
-                if t._dtype.category > dtype.category:
-                    return False
-                direct = False
-            elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides:
-                return False
-        geometry = _GEOMETRY.get(sizes)
-        if geometry is None:
-            geometry = _geometry(sizes)
-        if len(sizes) > 1 and strides != geometry[0]:
-            return False  # the output's layout follows the inputs': let the planner decide
-        if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
-            return False
+        shape, dtype, self._direct = plan
         self.common_dtype = dtype
-        self.shape = sizes
-        device = self.device = first._device
-        self._direct = direct
-        self.outputs[0] = _new_output(
-            sizes, output_dtype if output_dtype is not None else dtype, device, geometry
+        self.shape = shape
+        device = self.device = inputs[0]._device
+        self.outputs[0] = new_row_major(
+            shape, output_dtype if output_dtype is not None else dtype, device
         )
         return True
 
-    def _inplace_same(self, inputs, promote_to_float: bool) -> bool:
-        """`a.op_(b)` with `b` like `a` (or a lower-category Python scalar): nothing to check."""
-        first = inputs[0]
-        sizes, strides, dtype = first._sizes, first._strides, first._dtype
-        if promote_to_float and not (dtype.is_floating_point or dtype.is_complex):
+    def _shortcut_inplace(self, inputs: tuple, promote_to_float: bool) -> bool:
+        """`a.op_(b)` by the same shortcut: nothing to check or allocate. True if it applied."""
+        plan = row_major_plan(inputs, promote_to_float, True)
+        if plan is None:
             return False
-        if len(sizes) > 1 and strides != (_GEOMETRY.get(sizes) or _geometry(sizes))[0] and (
-            not is_contiguous_strides(sizes, strides)
-        ):
-            return False
-        direct = dtype.name not in _COMPUTE_UPCAST
-        for t in inputs[1:]:
-            if t._wrapped_number:
-                if t._dtype.category > dtype.category:
-                    return False
-                direct = False
-            elif t._sizes != sizes or t._dtype is not dtype or t._strides != strides or (
-                t._storage is first._storage and t._offset != first._offset
-            ):
-                return False
-        self.common_dtype = dtype
-        self.shape = sizes
-        self.device = first._device
-        self._direct = direct
+        self.shape, self.common_dtype, self._direct = plan
+        self.device = inputs[0]._device
         return True
 
     def build_binary_op(self, a: Tensor, b: Tensor) -> None:
@@ -410,37 +345,37 @@ class TensorIteratorMeta(StructuredMeta):
             out = self.outputs[0]
             inputs = self.inputs = (a, b)
             if out is None:
-                if self._build_same(inputs, False, None):
+                if self._shortcut(inputs, False, None):
                     return
-            elif out is a and self._inplace_same(inputs, False):
+            elif out is a and self._shortcut_inplace(inputs, False):
                 return
         self.build((a, b))
 
     def build_binary_float_op(self, a: Tensor, b: Tensor) -> None:
         if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
             inputs = self.inputs = (a, b)
-            if self._build_same(inputs, True, None):
+            if self._shortcut(inputs, True, None):
                 return
         self.build((a, b), promote_integer_inputs_to_float=True)
 
     def build_comparison_op(self, a: Tensor, b: Tensor) -> None:
         if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
             inputs = self.inputs = (a, b)
-            if self._build_same(inputs, False, _dtypes.bool):
+            if self._shortcut(inputs, False, _dtypes.bool):
                 return
         self.build((a, b), output_dtype=_dtypes.bool, enforce_safe_casting_to_output=False)
 
     def build_unary_op(self, a: Tensor) -> None:
         if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
             inputs = self.inputs = (a,)
-            if self._build_same(inputs, False, None):
+            if self._shortcut(inputs, False, None):
                 return
         self.build((a,), check_all_same_dtype=True, enforce_safe_casting_to_output=False)
 
     def build_unary_float_op(self, a: Tensor) -> None:
         if self.outputs[0] is None and not _trace.ACTIVE:  # `build`'s common case, directly
             inputs = self.inputs = (a,)
-            if self._build_same(inputs, True, None):
+            if self._shortcut(inputs, True, None):
                 return
         self.build((a,), promote_integer_inputs_to_float=True)
 
@@ -463,19 +398,45 @@ class TensorIteratorMeta(StructuredMeta):
                     view if view is not None and view.base is t._storage.data else t._numpy()
                 )
             return arrays
+        if self.common_dtype is _COMPLEX32:
+            self._check_complex32()
         target = self.compute_dtype() if dtype is None else dtype
         arrays = []
         for t in self.inputs:
             arr = t._numpy()
             if arr.dtype != target:
-                arr = arr.astype(target)
+                try:
+                    arr = arr.astype(target)
+                except TypeError:  # complex32 storage: NumPy refuses to cast it
+                    arr = _dtypes.compute_array(arr, target)
             arrays.append(arr)
         return arrays
+
+    def _check_complex32(self) -> None:
+        name = self.op_name.partition(".")[0].removesuffix("_")
+        if name not in COMPLEX32_LOOPS:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'ComplexHalf\'')
 
     def write(self, value: np.ndarray, index: int = 0) -> None:
         """Store `value` (broadcast as needed) into output `index`, casting to its dtype."""
         out = self.outputs[index]
-        np.copyto(out._numpy(), value, casting="unsafe")
+        target = out._numpy()
+        value = self._in_common_dtype(value, target.dtype)
+        if out._dtype is _COMPLEX32:
+            _dtypes.store(target, value)  # NumPy would write both parts (Note: complex32...)
+        else:
+            np.copyto(target, value, casting="unsafe")
+
+    def _in_common_dtype(self, value: Any, target: np.dtype) -> Any:
+        """A float16/bfloat16 op's float32 result rounded to its dtype before it is cast to an
+        output of another dtype (`exp(half, out=float)` holds half values, as in PyTorch)."""
+        common = self.common_dtype
+        if common is None or common.name not in _COMPUTE_UPCAST or target == common.numpy:
+            return value
+        value = np.asarray(value)
+        if common is _COMPLEX32:
+            return _dtypes.compute_array(_dtypes.compute_array(value, common.numpy))
+        return value.astype(common.numpy) if value.dtype == np.float32 else value
 
     def compute(self, ufunc: np.ufunc, *arrays: np.ndarray) -> None:
         """`ufunc(*arrays)` into output 0: straight into its memory when the dtypes agree."""
@@ -483,20 +444,28 @@ class TensorIteratorMeta(StructuredMeta):
         target = out._np
         if target is None or target.base is not out._storage.data:
             target = out._numpy()
-        if self._direct or (target.dtype == arrays[0].dtype and target.shape == self.shape):
-            fp = target.dtype.kind in "fc"
-            if fp and _QUIET_STATE is not None:
-                token = _quiet_set(_QUIET_STATE)
-                try:
-                    ufunc(*arrays, out=target)
-                finally:
-                    _quiet_reset(token)
-            elif fp:
-                quiet_call(ufunc, *arrays, out=target)
+        if self._direct or (
+            target.dtype == arrays[0].dtype and target.shape == self.shape
+            and self.common_dtype.name not in _COMPUTE_UPCAST
+        ):
+            if target.dtype.kind in "fc":
+                # quiet_call, inline: this runs for every floating-point op
+                context = _THREAD.context
+                n = len(arrays)
+                if context is None or n > 2 or _QUIET.get():
+                    quiet_call(ufunc, *arrays, out=target)
+                elif n == 2:
+                    context.run(ufunc, arrays[0], arrays[1], out=target)
+                else:
+                    context.run(ufunc, arrays[0], out=target)
             else:
                 ufunc(*arrays, out=target)  # integer and bool loops raise no FP warnings
         else:
-            np.copyto(target, quiet_call(ufunc, *arrays), casting="unsafe")
+            value = self._in_common_dtype(quiet_call(ufunc, *arrays), target.dtype)
+            if out._dtype is _COMPLEX32:
+                _dtypes.store(target, value)
+            else:
+                np.copyto(target, value, casting="unsafe")
 
 
 def contiguous(sizes: tuple) -> tuple:

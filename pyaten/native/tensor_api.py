@@ -96,7 +96,19 @@ def attach(functions: dict[str, Callable[..., Any]]) -> None:
         """`self //= other`."""
         return self.div_(other, rounding_mode="floor")
 
-    optional = ((__rsub__, rsub), (__rmod__, remainder), (__rpow__, power))
+    left_shift = functions.get("bitwise_left_shift")
+    right_shift = functions.get("bitwise_right_shift")
+
+    def __rlshift__(self, other):
+        """`other << self`."""
+        return left_shift(other, self)
+
+    def __rrshift__(self, other):
+        """`other >> self`."""
+        return right_shift(other, self)
+
+    optional = ((__rsub__, rsub), (__rmod__, remainder), (__rpow__, power),
+                (__rlshift__, left_shift), (__rrshift__, right_shift))
     for fn in (__rtruediv__, __floordiv__, __rfloordiv__, __ifloordiv__) + tuple(
         f for f, needed in optional if needed is not None
     ):

@@ -17,7 +17,8 @@ from pyaten.core.promotion import can_cast, promote_types
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import assert_no_overlap, channels_last_strides, is_channels_last_strides
 from pyaten.native.kernels.copy import assign, check_no_internal_overlap
-from pyaten.native.kernels.shape import aten_ops, format_shape, wrap_dim
+from pyaten.native.kernels.shape import format_shape, wrap_dim
+from pyaten.native.ops_handles import aten_ops
 from pyaten.native.registry import native
 from pyaten.native.structured import resize_output
 

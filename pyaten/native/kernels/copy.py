@@ -14,19 +14,21 @@ import warnings
 import ml_dtypes
 import numpy as np
 
+from pyaten.core import dtypes
 from pyaten.core.device import device as make_device
-from pyaten.core.tensor import Tensor
+from pyaten.core.dtypes import dtype as dtype_class
+from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import (
     assert_no_partial_overlap,
     empty_tensor,
     is_contiguous_strides,
     is_non_overlapping_and_dense,
 )
-from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import (
     contiguous_strides,
     format_shape,
 )
+from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 
 # --- helpers shared with other families ---------------------------------------------------
@@ -44,6 +46,7 @@ _CPP_TYPE_NAMES = {
     "Double": "double",
     "ComplexFloat": "c10::complex<float>",
     "ComplexDouble": "c10::complex<double>",
+    "ComplexHalf": "c10::complex<c10::Half>",
 }
 
 
@@ -67,8 +70,8 @@ _LIMITS: dict = {}
 
 def _overflows(value, dtype) -> bool:
     """ATen's checked scalar conversion: would `value` overflow `dtype`?"""
-    if dtype.scalar_name == "Bool" or isinstance(value, bool):
-        return False
+    if dtype.scalar_name in ("Bool", "ComplexHalf") or isinstance(value, bool):
+        return False  # PyTorch checks no ComplexHalf range either (1e6 fills inf)
     if isinstance(value, complex):
         if not dtype.is_complex and value.imag != 0:
             return True
@@ -110,7 +113,7 @@ def cast_scalar(value, dtype):
     with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if dtype.is_complex:
-            return np.asarray(complex(value)).astype(dtype.numpy)
+            return dtypes.compute_array(np.asarray(complex(value)), dtype.numpy)
         if isinstance(value, complex):
             value = value.real
         if isinstance(value, int) and not dtype.is_floating_point and dtype.scalar_name != "Bool":
@@ -131,7 +134,7 @@ def assign(dst: np.ndarray, src: np.ndarray) -> None:
         return
     with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        np.copyto(dst, src, casting="unsafe")
+        dtypes.store(dst, src)  # complex32 storage converted both ways
 
 
 def memory_format_name(memory_format) -> str:
@@ -230,6 +233,7 @@ CPP_DTYPE_NAMES = {
     "Double": "double",
     "ComplexFloat": "c10::complex<float>",
     "ComplexDouble": "c10::complex<double>",
+    "ComplexHalf": "c10::complex<c10::Half>",
 }
 
 
@@ -322,8 +326,8 @@ def fill_(self: Tensor, value) -> Tensor:
 def fill(self: Tensor, value) -> Tensor:
     result = _aten().empty_like.default(self)
     if isinstance(value, Tensor):
-        return _aten().fill_.Tensor(result, value)
-    return _aten().fill_.Scalar(result, value)
+        return write_fresh(_aten().fill_.Tensor, result, value)
+    return write_fresh(_aten().fill_.Scalar, result, value)
 
 
 @native
@@ -525,17 +529,13 @@ def _to_error(args, kwargs) -> TypeError:
 
 
 def _is_device_like(value) -> bool:
-    from pyaten.core.device import device as device_class
-
-    return isinstance(value, (str, device_class)) or (
+    return isinstance(value, (str, make_device)) or (
         isinstance(value, int) and not isinstance(value, bool)
     )
 
 
 def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
     """`Tensor.to(...)`: `to(dtype)`, `to(device, dtype)`, `to(other)`, keywords as in torch."""
-    from pyaten.core.dtypes import dtype as dtype_class
-
     allowed = {"device", "dtype", "non_blocking", "copy", "memory_format", "other"}
     if not set(kwargs) <= allowed:
         raise _to_error(args, kwargs)
@@ -579,8 +579,6 @@ def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
 
 def _dtype_shorthand(name: str, dtype_name: str):
     def convert(self: Tensor, memory_format=None) -> Tensor:
-        from pyaten.core import dtypes
-
         return tensor_to(self, getattr(dtypes, dtype_name), memory_format=memory_format)
 
     convert.__name__ = name

@@ -5,6 +5,13 @@ Only `empty`, `empty_strided`, `arange.start_out` and the generator `out` forms 
 have device kernels (CPU and Meta); every other factory is a composite that allocates with
 `empty` and fills through `fill_`/`zero_`, so each step dispatches.
 
+Note: a factory's fill is not a write.
+    PyTorch's Python factories run below `ADInplaceOrView` (variable_factories.h sets
+    `AutoDispatchBelowADInplaceOrView`), so the `fill_`/`zero_`/random fill of the tensor they
+    just made bumps no version: `torch.ones(3)._version` is 0. pyaten's in-place kernels bump
+    the counter themselves, so the factories fill through `write_fresh`, which gives the new
+    tensor its counter back. The out= forms are user writes and keep their one bump.
+
 Note: arange's length. ATen computes it in double as ceil((end - start) / step), except for
 int64 results where start, end and step are first truncated to integers and the length is
 an integer ceiling division; the values are `start + i * step` in the accumulate type
@@ -22,15 +29,15 @@ from pyaten.core import dtypes as dt
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import get_default_dtype
 from pyaten.core.generator import resolve_generator
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import empty_tensor, resize_tensor_
 from pyaten.native.kernels.copy import (
     like_strides,
     memory_format_name,
     strides_for_format,
 )
-from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
+from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 
 _CPU = make_device("cpu")
@@ -116,7 +123,7 @@ def _new(size, dtype, layout, device, pin_memory) -> Tensor:
 def zeros(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
     if any(s < 0 for s in size):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _aten().zero_.default(_new(size, dtype, layout, device, pin_memory))
+    return write_fresh(_aten().zero_.default, _new(size, dtype, layout, device, pin_memory))
 
 
 @native
@@ -128,7 +135,7 @@ def zeros_out(size: tuple, out: Tensor) -> Tensor:
 
 @native
 def ones(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
-    return _aten().fill_.Scalar(_new(size, dtype, layout, device, pin_memory), 1)
+    return write_fresh(_aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), 1)
 
 
 @native
@@ -155,7 +162,9 @@ def full(
 ) -> Tensor:
     if dtype is None:
         dtype = full_dtype(fill_value)
-    return _aten().fill_.Scalar(_new(size, dtype, layout, device, pin_memory), fill_value)
+    return write_fresh(
+        _aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), fill_value
+    )
 
 
 @native
@@ -189,14 +198,14 @@ def empty_like(
 def zeros_like(
     self: Tensor, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
-    return _aten().zero_.default(_like(self, dtype, device, memory_format))
+    return write_fresh(_aten().zero_.default, _like(self, dtype, device, memory_format))
 
 
 @native
 def ones_like(
     self: Tensor, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
-    return _aten().fill_.Scalar(_like(self, dtype, device, memory_format), 1)
+    return write_fresh(_aten().fill_.Scalar, _like(self, dtype, device, memory_format), 1)
 
 
 @native
@@ -204,7 +213,7 @@ def full_like(
     self: Tensor, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
     memory_format=None,
 ) -> Tensor:
-    return _aten().fill_.Scalar(_like(self, dtype, device, memory_format), fill_value)
+    return write_fresh(_aten().fill_.Scalar, _like(self, dtype, device, memory_format), fill_value)
 
 
 def _new_options(self: Tensor, dtype, device):
@@ -224,7 +233,7 @@ def new_zeros(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     dtype, device = _new_options(self, dtype, device)
-    return _aten().zero_.default(_new(size, dtype, layout, device, pin_memory))
+    return write_fresh(_aten().zero_.default, _new(size, dtype, layout, device, pin_memory))
 
 
 @native
@@ -232,7 +241,7 @@ def new_ones(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     dtype, device = _new_options(self, dtype, device)
-    return _aten().fill_.Scalar(_new(size, dtype, layout, device, pin_memory), 1)
+    return write_fresh(_aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), 1)
 
 
 @native
@@ -240,7 +249,9 @@ def new_full(
     self: Tensor, size: tuple, fill_value, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     dtype, device = _new_options(self, dtype, device)
-    return _aten().fill_.Scalar(_new(size, dtype, layout, device, pin_memory), fill_value)
+    return write_fresh(
+        _aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), fill_value
+    )
 
 
 # --- arange --------------------------------------------------------------------------------
@@ -262,6 +273,10 @@ def _arange_new(start, end, step, dtype, layout, device, pin_memory) -> Tensor:
     result = _aten().empty.memory_format(
         (0,), dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
     )
+    return write_fresh(_arange_into, result, start, end, step)
+
+
+def _arange_into(result: Tensor, start, end, step) -> Tensor:
     return _aten().arange.start_out(start, end, step, out=result)
 
 
@@ -356,6 +371,7 @@ def arange_out(start, end, step, out: Tensor) -> Tensor:
         values = xs + np.arange(length, dtype=acc) * acc(xstep)
         # integer results wrap like the C++ cast from int64
         out._numpy()[...] = values.astype(dtype.numpy)
+    out._bump_version()
     return out
 
 
@@ -410,7 +426,7 @@ def rand_generator(
     size: tuple, generator, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     result = _new(size, dtype, layout, device, pin_memory)
-    return _aten().rand.generator_out(size, generator=generator, out=result)
+    return write_fresh(_random_into(_aten().rand.generator_out, size, generator), result)
 
 
 @native
@@ -426,6 +442,10 @@ def rand_generator_out(size: tuple, generator, out: Tensor) -> Tensor:
     return _fill_random(out, generator, normal=False)
 
 
+def _random_into(op, size: tuple, generator):
+    return lambda result: op(size, generator=generator, out=result)
+
+
 @native
 def randn(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
     return randn_generator(size, None, dtype, layout, device, pin_memory)
@@ -436,7 +456,7 @@ def randn_generator(
     size: tuple, generator, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     result = _new(size, dtype, layout, device, pin_memory)
-    return _aten().randn.generator_out(size, generator=generator, out=result)
+    return write_fresh(_random_into(_aten().randn.generator_out, size, generator), result)
 
 
 @native

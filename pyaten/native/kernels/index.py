@@ -21,12 +21,14 @@ import warnings
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import infer_sizes
 from pyaten.core.creation import tensor as make_tensor
+from pyaten.core.iterator_build import output_strides
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
 from pyaten.native.kernels.copy import assign, check_no_internal_overlap
-from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import compute_view_strides, expand_strides, format_shape
+from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 
 _INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
@@ -37,8 +39,8 @@ _INTEGER_INDEX_DTYPES = (dt.int64, dt.int32)
 
 def _broadcast_shapes(shapes: list[tuple]) -> tuple:
     try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
+        return infer_sizes(*shapes)
+    except RuntimeError:  # PyTorch names all the indices' shapes here, not two dims
         listed = ", ".join(format_shape(s) for s in shapes)
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes "
@@ -191,9 +193,7 @@ def _index_output_strides(self: Tensor, expanded: list, shape: tuple):
 
 def _layout_strides(operands: list, shape: tuple):
     # PyTorch's output-permutation rule, as core's TensorIterator applies it
-    from pyaten.core.iterator_build import _output_strides
-
-    return _output_strides([None], operands, [True], shape, False)
+    return output_strides([None], operands, [True], shape, False)
 
 
 @native
@@ -264,7 +264,12 @@ def index_put_impl_cpu_(
     if source.ndim > len(shape):
         source = source.reshape(source.shape[source.ndim - len(shape) :])
     try:
-        if accumulate:
+        if accumulate and target.dtype == dt.COMPLEX32_NUMPY:
+            # NumPy cannot add complex32: accumulate in complex64, round once
+            values = dt.compute_array(target)
+            np.add.at(values, index, dt.compute_array(source))
+            dt.store(target, values)
+        elif accumulate:
             np.add.at(target, index, source)
         else:
             target[index] = source

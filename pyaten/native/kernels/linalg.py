@@ -16,8 +16,8 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
 from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, check_out_dtype
-from pyaten.native.kernels.shape import aten_ops as _aten
 from pyaten.native.kernels.shape import format_shape
+from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
 
@@ -39,8 +39,8 @@ def _check_same_dtype(a: Tensor, b: Tensor) -> None:
 
 
 def _check_not_bool(dtype, kernel: str) -> None:
-    if dtype is dt.bool:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if dtype is dt.bool or dtype is dt.complex32:  # neither has a CPU matmul in PyTorch
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
 
 
 def _product(a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:

@@ -5,18 +5,20 @@ Every kernel here only computes new sizes, strides and a storage offset and then
 `pyaten.core.as_strided_view` for a tensor on the same storage (shared version counter,
 `_base` set). None of them reads data, so one function serves the CPU and Meta keys.
 
-Note: the shared helpers (`wrap_dim`, `infer_size`, `compute_view_strides`, `format_shape`,
-and `aten_ops`, the cached op handles composites call) are also used by the copy, factory,
-reduce, linalg, cat and index kernel modules; they live here because views need them first.
+Note: the shared helpers (`wrap_dim`, `infer_size`, `compute_view_strides`, `format_shape`)
+are also used by the copy, factory, reduce, linalg, cat and index kernel modules; they live
+here because views need them first. `aten_ops`, the op handles composites call, is
+`pyaten.native.ops_handles`'s, re-exported here for the modules that import it from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import Tensor, contiguous_format
 from pyaten.core.views import as_strided_view
 from pyaten.core.views import contiguous_strides as _cached_contiguous_strides
+from pyaten.native.ops_handles import aten_ops  # also re-exported (see the Note above)
 from pyaten.native.registry import native
 
 # --- shared size/stride arithmetic --------------------------------------------------------
@@ -171,7 +173,7 @@ def reshape(self: Tensor, shape: tuple) -> Tensor:
     aten = _aten()
     if compute_view_strides(sizes, self._strides, new_shape) is not None:
         return aten.view.default(self, new_shape)
-    copied = aten.clone.default(self, memory_format=_contiguous_format())
+    copied = aten.clone.default(self, memory_format=contiguous_format)
     return aten._unsafe_view.default(copied, new_shape)
 
 
@@ -557,45 +559,6 @@ def _type_name(dtype) -> str:
     return dtype.scalar_name
 
 
-class _OverloadHandles:
-    """One operator's overload handles, each looked up once and then kept as an attribute."""
-
-    def __init__(self, packet) -> None:
-        self._packet = packet
-
-    def __getattr__(self, overload: str):
-        # Kernels call like ATen's C++ API: keyword-only arguments positionally too.
-        handle = getattr(self._packet, overload).call_positional
-        setattr(self, overload, handle)
-        return handle
-
-
-class _OpHandles:
-    """`pyaten.ops.aten` with every `name.overload` resolved once (the per-call path)."""
-
-    def __getattr__(self, name: str):
-        from pyaten.ops import aten
-
-        handles = _OverloadHandles(getattr(aten, name))
-        setattr(self, name, handles)
-        return handles
-
-
-_HANDLES = _OpHandles()
-
-
-def aten_ops() -> _OpHandles:
-    """The `pyaten.ops.aten` operators, for composite kernels: every call still dispatches.
-
-    Imported on first use (pyaten.ops sits above the kernel modules); handles are cached.
-    """
-    return _HANDLES
-
-
 _aten = aten_ops
 
 
-def _contiguous_format():
-    from pyaten.core.tensor import contiguous_format
-
-    return contiguous_format

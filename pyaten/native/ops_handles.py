@@ -1,0 +1,292 @@
+"""Operator handles: `aten.add.Tensor` as an object that calls the dispatcher.
+
+`pyaten.ops` publishes these (`pyaten.ops.aten.add.Tensor`, like `torch.ops`); kernels call
+other operators through `aten_ops()` (composite kernels, like ATen's `at::_ops::add_Tensor::call`),
+so every call still dispatches. They live in native, beside the argument parser they use, so
+a kernel module imports them at its top: see Note: where operator handles live.
+
+Note: where operator handles live
+    A handle needs the dispatcher (to find the entry) and native's argument parser (to bind
+    Python arguments by schema); kernels need handles. So handles sit in native, below the
+    kernels, and `pyaten.ops` (above native in the import-linter contract) only re-exports
+    them. Before, kernels reached `pyaten.ops` through function-local imports: a dependency
+    on a higher layer that the contract could not see.
+
+- `ops.<ns>` is a namespace; `ops.<ns>.<name>` an `OpOverloadPacket` (callable: it picks the
+  overload from the arguments; `.overloads()` lists them); `packet.<overload>` (`default` for
+  the empty overload name) an `OpOverload` with `_schema`, `name()`, `redispatch(keyset,
+  ...)`, callable with positional or keyword arguments by schema name.
+- Handles are looked up in the dispatcher when first used, so an operator defined at run time
+  with `Library.define` has its handle (and its argument parsing) at once; handles of an
+  operator that was deregistered stop resolving.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pyaten.codegen.python_signature import PythonParam, PythonSignature, sort_signatures
+from pyaten.dispatch.registry import get_operator, list_operators
+from pyaten.native.arg_parser import ParsedSignature
+from pyaten.native.gen_support import Binding, Tensor, bind_and_call
+from pyaten.schema.model import BaseType
+
+__all__ = ["ops", "aten", "aten_ops", "OpOverload", "OpOverloadPacket", "OpNamespace"]
+
+
+def _signature_for(schema: Any) -> ParsedSignature:
+    """A parser for one schema as torch.ops sees it: argument names as in the schema, numbers
+    accepted for Tensor arguments, `out` as its own keyword."""
+    params = tuple(
+        PythonParam(a.name, a.type, a.kwarg_only or a.is_out, a.default, a.default_text, a.name)
+        for a in schema.arguments
+    )
+    sig = PythonSignature(
+        name=schema.name.name,
+        method=False,
+        functional=schema,
+        out_variant=None,
+        params=params,
+        allow_numbers_as_tensors=True,
+        has_requires_grad=False,
+    )
+    return ParsedSignature(sig)
+
+
+class OpOverload:
+    """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
+
+    __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
+                 "_tensor_positions", "_npositional", "_nall", "_kwarg_names")
+
+    def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
+        self._packet = packet
+        self._overloadname = overload or "default"
+        self._qualified = entry.name if hasattr(entry, "name") else str(entry)
+        self._entry = entry
+        self._parser: ParsedSignature | None = None
+        arguments = entry.schema.arguments
+        # Arguments after `*` (out= included) are keyword-only, as in torch.ops.
+        self._npositional = sum(1 for a in arguments if not (a.kwarg_only or a.is_out))
+        # The all-positional fast path only applies when no argument is keyword-only.
+        self._nargs = len(arguments) if self._npositional == len(arguments) else -1
+        self._nall = len(arguments)
+        self._kwarg_names = tuple(a.name for a in arguments[self._npositional:])
+        # Positions that must already be tensors for the fast path (numbers get wrapped).
+        self._tensor_positions = tuple(
+            i for i, a in enumerate(entry.schema.arguments)
+            if isinstance(a.type, BaseType) and a.type.name == "Tensor"
+        )
+
+    @property
+    def _schema(self) -> Any:
+        return self._entry.schema
+
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        return self._packet
+
+    def name(self) -> str:
+        """`aten::add.Tensor` (`aten::exp` for a default overload)."""
+        return str(self._entry.schema.name.qualified) if hasattr(
+            self._entry.schema.name, "qualified") else self._qualified
+
+    def _parse(self) -> ParsedSignature:
+        parser = self._parser
+        if parser is None:
+            parser = self._parser = _signature_for(self._entry.schema)
+            parser.functional_entry = self._entry
+        return parser
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == self._nargs:
+            for i in self._tensor_positions:
+                if not isinstance(args[i], Tensor):
+                    break
+            else:
+                return self._entry.call(*args)  # already in schema order: the fast path
+        if len(args) > self._npositional:
+            schema = self._entry.schema
+            ns = schema.name.namespace or self._qualified.partition("::")[0]
+            declaration = str(schema) if schema.name.namespace else f"{ns}::{schema}"
+            raise RuntimeError(
+                f"{ns}::{schema.name.name}() takes {self._npositional} positional argument(s) "
+                f"but {len(args)} was/were given.  Declaration: {declaration}"
+            )
+        parser = self._parse()
+        values = parser.match(args, kwargs)
+        if values.__class__ is str:
+            raise RuntimeError(f"{self.name()}(): {values}")
+        return self._entry.call(*values)
+
+    def call_positional(self, *args: Any, **kwargs: Any) -> Any:
+        """The call kernels make, like ATen's C++ API: every argument may be positional in
+        schema order, keyword-only ones (`alpha`, `out`) included."""
+        if not kwargs and len(args) == self._nall:
+            for i in self._tensor_positions:
+                if not isinstance(args[i], Tensor):
+                    break
+            else:
+                return self._entry.call(*args)
+        npos = self._npositional
+        if len(args) > npos:
+            kwargs.update(zip(self._kwarg_names, args[npos:]))
+            args = args[:npos]
+        return self(*args, **kwargs)
+
+    def redispatch(self, keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call the kernel for `keyset` as is (below the current key)."""
+        return self._entry.redispatch(keyset, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='{self._packet._qualified}', overload='{self._overloadname}')>"
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+class OpOverloadPacket:
+    """All overloads of one name, e.g. `pyaten.ops.aten.add`."""
+
+    __slots__ = ("_ns", "_name", "_qualified", "_overloads", "_binding", "_lock", "__dict__")
+
+    def __init__(self, ns: str, name: str) -> None:
+        self._ns = ns
+        self._name = name
+        self._qualified = f"{ns}::{name}"
+        self._overloads: dict[str, OpOverload] = {}
+        self._binding: tuple[tuple[str, ...], Binding] | None = None
+        self._lock = threading.Lock()
+
+    def overloads(self) -> list[str]:
+        """Overload names (`default` for the empty one), in definition order."""
+        names = []
+        prefix = self._qualified
+        for qualified in list_operators(self._ns):
+            base, _, overload = qualified.partition(".")
+            if base == prefix:
+                names.append(overload or "default")
+        return names
+
+    def __getattr__(self, overload: str) -> OpOverload:
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        cached = self._overloads.get(overload)
+        if cached is not None and get_operator(cached._entry.name) is cached._entry:
+            return cached
+        real = "" if overload == "default" else overload
+        qualified = f"{self._qualified}.{real}" if real else self._qualified
+        entry = get_operator(qualified)
+        if entry is None or entry.schema is None:
+            raise AttributeError(
+                f"The underlying op of '{self._qualified}' has no overload name '{overload}'"
+            )
+        handle = OpOverload(self, real, entry)
+        self._overloads[overload] = handle
+        return handle
+
+    def _current_binding(self) -> Binding:
+        names = tuple(self.overloads())
+        cached = self._binding
+        if cached is not None and cached[0] == names:
+            return cached[1]
+        parsers = {id(p.signature): p for p in (getattr(self, o)._parse() for o in names)}
+        # Tensor before Scalar, as the Python bindings order them (Note: overload order).
+        ordered = sort_signatures([p.signature for p in parsers.values()])
+        binding = Binding(self._name, False, [parsers[id(sig)] for sig in ordered])
+        self._binding = (names, binding)
+        return binding
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Pick the first overload whose schema accepts the arguments, and call it."""
+        binding = self._current_binding()
+        try:
+            return bind_and_call(binding, args, kwargs)
+        except TypeError as error:
+            raise RuntimeError(f"{self._qualified}: {error}") from None
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self._qualified}')>"
+
+    def __str__(self) -> str:
+        return self._qualified
+
+
+class OpNamespace:
+    """`pyaten.ops.<ns>`: packets by operator name."""
+
+    def __init__(self, name: str) -> None:
+        self._ns_name = name
+        self._packets: dict[str, OpOverloadPacket] = {}
+
+    def __getattr__(self, name: str) -> OpOverloadPacket:
+        if name in ("__origin__", "__self__"):
+            raise AttributeError(name)  # typing/inspect probes; operators like __lshift__ pass
+        packet = self._packets.get(name)
+        if packet is None:
+            prefix = f"{self._ns_name}::{name}"
+            if not any(q == prefix or q.startswith(prefix + ".") for q in
+                       list_operators(self._ns_name)):
+                raise AttributeError(
+                    f"'_OpNamespace' '{self._ns_name}' object has no attribute '{name}'"
+                )
+            packet = OpOverloadPacket(self._ns_name, name)
+            self._packets[name] = packet
+        return packet
+
+    def __repr__(self) -> str:
+        return f"<OpNamespace '{self._ns_name}'>"
+
+
+class _Ops:
+    """`pyaten.ops`: namespaces by name (`aten`, or any namespace a Library defined)."""
+
+    def __init__(self) -> None:
+        self._namespaces: dict[str, OpNamespace] = {}
+
+    def __getattr__(self, name: str) -> OpNamespace:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        ns = self._namespaces.get(name)
+        if ns is None:
+            ns = self._namespaces[name] = OpNamespace(name)
+        return ns
+
+
+ops = _Ops()
+aten = ops.aten
+
+
+# ---- the kernels' view: `aten_ops().add.Tensor(a, b, 1)` ---------------------------------
+
+
+class _OverloadHandles:
+    """One operator's overload handles, each looked up once and then kept as an attribute."""
+
+    def __init__(self, packet: OpOverloadPacket) -> None:
+        self._packet = packet
+
+    def __getattr__(self, overload: str) -> Any:
+        # Kernels call like ATen's C++ API: keyword-only arguments positionally too.
+        handle = getattr(self._packet, overload).call_positional
+        setattr(self, overload, handle)
+        return handle
+
+
+class _OpHandles:
+    """`aten` with every `name.overload` resolved once (the per-call path)."""
+
+    def __getattr__(self, name: str) -> _OverloadHandles:
+        handles = _OverloadHandles(getattr(aten, name))
+        setattr(self, name, handles)
+        return handles
+
+
+_HANDLES = _OpHandles()
+
+
+def aten_ops() -> _OpHandles:
+    """The `aten` operators for composite kernels, called positionally in schema order
+    (`aten_ops().clone.default(t, None)`); every call still dispatches."""
+    return _HANDLES
