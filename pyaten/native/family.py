@@ -32,6 +32,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.promotion import can_cast
 from pyaten.core.stub import DispatchStub
+from pyaten.dispatch import trace as _trace
 from pyaten.native.registry import native_at
 from pyaten.native.runtime import Tensor
 from pyaten.native.structured import COMPLEX32_LOOPS, TensorIteratorMeta, quiet_call
@@ -257,8 +258,16 @@ def _meta(row: Pointwise) -> Callable[..., None]:
 
 
 def _impl(stub: DispatchStub) -> Callable[..., None]:
+    kernel_for = stub.kernel
+
     def impl(op: TensorIteratorMeta, *args: Any) -> None:
-        stub(op.device.type, op, args[:-1])
+        # The stub's kernel called directly unless tracing (which records the stub hop);
+        # an unknown device goes through the stub for its error.
+        kernel = kernel_for(op.device.type)
+        if kernel is None or _trace.ACTIVE:
+            stub(op.device.type, op, args[:-1])
+        else:
+            kernel(op, args[:-1])
 
     impl.__name__ = impl.__qualname__ = stub.name.removesuffix("_stub") + "_out"
     return impl
