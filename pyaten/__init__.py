@@ -26,6 +26,9 @@ from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conv
 
 _attach_conversions()
 
+# --- torch.fft's functions: `pyaten.fft.rfft` (docs/fft.md)
+import pyaten.fft as fft  # noqa: E402,F401
+
 # --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
 import pyaten.special as special  # noqa: E402,F401
 
