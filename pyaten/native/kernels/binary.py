@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyaten.core import dtypes as dt
+from pyaten.core.promotion import can_cast, result_type
 from pyaten.core.stub import DispatchStub
 from pyaten.native import family
+from pyaten.native.kernels.shape import aten_ops
 from pyaten.native.registry import native
-from pyaten.native.runtime import wrapped_number
-from pyaten.native.structured import quiet_call
+from pyaten.native.runtime import Tensor, empty_tensor, wrapped_number
+from pyaten.native.structured import broadcast_shapes, quiet_call, resize_output
 
 _ROUNDING_MODES = (None, "trunc", "floor")
 
@@ -65,6 +68,9 @@ div_floor_stub = DispatchStub("div_floor_stub")
 @add_stub.register("cpu")
 def add_kernel(op, alpha) -> None:
     a, b = op.input_arrays()
+    if alpha == -1 and alpha.__class__ is int:  # sub: a - b is a + (-1)*b, in one pass
+        op.compute(np.subtract, a, b)
+        return
     op.compute(np.add, a, _scaled(op, b, alpha))
 
 
@@ -81,6 +87,9 @@ def div_true_kernel(op) -> None:
 
 
 def _integer_quotient(op, trunc: bool) -> bool:
+    common = op.common_dtype
+    if common.is_complex or common is dt.bool:
+        raise family.unsupported_dtype("div_trunc_cpu" if trunc else "div_floor_cpu", common)
     a, b = op.input_arrays()
     if a.dtype.kind not in "iub":
         return False
@@ -101,7 +110,11 @@ def _integer_quotient(op, trunc: bool) -> bool:
 def div_trunc_kernel(op) -> None:
     if not _integer_quotient(op, trunc=True):
         a, b = op.input_arrays()
-        op.write(quiet_call(lambda: np.trunc(a / b)))
+        quotient = quiet_call(np.true_divide, a, b)
+        if quotient.dtype != op.common_dtype.numpy:
+            # float16/bfloat16: PyTorch rounds the quotient to the dtype before truncating.
+            quotient = quotient.astype(op.common_dtype.numpy).astype(quotient.dtype)
+        op.compute(np.trunc, quotient)
 
 
 @div_floor_stub.register("cpu")
@@ -196,10 +209,8 @@ def _floor_divide_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # --- Scalar overloads: composites over the Tensor overloads ------------------------------------
 
 
-def _aten():
-    from pyaten.native.kernels.shape import aten_ops
-
-    return aten_ops()  # handles that take keyword-only arguments positionally, as in C++
+# Handles that take keyword-only arguments positionally, as in C++; every call dispatches.
+_aten = aten_ops
 
 
 @native
@@ -264,29 +275,7 @@ def rsub_Scalar(self, other, alpha):
 
 # --- remainder and pow -------------------------------------------------------------------------
 
-remainder_stub = DispatchStub("remainder_stub")
 pow_stub = DispatchStub("pow_stub")
-
-
-@remainder_stub.register("cpu")
-def remainder_kernel(op) -> None:
-    a, b = op.input_arrays()
-    if a.dtype.kind == "b":
-        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
-    if a.dtype.kind in "iu" and np.any(b == 0):
-        raise RuntimeError("ZeroDivisionError")
-    # NumPy's remainder takes the divisor's sign, as Python's % and PyTorch's remainder do.
-    op.write(quiet_call(np.remainder, a, b))
-
-
-@native
-def meta_remainder_Tensor(op, self, other):
-    op.build_binary_op(self, other)
-
-
-@native
-def remainder_out(op, self, other, out):
-    remainder_stub(op.device.type, op)
 
 
 @native
@@ -350,6 +339,13 @@ def meta_pow_Tensor_Scalar(op, self, exponent):
 
 @native
 def pow_Tensor_Scalar_out(op, self, exponent, out):
+    # PyTorch: exponent 0 fills ones and exponent 1 copies, for every dtype (bool included).
+    if exponent == 0 or exponent == 1:
+        result = op.outputs[0]
+        if result._storage.data is not None:
+            a = op.input_arrays()[0]
+            op.write(np.ones_like(a) if exponent == 0 else a)
+        return
     pow_stub(op.device.type, op)
 
 
@@ -363,8 +359,490 @@ def pow_Scalar_out(op, self, exponent, out):
     pow_stub(op.device.type, op)
 
 
+# --- array functions of the rows below ------------------------------------------------------
+
+
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # Python's %: a nonzero result takes the divisor's sign.
+    if a.dtype.kind in "iu":
+        if not np.all(b):
+            raise RuntimeError("ZeroDivisionError")
+        return np.remainder(a, b)
+    # PyTorch's float formula is fmod, then + b where the signs differ: NumPy's remainder
+    # except that a zero result keeps the dividend's sign (NumPy gives it the divisor's).
+    result = np.asarray(np.remainder(a, b))  # 0-d inputs give a NumPy scalar
+    np.copysign(result, a, out=result, where=result == 0)
+    return result
+
+
+def _nextafter(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype == np.float16:  # NumPy's half loop returns a, not b, for a == b (0.0, -0.0)
+        return np.where(a == b, b, np.nextafter(a, b))
+    return np.nextafter(a, b)
+
+
+def _fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # C's fmod: the result takes the dividend's sign (remainder takes the divisor's).
+    if a.dtype.kind in "iu" and not np.all(b):
+        raise RuntimeError("ZeroDivisionError")
+    return np.fmod(a, b)
+
+
+def _logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind != "c":
+        return np.logaddexp(a, b)
+    # Complex: factor out the operand with the larger real part, as PyTorch does.
+    a, b = np.broadcast_arrays(a, b)
+    larger = a.real >= b.real
+    big, small = np.where(larger, a, b), np.where(larger, b, a)
+    return big + np.log1p(np.exp(small - big))
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # 0 * log(y) is 0 unless y is NaN.
+    result = x * np.log(y)
+    return np.where((x == 0) & ~np.isnan(y), 0, result)
+
+
+def _heaviside(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    # `values` where x == 0, else x > 0 (NaN > 0 is false, so NaN gives 0 as in PyTorch).
+    return np.where(x == 0, values, x > 0)
+
+
+def _check_heaviside(op, self: Tensor, values: Tensor) -> None:
+    out = op.maybe_get_output()
+    dtypes = (self.dtype, values.dtype) if out is None else (self.dtype, values.dtype, out.dtype)
+    if any(d.is_complex for d in dtypes):
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if any(d is not self.dtype for d in dtypes):
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+
+
 # --- the family table: one row per operator (pyaten.native.family, docs/operators.md) -------
 
+F = family
 family.register(
-    family.Pointwise("hypot", np.hypot, family.FLOATING_AND_REDUCED),
+    F.Pointwise("hypot", np.hypot, F.FLOATING_AND_REDUCED),
+    F.Pointwise("remainder.Tensor", _remainder, F.ALL_AND_REDUCED, impl="remainder_out"),
+    F.Pointwise("fmod.Tensor", _fmod, F.ALL_AND_REDUCED, impl="fmod_out"),
+    F.Pointwise("atan2", np.arctan2, F.FLOATING_AND_REDUCED, build="float"),
+    F.Pointwise("copysign.Tensor", np.copysign, F.FLOATING_AND_REDUCED, build="float",
+                impl="copysign_out"),
+    F.Pointwise("nextafter", _nextafter, F.FLOATING_AND_REDUCED, upcast=False),
+    F.Pointwise("logaddexp", _logaddexp, F.FLOATING_COMPLEX_AND_REDUCED),
+    F.Pointwise("logaddexp2", np.logaddexp2, F.FLOATING_AND_REDUCED),
+    F.Pointwise("xlogy.Tensor", _xlogy, F.FLOATING_AND_REDUCED, build="float", impl="xlogy_out"),
+    F.Pointwise("heaviside", _heaviside, F.ALL_AND_REDUCED_BOOL, meta_check=_check_heaviside),
 )
+
+
+# --- Scalar overloads of the rows: composites over the Tensor overloads ----------------------
+
+
+@native
+def fmod_Scalar(self, other):
+    return _aten().fmod.Tensor(self, wrapped_number(other))
+
+
+@native
+def fmod__Scalar(self, other):
+    return _aten().fmod_.Tensor(self, wrapped_number(other))
+
+
+@native
+def fmod_Scalar_out(self, other, out):
+    return _aten().fmod.Tensor_out(self, wrapped_number(other), out)
+
+
+@native
+def copysign_Scalar(self, other):
+    return _aten().copysign.Tensor(self, wrapped_number(other))
+
+
+@native
+def copysign__Scalar(self, other):
+    return _aten().copysign_.Tensor(self, wrapped_number(other))
+
+
+@native
+def copysign_Scalar_out(self, other, out):
+    return _aten().copysign.out(self, wrapped_number(other), out)
+
+
+@native
+def xlogy_Scalar_Self(self, other):
+    return _aten().xlogy.Tensor(wrapped_number(self), other)
+
+
+@native
+def xlogy_Scalar_Other(self, other):
+    return _aten().xlogy.Tensor(self, wrapped_number(other))
+
+
+@native
+def xlogy__Scalar_Other(self, other):
+    return _aten().xlogy_.Tensor(self, wrapped_number(other))
+
+
+@native
+def xlogy_OutScalar_Self(self, other, out):
+    return _aten().xlogy.OutTensor(wrapped_number(self), other, out)
+
+
+@native
+def xlogy_OutScalar_Other(self, other, out):
+    return _aten().xlogy.OutTensor(self, wrapped_number(other), out)
+
+
+# --- aliases (CompositeImplicitAutograd, as PyTorch declares them) -----------------------------
+
+
+@native
+def arctan2(self, other):
+    return _aten().atan2.default(self, other)
+
+
+@native
+def arctan2_(self, other):
+    return _aten().atan2_.default(self, other)
+
+
+@native
+def arctan2_out(self, other, out):
+    return _aten().atan2.out(self, other, out)
+
+
+@native
+def true_divide_Tensor(self, other):
+    return _aten().div.Tensor(self, other)
+
+
+@native
+def true_divide__Tensor(self, other):
+    return _aten().div_.Tensor(self, other)
+
+
+@native
+def true_divide_out(self, other, out):
+    return _aten().div.out(self, other, out)
+
+
+@native
+def true_divide_Scalar(self, other):
+    return _aten().div.Scalar(self, other)
+
+
+@native
+def true_divide__Scalar(self, other):
+    return _aten().div_.Scalar(self, other)
+
+
+@native
+def divide_Tensor(self, other):
+    return _aten().div.Tensor(self, other)
+
+
+@native
+def divide__Tensor(self, other):
+    return _aten().div_.Tensor(self, other)
+
+
+@native
+def divide_out(self, other, out):
+    return _aten().div.out(self, other, out)
+
+
+@native
+def divide_Scalar(self, other):
+    return _aten().div.Scalar(self, other)
+
+
+@native
+def divide__Scalar(self, other):
+    return _aten().div_.Scalar(self, other)
+
+
+@native
+def divide_Tensor_mode(self, other, rounding_mode):
+    return _aten().div.Tensor_mode(self, other, rounding_mode)
+
+
+@native
+def divide__Tensor_mode(self, other, rounding_mode):
+    return _aten().div_.Tensor_mode(self, other, rounding_mode)
+
+
+@native
+def divide_out_mode(self, other, rounding_mode, out):
+    return _aten().div.out_mode(self, other, rounding_mode, out)
+
+
+@native
+def divide_Scalar_mode(self, other, rounding_mode):
+    return _aten().div.Scalar_mode(self, other, rounding_mode)
+
+
+@native
+def divide__Scalar_mode(self, other, rounding_mode):
+    return _aten().div_.Scalar_mode(self, other, rounding_mode)
+
+
+@native
+def multiply_Tensor(self, other):
+    return _aten().mul.Tensor(self, other)
+
+
+@native
+def multiply__Tensor(self, other):
+    return _aten().mul_.Tensor(self, other)
+
+
+@native
+def multiply_out(self, other, out):
+    return _aten().mul.out(self, other, out)
+
+
+@native
+def multiply_Scalar(self, other):
+    return _aten().mul.Scalar(self, other)
+
+
+@native
+def multiply__Scalar(self, other):
+    return _aten().mul_.Scalar(self, other)
+
+
+@native
+def subtract_Tensor(self, other, alpha):
+    return _aten().sub.Tensor(self, other, alpha)
+
+
+@native
+def subtract__Tensor(self, other, alpha):
+    return _aten().sub_.Tensor(self, other, alpha)
+
+
+@native
+def subtract_out(self, other, alpha, out):
+    return _aten().sub.out(self, other, alpha, out)
+
+
+@native
+def subtract_Scalar(self, other, alpha):
+    return _aten().sub.Scalar(self, other, alpha)
+
+
+@native
+def subtract__Scalar(self, other, alpha):
+    return _aten().sub_.Scalar(self, other, alpha)
+
+
+# --- floor_divide: div with rounding_mode='floor' (PyTorch's CPU kernels do the same) -------
+
+
+@native
+def floor_divide(self, other):
+    return _aten().div.Tensor_mode(self, other, "floor")
+
+
+@native
+def floor_divide__Tensor(self, other):
+    return _aten().div_.Tensor_mode(self, other, "floor")
+
+
+@native
+def floor_divide_out(self, other, out):
+    return _aten().div.out_mode(self, other, "floor", out)
+
+
+@native
+def floor_divide_Scalar(self, other):
+    return _aten().div.Tensor_mode(self, wrapped_number(other), "floor")
+
+
+@native
+def floor_divide__Scalar(self, other):
+    return _aten().div_.Tensor_mode(self, wrapped_number(other), "floor")
+
+
+# --- ldexp: self * 2**other --------------------------------------------------------------------
+
+
+@native
+def ldexp_Tensor(self, other):
+    return _aten().mul.Tensor(self, _aten().pow.Scalar(2.0, other))
+
+
+@native
+def ldexp_out(self, other, out):
+    power = _aten().pow.Scalar(2.0, other)
+    if not can_cast(result_type(self, power), out.dtype):
+        raise RuntimeError(
+            f"ldexp can't be cast to the desired output type {out.dtype.scalar_name}"
+        )
+    return _aten().mul.out(self, power, out)
+
+
+@native
+def ldexp_(self, other):
+    return ldexp_out(self, other, self)
+
+
+# --- float_power: pow computed in double (complex double when a complex operand) ------------
+
+
+def _float_power_dtype(*operands) -> dt.dtype:
+    for x in operands:
+        if x.dtype.is_complex if isinstance(x, Tensor) else isinstance(x, complex):
+            return dt.complex128
+    return dt.float64
+
+
+def _as(t: Tensor, dtype: dt.dtype) -> Tensor:
+    return t if t.dtype is dtype else _aten().to.dtype(t, dtype, False, False, None)
+
+
+def _scalar_as(value, dtype: dt.dtype):
+    return complex(value) if dtype.is_complex else float(value)
+
+
+def _check_float_power_result(what: str, name: str, t: Tensor, dtype: dt.dtype) -> None:
+    if t.dtype is not dtype:
+        raise RuntimeError(
+            f"the {what} given to {name} has dtype {t.dtype.scalar_name} but the operation's "
+            f"result requires dtype {dtype.scalar_name}"
+        )
+
+
+@native
+def float_power_Tensor_Tensor(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    return _aten().pow.Tensor_Tensor(_as(self, dtype), _as(exponent, dtype))
+
+
+@native
+def float_power_Tensor_Tensor_out(self, exponent, out):
+    dtype = _float_power_dtype(self, exponent)
+    _check_float_power_result("output", "float_power", out, dtype)
+    return _aten().pow.Tensor_Tensor_out(_as(self, dtype), _as(exponent, dtype), out)
+
+
+@native
+def float_power_Tensor_Scalar(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    return _aten().pow.Tensor_Scalar(_as(self, dtype), _scalar_as(exponent, dtype))
+
+
+@native
+def float_power_Tensor_Scalar_out(self, exponent, out):
+    dtype = _float_power_dtype(self, exponent)
+    _check_float_power_result("output", "float_power", out, dtype)
+    return _aten().pow.Tensor_Scalar_out(_as(self, dtype), _scalar_as(exponent, dtype), out)
+
+
+@native
+def float_power_Scalar(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    return _aten().pow.Scalar(_scalar_as(self, dtype), _as(exponent, dtype))
+
+
+@native
+def float_power_Scalar_out(self, exponent, out):
+    dtype = _float_power_dtype(self, exponent)
+    _check_float_power_result("output", "float_power", out, dtype)
+    return _aten().pow.Scalar_out(_scalar_as(self, dtype), _as(exponent, dtype), out)
+
+
+@native
+def float_power__Tensor(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    _check_float_power_result("base", "float_power_", self, dtype)
+    return _aten().pow_.Tensor(self, _as(exponent, dtype))
+
+
+@native
+def float_power__Scalar(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    _check_float_power_result("base", "float_power_", self, dtype)
+    return _aten().pow_.Scalar(self, _scalar_as(exponent, dtype))
+
+
+# --- complex and polar: two real tensors make one complex tensor ------------------------------
+
+_COMPLEX_INPUTS = frozenset({dt.float16, dt.float32, dt.float64})
+
+
+def _check_complex_inputs(a: Tensor, b: Tensor) -> None:
+    if a.dtype not in _COMPLEX_INPUTS or b.dtype not in _COMPLEX_INPUTS:
+        raise RuntimeError(
+            "Expected both inputs to be Half, Float or Double tensors but got "
+            f"{a.dtype.scalar_name} and {b.dtype.scalar_name}"
+        )
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {a.dtype.scalar_name} but got scalar type "
+            f"{b.dtype.scalar_name} for second argument"
+        )
+
+
+def _check_half(name: str, a: Tensor) -> None:
+    # complex(float16) gives complex32 (ComplexHalf); polar's kernel has no ComplexHalf case.
+    if a.dtype is dt.float16 and name == "polar":
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
+
+
+def _complex_pair(name: str, a: Tensor, b: Tensor, out: Tensor, fn) -> Tensor:
+    _check_complex_inputs(a, b)
+    expected = a.dtype.to_complex()
+    shape = broadcast_shapes(name, a._sizes, b._sizes)
+    if out.dtype is not expected:
+        raise RuntimeError(
+            f"Expected object of scalar type {expected.scalar_name} but got scalar type "
+            f"{out.dtype.scalar_name} for argument 'out'"
+        )
+    _check_half(name, a)
+    resize_output(out, shape, name)
+    if out._storage.data is not None and out.numel() > 0:
+        quiet_call(fn, a._numpy(), b._numpy(), out._numpy())
+    out._bump_version()
+    return out
+
+
+def _complex_values(real: np.ndarray, imag: np.ndarray, out: np.ndarray) -> None:
+    if out.dtype.names:  # complex32: NumPy holds it as a (real, imag) float16 record
+        out["real"], out["imag"] = real, imag
+        return
+    out.real, out.imag = real, imag
+
+
+def _polar_values(magnitude: np.ndarray, angle: np.ndarray, out: np.ndarray) -> None:
+    np.multiply(magnitude, np.cos(angle), out=out.real)
+    np.multiply(magnitude, np.sin(angle), out=out.imag)
+
+
+@native
+def complex_out(real, imag, out):
+    return _complex_pair("complex", real, imag, out, _complex_values)
+
+
+@native
+def complex_composite(real, imag):
+    _check_complex_inputs(real, imag)
+    _check_half("complex", real)
+    shape = broadcast_shapes("complex", real._sizes, imag._sizes)
+    out = empty_tensor(shape, real.dtype.to_complex(), real.device)
+    return _aten().complex.out(real, imag, out)
+
+
+@native
+def polar_out(abs, angle, out):  # noqa: A002 - PyTorch's argument name
+    return _complex_pair("polar", abs, angle, out, _polar_values)
+
+
+@native
+def polar_composite(abs, angle):  # noqa: A002 - PyTorch's argument name
+    _check_complex_inputs(abs, angle)
+    _check_half("polar", abs)
+    shape = broadcast_shapes("polar", abs._sizes, angle._sizes)
+    out = empty_tensor(shape, abs.dtype.to_complex(), abs.device)
+    return _aten().polar.out(abs, angle, out)

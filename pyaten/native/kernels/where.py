@@ -7,8 +7,11 @@ shape and dtype are computed); the Scalar overloads are composites that wrap the
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from pyaten.core import dtypes
 from pyaten.core.creation import from_numpy
 from pyaten.core.promotion import result_type
 from pyaten.native.registry import native
@@ -17,6 +20,14 @@ from pyaten.native.structured import broadcast_shapes, resize_output
 
 
 def _check_condition(condition) -> None:
+    if condition.dtype.name == "uint8":
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return
     if condition.dtype.name != "bool":
         raise RuntimeError(
             "where expected condition to be a boolean tensor, but got a tensor with dtype "
@@ -27,14 +38,17 @@ def _check_condition(condition) -> None:
 def _fill(out, condition, self, other) -> None:
     if out._storage.data is None:
         return
-    # Select in the result dtype (float16/bfloat16 in float32: NumPy cannot mix them).
-    compute = np.float32 if out.dtype.name in ("float16", "bfloat16") else out.dtype.numpy
-    np.copyto(
+    # Select in the result dtype (float16/bfloat16 in float32, complex32 in complex64: NumPy
+    # cannot mix them).
+    compute = _COMPUTE.get(out.dtype.name, out.dtype.numpy)
+    dtypes.store(
         out._numpy(),
-        np.where(condition._numpy(), self._numpy().astype(compute, copy=False),
-                 other._numpy().astype(compute, copy=False)),
-        casting="unsafe",
+        np.where(condition._numpy(), dtypes.compute_array(self._numpy(), compute),
+                 dtypes.compute_array(other._numpy(), compute)),
     )
+
+
+_COMPUTE = {"float16": np.float32, "bfloat16": np.float32, "complex32": np.complex64}
 
 
 def _device(*tensors):
