@@ -516,6 +516,17 @@ _AUTOGEN_CASES = {
     "_to_copy.out": lambda m: ((m.arange(6.0).reshape(2, 3),), "int64"),
     "empty_strided.out": lambda m: (([2, 3], [3, 1]), "float64"),
     "sum.out": lambda m: ((m.arange(6.0).reshape(2, 3),), "float64", {"dtype": m.float64}),
+    "prod.out": lambda m: ((m.arange(1, 7).reshape(2, 3),), "int64"),
+    "count_nonzero.out": lambda m: ((m.tensor([[0, 1, 2], [3, 0, 0]]),), "int64", {"dim": 1}),
+    "count_nonzero.dim_IntList_out": lambda m: ((m.tensor([[0, 1, 2], [3, 0, 0]]), [0, 1]),
+                                                "int64"),
+    "norm.Scalar_out": lambda m: ((m.tensor([3.0, 4.0]), 2), "float32"),
+    "norm.ScalarOpt_dtype_out": lambda m: ((m.tensor([3.0, 4.0]), 1), "float64",
+                                           {"dtype": m.float64}),
+    "dist.out": lambda m: ((m.tensor([3.0, 4.0]), m.zeros(2)), "float32"),
+    "isinf.out": lambda m: ((m.tensor([1.0, float("inf"), -float("inf")]),), "bool"),
+    "isnan.out": lambda m: ((m.tensor([1.0, float("nan")]),), "bool"),
+    "_conj_physical.out": lambda m: ((m.tensor([1 + 2j, 3 - 1j]),), "complex64"),
     "median.out": lambda m: ((m.tensor([3.0, 1.0, 2.0, 5.0]),), "float32"),
     "nanmedian.out": lambda m: ((m.tensor([3.0, float("nan"), 2.0, 5.0]),), "float32"),
     "trace.out": lambda m: ((m.arange(9).reshape(3, 3),), "int64"),
@@ -524,11 +535,32 @@ _AUTOGEN_CASES = {
 }
 
 
+# Autogen entries with two outputs (`out0`, `out1`): (positional args, keyword args).
+_AUTOGEN_TWO_OUTPUTS = {
+    "std_mean.correction_out": lambda m: ((m.arange(6.0).reshape(2, 3),), {"dim": [1]}),
+    "var_mean.correction_out": lambda m: ((m.arange(6.0).reshape(2, 3),), {"correction": 0}),
+}
+
+
 def test_every_autogen_entry_matches_torch():
     records = load_native_functions(str(NATIVE_YAML))
     names = {f"{r.func.name.name}.{r.func.name.overload or 'default'}"
              for r in records if r.generated_from is not None}
-    assert names == set(_AUTOGEN_CASES), names ^ set(_AUTOGEN_CASES)
+    cases = set(_AUTOGEN_CASES) | set(_AUTOGEN_TWO_OUTPUTS)
+    assert names == cases, names ^ cases
+    for name, case in sorted(_AUTOGEN_TWO_OUTPUTS.items()):
+        results = []
+        for m in (torch, pyaten):
+            args, kwargs = case(m)
+            outs = (m.empty(0), m.empty(0))
+            op, overload = name.split(".")
+            result = getattr(getattr(m.ops.aten, op), overload)(*args, **kwargs, out0=outs[0],
+                                                                 out1=outs[1])
+            assert result[0] is outs[0] and result[1] is outs[1], name
+            results.append(outs)
+        for t, p in zip(*results):
+            assert tuple(p.shape) == tuple(t.shape), name
+            np.testing.assert_allclose(p.tolist(), t.tolist(), rtol=1e-6)
     for name, case in sorted(_AUTOGEN_CASES.items()):
         results = []
         for m in (torch, pyaten):

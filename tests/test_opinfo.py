@@ -40,6 +40,13 @@ cumsum cumprod cummax cummin logcumsumexp diff trace softmax log_softmax
 """.split())
 
 DTYPES = (torch.float32, torch.int64)
+# Among equal values PyTorch's selection picks an unspecified index: compare values only.
+INDEX_OF_TIES_UNSPECIFIED = frozenset({"mode", "kthvalue", "median", "nanmedian"})
+# OpInfo variants that call what pyaten does not have yet, with the reason.
+NOT_YET = {
+    ("norm", "fro"): "torch.norm's p='fro' is its Python wrapper over torch.linalg",
+    ("norm", "nuc"): "torch.norm's p='nuc' needs torch.linalg's matrix norms (SVD)",
+}
 
 
 def _cases():
@@ -49,6 +56,8 @@ def _cases():
             continue
         if info.op is not getattr(torch, info.name, None):
             continue  # OpInfo calls a lambda with its own argument order (polygamma, where)
+        if (info.name, info.variant_test_name) in NOT_YET:
+            continue
         for dtype in DTYPES:
             if dtype in info.supported_dtypes("cpu") or dtype is torch.float32:
                 label = info.name + (f".{info.variant_test_name}" if info.variant_test_name
@@ -82,6 +91,8 @@ def _outcome(info, sample, dtype):
     if pair is None:
         return False
     ours, theirs = pair
+    if info.name in INDEX_OF_TIES_UNSPECIFIED and isinstance(theirs, tuple):
+        ours, theirs = ours[0], theirs[0]
     if isinstance(theirs, torch.Tensor) and theirs.dtype in (torch.float32, torch.complex64):
         assert_same(ours, theirs, rtol=1e-4, atol=1e-5)
     else:
