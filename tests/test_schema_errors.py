@@ -49,6 +49,7 @@ RULES = [
     ("f(str x=None) -> Tensor", "does not suit type str", "None"),
     ("f(Tensor x=None) -> Tensor", "does not suit type Tensor", "None"),
     ("f(int[] x=1) -> Tensor", "does not suit type int[]", "1)"),
+    ("f(int[2] x=Mean) -> Tensor", "does not suit type int[2]", "Mean"),
     ("f(int[2] x=[1,True]) -> Tensor", "does not suit element type int", "True]"),
     ("f(int[]? x=[1]) -> Tensor", "list default does not suit type int[]?", "[1]"),
     ("f(int x=[1]) -> Tensor", "list default does not suit type int", "[1]"),

@@ -126,7 +126,7 @@ def test_default_values(decl, value):
     arg = parse(f"f({decl}) -> Tensor").arguments[0]
     assert arg.default == value and type(arg.default) is type(value)
     assert arg.default_text == decl.split("=", 1)[1]
-    assert str(arg) == decl
+    assert arg.yaml_text() == decl
 
 
 def test_nan_default():
@@ -142,7 +142,8 @@ def test_no_default_sentinel():
 
 def test_programmatic_argument_prints_its_default():
     arg = Argument("dims", ListType(BaseType("int"), None), default=(0, -1), kwarg_only=True)
-    assert str(arg) == "int[] dims=[0,-1]"
+    assert arg.yaml_text() == "int[] dims=[0,-1]"
+    assert str(arg) == "int[] dims=[0, -1]"
     ann = Annotation(("a",), True, ())
     assert str(Argument("out", BaseType("Tensor"), ann)) == "Tensor(a!) out"
     assert str(Annotation(("a",), False, ("*",))) == "a -> *"

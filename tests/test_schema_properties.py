@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyaten.schema import SchemaError, parse
+from pyaten.schema.defaults import SCALAR_TYPE_NAMES
 from pyaten.schema.validate import RESERVED
 
 torch = pytest.importorskip("torch")
@@ -32,7 +33,8 @@ BASES = [
     "Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout",
     "Device", "MemoryFormat", "Generator", "Storage", "Stream", "QScheme", "SymBool",
 ]  # fmt: skip
-SCALAR_TYPES = ["long", "float", "double", "int", "bool", "half"]
+# Every dtype word torch's parser takes (each prints as its c10 ScalarType number).
+SCALAR_TYPES = sorted(SCALAR_TYPE_NAMES)
 MEMORY_FORMATS = ["contiguous_format"]
 
 identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True).filter(
@@ -53,25 +55,46 @@ def types(draw):
     return base, shape.replace("N", str(size))
 
 
+# Float defaults whose C++ printing has a special case: whole numbers (`2.`, `-0.` -> `0.`),
+# the int64 edge (9.2e18 prints whole, 9.3e18 in exponent form), and 17-digit forms.
+FLOAT_EDGES = ["2.0", "0.0", "-0.0", "1.", "5e2", "1e-05", "1e-08", "0.1", "1e15", "9.2e18",
+               "9.3e18", "1e300", "-1e19", ".5", "123.456"]  # fmt: skip
+# String pieces: plain text, C escapes (printed back escaped) and non-ASCII text (printed, as
+# c10 does, byte by byte in signed octal).
+STRING_PIECES = ["a", "x", " ", ",", "(", "=", "\\n", "\\t", "\\\\", '\\"', "\\'", "é"]
+
+
 def scalar_default(draw, base):
     if base in ("int", "SymInt"):
+        if base == "int" and draw(st.integers(0, 9)) == 0:
+            return "Mean"
         return str(draw(st.integers(-1000, 1000)))
     if base == "float":
+        if draw(st.booleans()):
+            return draw(st.sampled_from(FLOAT_EDGES))
         # torch's parser fails on subnormals (an IndexError from stod), so leave them out.
-        finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+        finite = st.floats(-1e25, 1e25, allow_nan=False, allow_infinity=False,
+                           allow_subnormal=False)
         value = draw(finite)
         return repr(value)
     if base == "bool":  # torch's parser takes no SymBool defaults
         return draw(st.sampled_from(["True", "False"]))
     if base == "str":
-        body = draw(st.text(alphabet="abcxyz ,()=-", max_size=6))
-        return draw(st.sampled_from(['"{}"', "'{}'"])).format(body)
+        body = "".join(draw(st.lists(st.sampled_from(STRING_PIECES), max_size=5)))
+        quote = draw(st.sampled_from(['"', "'"]))
+        if quote == "'":
+            body = body.replace("\\'", "")  # torch's lexer ends a '...' string there
+        return quote + body + quote
     if base == "Scalar":
-        return draw(st.sampled_from(["1", "0.5", "-2", "True"]))
+        return draw(st.sampled_from(["1", "0.5", "-2", "True", "2.0", "1e-05", "-0.0"]))
     if base == "ScalarType":
         return draw(st.sampled_from(SCALAR_TYPES))
     if base == "MemoryFormat":
         return draw(st.sampled_from(MEMORY_FORMATS))
+    if base == "Layout":
+        return "strided"
+    if base == "Device":
+        return draw(st.sampled_from(['"cpu"', '"cuda:1"', "'meta'"]))
     return None
 
 
@@ -85,7 +108,8 @@ def default_for(draw, base, shape):
         if base not in ("int", "SymInt", "float", "bool"):
             return None
         if shape[1] != "]" and draw(st.booleans()):
-            return scalar_default(draw, base)
+            item = scalar_default(draw, base)
+            return "0" if item == "Mean" else item  # a bare word is no list (torch refuses it)
         items = [scalar_default(draw, base) for _ in range(draw(st.integers(0, 3)))]
         return "[" + ",".join(items) + "]"
     if shape in ("?[]", "[]?") or shape.endswith("]?"):
@@ -158,8 +182,15 @@ def schemas(draw):
 @given(schemas())
 def test_generated_schemas_round_trip_and_agree_with_torch(text):
     schema = parse(text)
-    assert str(schema) == text
+    assert schema.yaml_text() == text
     ref = torch._C.parse_schema(text)
+    assert str(schema) == str(ref)
+    try:  # the C++ text parses back (when torch's parser takes it: not `Device d=cpu`)
+        torch._C.parse_schema(str(ref))
+    except RuntimeError:
+        pass
+    else:
+        assert str(parse(str(schema))) == str(schema)
     assert [a.name for a in schema.arguments] == [a.name for a in ref.arguments]
     assert [a.kwarg_only for a in schema.arguments] == [a.kwarg_only for a in ref.arguments]
     assert [a.is_out for a in schema.arguments] == [a.is_out for a in ref.arguments]

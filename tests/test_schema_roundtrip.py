@@ -1,15 +1,21 @@
 """pyaten.schema against PyTorch's own file: round-trip, and differential against torchgen
 (kinds, argument groups, views, functional-signature grouping) and torch's C++ parser
-(default values)."""
+(default values, and `str()` as its printer writes every schema it knows)."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
 
-from pyaten.schema import NO_DEFAULT, parse
+import pyaten
+from pyaten.library import Library
+from pyaten.schema import NO_DEFAULT, SchemaError, parse
 
 torchgen = pytest.importorskip("torchgen")
 torch = pytest.importorskip("torch")
@@ -29,8 +35,93 @@ def test_real_file_has_all_entries():
 
 
 def test_every_real_schema_round_trips():
-    mismatched = [s for s in REAL if str(parse(s)) != s]
+    """`yaml_text()` is the file's own spelling (torchgen's str)."""
+    mismatched = [s for s in REAL if parse(s).yaml_text() != s]
     assert mismatched == []
+
+
+def test_str_is_torchs_printing_of_every_real_schema():
+    """`str()` is what torch's C++ printer writes (`float eps=1e-05` -> `1.0000000000000001e-05`,
+    `reduction=Mean` -> `1`, `SymInt[2] stride=1` -> `[1, 1]`, `DeviceIndex` -> `int`), and
+    that text parses back to itself."""
+    mismatched = []
+    for s in REAL:
+        theirs = str(torch._C.parse_schema(s))
+        ours = parse(s)
+        if str(ours) != theirs or str(parse(theirs)) != theirs:
+            mismatched.append((s, str(ours), theirs))
+    assert mismatched == []
+    assert sum(parse(s).yaml_text() != str(parse(s)) for s in REAL) > 150  # both spellings met
+
+
+# TorchScript-only forms of the registered operators' schemas, outside native_functions.yaml's
+# grammar: type variables and containers (`t`, `Dict(str, t)`, `Future(t)`, ...), varargs
+# (`...`), alias sets on list containers (`int[](a!)`) and the wildcard alias `Tensor(*)`.
+_TORCHSCRIPT_ONLY = re.compile(
+    r"\b(?:t\d?|Dict|Future|Await|RRef|AnyEnumType|AnyClassType)\b|\.\.\.|\[\]\(|\(\*\)"
+)
+
+
+def _registered_schemas() -> list[str]:
+    # Read in a fresh interpreter: operators other tests define with torch.library stay
+    # registered in this one.
+    code = (
+        "import json, torch\n"
+        "print(json.dumps([str(s) for s in torch._C._jit_get_all_schemas()]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_str_is_torchs_printing_of_every_registered_operator():
+    """Every schema torch has registered (`torch._C._jit_get_all_schemas()`, already in the
+    C++ printer's spelling) parses (grammar only: operators outside native_functions.yaml need
+    not keep its rules) and prints back unchanged."""
+    texts = _registered_schemas()
+    outside, mismatched = [], []
+    for text in texts:
+        try:
+            schema = parse(text, validate_rules=False)
+        except SchemaError:
+            outside.append(text)
+            continue
+        if str(schema) != text:
+            mismatched.append(text)
+    assert mismatched == []
+    assert [t for t in outside if not _TORCHSCRIPT_ONLY.search(t)] == []
+    assert len(texts) - len(outside) > 4000
+
+
+LIBRARY_SCHEMAS = [
+    "scale(Tensor x, float s=2.0) -> Tensor",
+    "eps(Tensor x, float eps=1e-05, float tiny=1e-300, float big=1e20, float neg=-0.0) -> Tensor",
+    "words(Tensor x, int r=Mean, ScalarType? d=long, MemoryFormat f=contiguous_format, "
+    "Layout l=strided) -> Tensor",
+    "lists(Tensor x, SymInt[2] k=1, int[2] p=0, int[1] q=3, int[] r=[1,1], float[] w=[1, 2.5], "
+    "bool[2] b=True) -> Tensor",
+    "texts(Tensor x, str m='none', str? n=\"a\\tb\", Device d=\"cpu\") -> Tensor",
+    "scalars(Tensor x, Scalar a=1.0, Scalar b=1, Scalar c=True, float? q=3) -> Tensor",
+    "aliases.out(Tensor(a)[] xs, Tensor(b)?[] ys, *, Tensor(c!) out) -> Tensor(c!)",
+    "index(Tensor x, DeviceIndex i=0) -> (Tensor values, Tensor indices)",
+]
+
+
+@pytest.mark.parametrize("text", LIBRARY_SCHEMAS)
+def test_library_defined_schema_prints_like_torch(text):
+    ns = "fidelity_schema"
+    with Library(ns, "DEF") as ours:
+        theirs = torch.library.Library(ns, "DEF")
+        try:
+            ours.define(text)
+            theirs.define(text)
+            name, _, overload = text.partition("(")[0].partition(".")
+            overload = overload or "default"
+            mine = getattr(getattr(pyaten.ops, ns), name)
+            torch_op = getattr(getattr(torch.ops, ns), name)
+            expected = str(getattr(torch_op, overload)._schema)
+            assert str(getattr(mine, overload)._schema) == expected
+        finally:
+            theirs._destroy()
 
 
 def test_operator_name_parts_match_torchgen(pairs):

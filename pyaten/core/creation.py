@@ -40,17 +40,26 @@ def _is_sequence(obj: object) -> bool:
     )
 
 
+# PyTorch's limit on the nesting depth of data (its MAX_DIMS).
+_MAX_DIMS = 128
+_TEXT = (str, bytes)
+
+
 def _compute_sizes(data: object) -> list[int]:
-    # Follows the first element down, as PyTorch does; the store pass checks the rest.
+    # Follows the first element down, as PyTorch does; the store pass checks the rest. A
+    # string is a sequence here, as in Python: `'a'[0]` is `'a'` again, so `tensor(['a'])`
+    # runs into the depth limit (PyTorch's "too many dimensions 'str'").
     sizes: list[int] = []
     while True:
         if isinstance(data, np.ndarray):
             sizes.extend(data.shape)
             return sizes
-        if isinstance(data, Tensor) or not _is_sequence(data):
+        if isinstance(data, Tensor) or not (_is_sequence(data) or isinstance(data, _TEXT)):
             return sizes
         n = len(data)
         sizes.append(n)
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
         if n == 0:
             return sizes
         data = data[0]
@@ -59,13 +68,28 @@ def _compute_sizes(data: object) -> list[int]:
 def _leaf_dtype(leaf: object) -> DType:
     if isinstance(leaf, Tensor):
         return leaf._dtype
+    if isinstance(leaf, _TEXT):
+        raise TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
     if isinstance(leaf, (np.generic, np.ndarray)):
         return dt.from_numpy_dtype(leaf.dtype)
     if isinstance(leaf, _SCALAR_TYPES):
         return scalar_dtype(leaf)
-    if isinstance(leaf, str):
-        raise TypeError("new(): invalid data type 'str'")
     raise RuntimeError(f"Could not infer dtype of {type(leaf).__name__}")
+
+
+def _check_inferable(data: object) -> None:
+    """Raise the error PyTorch's dtype inference raises for `data`, if any.
+
+    PyTorch infers the dtype of the whole input (refusing strings, `None`, other objects)
+    before it checks lengths while storing; pyaten does both in one pass, so after a failed
+    store it walks the input in PyTorch's order to raise the error PyTorch raises first."""
+    if isinstance(data, (Tensor, np.ndarray, np.generic) + _SCALAR_TYPES):
+        return
+    if _is_sequence(data):
+        for item in data:
+            _check_inferable(item)
+        return
+    _leaf_dtype(data)
 
 
 def _store(data: object, sizes: list[int], dim: int, out: list, types: set) -> None:
@@ -95,7 +119,10 @@ def _store(data: object, sizes: list[int], dim: int, out: list, types: set) -> N
         out.extend(data.reshape(-1).tolist())
         return
     if not _is_sequence(data):
-        raise TypeError("not a sequence")
+        if not isinstance(data, _TEXT):
+            raise TypeError("not a sequence")
+        if len(data) == sizes[dim]:  # text is a sequence to PyTorch, but never holds numbers
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     n = len(data)
     if n != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
@@ -157,10 +184,17 @@ def tensor(
         values = data
         sizes = data.shape
     else:
+        if isinstance(data, _TEXT):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         sizes_list = _compute_sizes(data)
         flat: list = []
         types: set = set()
-        _store(data, sizes_list, 0, flat, types)
+        try:
+            _store(data, sizes_list, 0, flat, types)
+        except (TypeError, ValueError):
+            if dtype is None:
+                _check_inferable(data)
+            raise
         target = dtype or _infer_dtype(types)
         sizes = tuple(sizes_list)
         values = _flat_to_numpy(flat, target, types)
@@ -168,24 +202,29 @@ def tensor(
             # The fresh 1-D array already is the tensor's bytes: adopt it, no second copy.
             result = _adopt(values, sizes, target)
             if requires_grad:
-                _set_requires_grad(result, target)
+                set_requires_grad(result)
             return result
     result = empty_tensor(tuple(sizes), target, dev)
     if values is not None and result._storage.data is not None:
         out = result._numpy()
         out[...] = _cast(np.asarray(values).reshape(out.shape), target)
     if requires_grad:
-        _set_requires_grad(result, target)
+        set_requires_grad(result)
     return result
 
 
-def _set_requires_grad(result: Tensor, target: DType) -> None:
+def set_requires_grad(result: Tensor) -> None:
+    """`requires_grad=True` given to `tensor()` or a factory, with PyTorch's message (which
+    differs from the attribute's and `requires_grad_()`'s)."""
+    target = result._dtype
     if not (target.is_floating_point or target.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     result._requires_grad = True
 
 
 def _adopt(values: np.ndarray, sizes: tuple, target: DType) -> Tensor:
+    if target is dt.complex32:
+        dt.warn_complex_half()
     data = values.view(_U8)
     storage = Storage(data.nbytes, CPU, data=data)
     return Tensor._make(storage, sizes, contiguous_strides(sizes), 0, target, CPU)
@@ -194,10 +233,8 @@ def _adopt(values: np.ndarray, sizes: tuple, target: DType) -> Tensor:
 def _cast(values: np.ndarray, target: DType) -> np.ndarray:
     if values.dtype == target.numpy:
         return values
-    if values.dtype.kind == "c" and not target.is_complex:
-        # Like PyTorch, converting complex to real keeps the real part.
-        values = values.real
-    return values.astype(target.numpy)
+    # Like PyTorch, converting complex to real keeps the real part.
+    return dt.compute_array(values, target.numpy)
 
 
 def _range_error(target: DType) -> RuntimeError:
@@ -253,7 +290,7 @@ def _flat_to_numpy(flat: list, target: DType, types: set) -> np.ndarray:
             return values
         with np.errstate(over="ignore"):  # too-large values become inf, as in torch
             return values.astype(target.numpy)
-    return np.array(flat, dtype=np.complex128).astype(target.numpy)
+    return dt.compute_array(np.array(flat, dtype=np.complex128), target.numpy)
 
 
 def as_tensor(data: object, dtype: DType | None = None, device: object = None) -> Tensor:
@@ -280,7 +317,12 @@ def from_numpy(array: np.ndarray) -> Tensor:
             "given numpy array has byte order different from the native byte order. "
             "Conversion between byte orders is currently not supported."
         )
-    d = dt.from_numpy_dtype(array.dtype)
+    return share_array(array, dt.from_numpy_dtype(array.dtype))
+
+
+def share_array(array: np.ndarray, d: DType) -> Tensor:
+    """A `d` tensor over `array`'s memory (`from_numpy`'s checks of strides and writability;
+    DLPack import passes complex32, which has no NumPy dtype to infer it from)."""
     itemsize = array.dtype.itemsize
     for s in array.strides:
         if s < 0:
@@ -329,12 +371,20 @@ class _ByteSpan:
         }
 
 
-def scalar_tensor(value: object, dtype: DType | None = None, device: object = None) -> Tensor:
-    """A 0-dim tensor holding a Python number (dtype inferred like `tensor`)."""
-    target = dtype or scalar_dtype(value)
+def scalar_tensor(
+    value: object, *, dtype: DType | None = None, device: object = None, layout: object = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    """A 0-dim tensor holding a Python number, of the default dtype unless `dtype` is given
+    (as PyTorch's `scalar_tensor(2)` is `tensor(2.)`)."""
+    if dtype is not None and not isinstance(dtype, DType):
+        raise TypeError(
+            f"scalar_tensor(): argument 'dtype' must be pyaten.dtype, not {type(dtype).__name__}"
+        )
+    target = dtype or dt.get_default_dtype()
     t = empty_tensor((), target, as_device(device))
     if t._storage.data is not None:
-        t._numpy()[()] = value
+        dt.store(t._numpy(), value)
     return t
 
 

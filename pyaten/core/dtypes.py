@@ -17,6 +17,10 @@ Note: complex32 in NumPy
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 import ml_dtypes
 import numpy as np
 
@@ -225,6 +229,30 @@ def default_complex_dtype() -> dtype:
 
 # --- complex32 arrays (see Note: complex32 in NumPy) ----------------------------------------
 
+_warned_complex_half: list[bool] = []
+
+
+def warn_complex_half() -> None:
+    """PyTorch's once-per-process warning on allocating the first complex32 tensor, shown at
+    the first line outside pyaten."""
+    if _warned_complex_half:
+        return
+    _warned_complex_half.append(True)
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is our caller
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        or frame.f_code.co_filename.startswith("<pyaten")  # generated call wrappers
+    ):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(
+        "ComplexHalf support is experimental and many operators don't support it yet.",
+        UserWarning,
+        stacklevel=level,
+    )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def compute_array(array: np.ndarray, target: np.dtype | None = None) -> np.ndarray:
     """`array` as a NumPy array of `target` (default: the dtype NumPy computes it in), where
@@ -250,7 +278,7 @@ def compute_array(array: np.ndarray, target: np.dtype | None = None) -> np.ndarr
 def store(out: np.ndarray, values: object) -> None:
     """`np.copyto(out, values, casting="unsafe")` that also reads and writes complex32 storage
     (each part rounded to float16 once)."""
-    if out.dtype != COMPLEX32_NUMPY:
+    if out.dtype != COMPLEX32_NUMPY:  # NumPy's own cast (bfloat16 is kind "V" too)
         if isinstance(values, np.ndarray) and values.dtype == COMPLEX32_NUMPY:
             values = compute_array(values)
         np.copyto(out, values, casting="unsafe")

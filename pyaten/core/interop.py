@@ -1,8 +1,9 @@
 """DLPack exchange (zero-copy with NumPy, PyTorch and any DLPack producer/consumer).
 
 Export goes through NumPy's own DLPack support on the tensor's NumPy view. NumPy has no
-bfloat16 in DLPack, so for bfloat16 we export a uint16 view and patch the dtype code in the
-DLTensor to kDLBfloat (and the reverse on import): the bytes are shared either way.
+bfloat16 and no complex32 in DLPack, so for those we export a uint16 (uint32) view and patch
+the dtype code in the DLTensor to kDLBfloat (kDLComplex), and the reverse on import: the bytes
+are shared either way.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = ["to_dlpack", "dlpack_device", "from_dlpack"]
 _K_DL_CPU = 1
 _K_DL_UINT = 1
 _K_DL_BFLOAT = 4
+_K_DL_COMPLEX = 5
 
 
 class _DLDevice(ctypes.Structure):
@@ -84,9 +86,9 @@ def to_dlpack(
     if t._storage.data is None:
         raise BufferError(f"Cannot export a tensor on device '{t._device}' (it has no data)")
     array = t._numpy()
-    is_bf16 = t._dtype is dt.bfloat16
-    if is_bf16:
-        array = array.view(np.uint16)
+    patched_code = _EXPORT_CODES.get(t._dtype.name)
+    if patched_code is not None:
+        array = array.view(np.uint16 if t._dtype is dt.bfloat16 else np.uint32)
     kwargs: dict = {}
     if max_version is not None:
         kwargs["max_version"] = max_version
@@ -97,9 +99,13 @@ def to_dlpack(
     if stream is not None and stream != -1:
         raise BufferError("__dlpack__: stream must be None for CPU tensors")
     capsule = array.__dlpack__(**kwargs)
-    if is_bf16:
-        _dltensor(capsule).dtype.code = _K_DL_BFLOAT
+    if patched_code is not None:
+        _dltensor(capsule).dtype.code = patched_code
     return capsule
+
+
+# dtypes NumPy cannot export, sent as unsigned integers of their size with this DLPack code.
+_EXPORT_CODES = {"bfloat16": _K_DL_BFLOAT, "complex32": _K_DL_COMPLEX}
 
 
 def dlpack_device(t: object) -> tuple[int, int]:
@@ -124,11 +130,13 @@ class _CapsuleHolder:
 def from_dlpack(ext: object) -> object:
     """A tensor sharing memory with a DLPack producer (object with `__dlpack__`, or a
     legacy capsule). CPU memory only."""
-    from pyaten.core.creation import from_numpy
+    from pyaten.core.creation import from_numpy, share_array
     from pyaten.core.tensor import Tensor
 
     if isinstance(ext, Tensor):
-        return from_numpy(ext._numpy()) if ext._storage.data is not None else ext
+        if ext._storage.data is None:
+            return ext
+        return share_array(ext._numpy(), ext._dtype)
     if hasattr(ext, "__dlpack__"):
         if hasattr(ext, "__dlpack_device__"):
             device_type, _ = ext.__dlpack_device__()
@@ -146,14 +154,17 @@ def from_dlpack(ext: object) -> object:
             f"{type(ext).__name__}"
         )
     tensor = _dltensor(capsule)
-    is_bf16 = tensor.dtype.code == _K_DL_BFLOAT and tensor.dtype.bits == 16
-    if is_bf16:
+    code, bits = tensor.dtype.code, tensor.dtype.bits
+    special = {(_K_DL_BFLOAT, 16): dt.bfloat16, (_K_DL_COMPLEX, 32): dt.complex32}.get(
+        (code, bits)
+    )
+    if special is not None:
         tensor.dtype.code = _K_DL_UINT
     array = np.from_dlpack(_CapsuleHolder(capsule))
     if not array.flags.writeable:
         array = _writable_alias(array)
-    if is_bf16:
-        array = array.view(dt.bfloat16.numpy)
+    if special is not None:
+        return share_array(array.view(special.numpy), special)
     return from_numpy(array)
 
 

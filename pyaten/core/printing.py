@@ -200,6 +200,8 @@ def tensor_body(values: np.ndarray, d: dt.dtype, indent: int) -> str:
     summarize = values.size > PRINT_OPTS.threshold
     if d is dt.float16 or d is dt.bfloat16:
         values = values.astype(np.float32)
+    elif d is dt.complex32:
+        values = dt.compute_array(values)  # float16 parts, exact in complex64
     source = _summarized(values) if summarize else values
     if d.is_complex:
         f1 = _Formatter(source.real, True)

@@ -33,7 +33,9 @@ def _build_promotion(a: dtype, b: dtype) -> dtype:
     if a.category != b.category:
         high, low = (a, b) if a.category > b.category else (b, a)
         if high.category == COMPLEX_CATEGORY and low.category == FLOAT_CATEGORY:
-            return dt.complex128 if low is dt.float64 else high
+            # The complex counterpart of the promoted real parts: complex32 with float32 is
+            # complex64, complex64 with float64 is complex128.
+            return _build_promotion(high.to_real(), low).to_complex()
         return high
     if a.category == INT_CATEGORY:
         return _build_int_promotion(a, b)
@@ -41,7 +43,7 @@ def _build_promotion(a: dtype, b: dtype) -> dtype:
         if {a, b} == {dt.float16, dt.bfloat16}:
             return dt.float32
         return a if a.itemsize >= b.itemsize else b
-    return a if a.itemsize >= b.itemsize else b
+    return a if a.itemsize >= b.itemsize else b  # complex: complex32 < complex64 < complex128
 
 
 # Precomputed so the per-call path is one tuple index.

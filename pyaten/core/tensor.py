@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -317,10 +318,15 @@ class Tensor:
                 )
             raise RuntimeError(msg)
         if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
         self._requires_grad = builtins.bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        # PyTorch's requires_grad_ words its dtype error differently from the attribute's.
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -391,6 +397,9 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if self._dtype is dt.complex32:
+            # NumPy has no complex32 (see Note: complex32 in NumPy in pyaten.core.dtypes).
+            raise TypeError("Got unsupported ScalarType ComplexHalf")
         return self._numpy()
 
     def __array__(self, dtype: object = None, copy: bool | None = None) -> np.ndarray:
@@ -406,6 +415,8 @@ class Tensor:
         array = self._host_values()
         if self._dtype is dt.bfloat16:
             array = array.astype(np.float32)
+        elif self._dtype is dt.complex32:
+            array = dt.compute_array(array)
         return array.tolist()
 
     def item(self) -> builtins.int | builtins.float | builtins.bool | builtins.complex:
@@ -418,6 +429,8 @@ class Tensor:
         value = self._numpy().reshape(())
         if self._dtype is dt.bfloat16:
             return builtins.float(value)
+        if self._dtype is dt.complex32:
+            return builtins.complex(dt.compute_array(value))
         return value.item()
 
     def __bool__(self) -> bool:
@@ -433,7 +446,10 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         value = self.item()
         if isinstance(value, builtins.complex):
-            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            # Only a complex with no imaginary part converts (c10's checked conversion).
+            if value.imag:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            value = value.real
         return builtins.int(value)
 
     def __float__(self) -> float:
@@ -441,7 +457,9 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         value = self.item()
         if isinstance(value, builtins.complex):
-            raise RuntimeError("value cannot be converted to type double without overflow")
+            if value.imag:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            value = value.real
         return builtins.float(value)
 
     def __complex__(self) -> complex:
@@ -540,6 +558,22 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def write_fresh(write: Callable[..., object], fresh: Tensor, *args: object) -> object:
+    """`write(fresh, *args)`, an in-place or out= call on a tensor the calling kernel just
+    made, without bumping `fresh`'s version.
+
+    PyTorch bumps versions in its ADInplaceOrView kernels, and every kernel below autograd
+    runs below that key, so the fill inside `ones`, or the `abs.out` a functional `abs` writes
+    its new result with, is no user write (`torch.ones(3)._version == 0`). pyaten's in-place
+    kernels bump the counter themselves; kernels that write into their own new tensors call
+    through here. `write` is still a dispatched call, seen by tracing and modes."""
+    counter = fresh._version_counter
+    version = counter.value
+    result = write(fresh, *args)
+    counter.value = version
+    return result
 
 
 def _check_grad(t: Tensor, grad: object) -> None:

@@ -7,7 +7,9 @@ that owns the memory), as PyTorch's view ops do.
 from __future__ import annotations
 
 from pyaten.core.device import device as Device
+from pyaten.core.dtypes import complex32 as _COMPLEX32
 from pyaten.core.dtypes import dtype as DType
+from pyaten.core.dtypes import warn_complex_half
 from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor, _wrap_dim
 
@@ -85,6 +87,8 @@ def empty_tensor(
         nbytes = numel * dtype.itemsize
     else:
         nbytes = storage_nbytes_needed(sizes, strides, 0, dtype.itemsize)
+    if dtype is _COMPLEX32:
+        warn_complex_half()
     return Tensor._make(Storage._fresh(nbytes, device), sizes, strides, 0, dtype, device)
 
 

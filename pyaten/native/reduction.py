@@ -449,7 +449,7 @@ def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
             value = quiet_call(ufunc.reduce, source, dims, acc, None, keepdim)
         else:
             value = quiet_call(fn, source, dims, keepdim)
-        quiet_call(np.copyto, target, value, casting="unsafe")
+        quiet_call(dt.store, target, value)  # complex32 targets too
 
     loop.__name__ = loop.__qualname__ = f"{row.base_name}_kernel"
     return loop

@@ -24,7 +24,9 @@ _LITERAL = re.compile(
 )
 _LIST_ITEM = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^,\s\]]+)\s*(,|$)""")
 _ESCAPE = re.compile(r"\\(.)")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+_ESCAPES = {
+    "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "0": "\0",
+}
 
 # The words PyTorch's own schema parser accepts as defaults (it rejects the rest).
 SCALAR_TYPE_NAMES = frozenset(
@@ -131,8 +133,9 @@ _FLOATING = frozenset({"float", "SymFloat"})
 
 
 def _as_target(typ: Type, kind: str, value: object) -> object:
-    """An int literal for a float argument means the float (`float p=1` is 1.0)."""
-    while isinstance(typ, OptionalType | ListType):
+    """An int literal for a float argument means the float (`float p=1` is 1.0, as are the
+    items of `float[] p=[1]`); PyTorch's parser keeps it an int behind `?` (`float? p=1`)."""
+    while isinstance(typ, ListType):
         typ = typ.elem
     if kind == "int" and isinstance(typ, BaseType) and typ.name in _FLOATING:
         return float(value)  # type: ignore[arg-type]
@@ -162,8 +165,9 @@ def convert_default(typ: Type, text: str) -> object:
     if kind == "none" and isinstance(typ, OptionalType):
         return None
     if isinstance(list_type, ListType):
-        # A bare item stands for the whole list only when the list has a fixed size.
-        if list_type.size is not None and _fits(list_type.elem, kind, value):
+        # A bare item stands for the whole list only when the list has a fixed size, and
+        # only a literal does (PyTorch's parser refuses `int[2] x=Mean`).
+        if list_type.size is not None and kind != "word" and _fits(list_type.elem, kind, value):
             return _as_target(list_type, kind, value)
         raise DefaultError(f"default {text} does not suit type {typ}", 0)
     if not _fits(typ, kind, value):

@@ -1,7 +1,9 @@
 """The function-schema model: immutable objects for names, types, annotations and arguments.
 
-Every class is a frozen, slotted dataclass whose `str()` is the canonical schema text, so
-`str(parse(s)) == s` for canonical input. Derived facts (kind, view-ness, out arguments,
+Every class is a frozen, slotted dataclass whose `str()` is the canonical schema text (the
+text PyTorch's C++ printer writes), so `str(parse(s)) == s` for canonical input; `yaml_text()`
+is native_functions.yaml's spelling (see Note: two spellings of a schema in
+`pyaten.schema.printing`). Derived facts (kind, view-ness, out arguments,
 the functional signature) are computed once per schema and cached.
 
 Note: derived-property cache
@@ -13,9 +15,10 @@ Note: derived-property cache
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from pyaten.schema.printing import cpp_default_text, cpp_type_name, yaml_default_text
 
 # In-place dunder methods (`__iadd__`) pair with these functional dunders (`__add__`).
 AUGMENTED_ASSIGNMENT_NAMES = frozenset(
@@ -245,22 +248,34 @@ class Annotation:
 
 
 def render_default(value: object) -> str:
-    """Canonical source text for a default value (used when no source text was kept)."""
-    if value is None or isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return "[" + ",".join(render_default(v) for v in value) + "]"
-    if isinstance(value, str):
-        return value  # enum-like words (Mean, long, contiguous_format) print bare
-    return repr(value)
+    """YAML-spelled source text for a default value (used when no source text was kept)."""
+    return yaml_default_text(value)
+
+
+def _cpp_annotated(typ: Type, annotation: Annotation | None) -> str:
+    """A type with its annotation as the C++ printer writes it (DeviceIndex as int)."""
+    if isinstance(typ, BaseType):
+        name = cpp_type_name(typ.name)
+        return name if annotation is None else f"{name}({annotation})"
+    if isinstance(typ, OptionalType):
+        return f"{_cpp_annotated(typ.elem, annotation)}?"
+    if isinstance(typ, ListType):
+        # A list's annotation follows its whole element type: `Tensor(a)?[]` is `Tensor?(a)[]`.
+        size = "" if typ.size is None else typ.size
+        alias = "" if annotation is None else f"({annotation})"
+        return f"{_cpp_annotated(typ.elem, None)}{alias}[{size}]"
+    return typ.annotated(annotation)
+
+
+def _cpp_default(typ: Type, value: object) -> str:
+    if isinstance(typ, OptionalType):
+        typ = typ.elem
+    is_list = isinstance(typ, ListType)
+    size = typ.size if is_list else None
+    while isinstance(typ, OptionalType | ListType):
+        typ = typ.elem
+    base = typ.name if isinstance(typ, BaseType) else str(typ)
+    return cpp_default_text(base, size, is_list, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +297,14 @@ class Argument:
         return self.default is not NO_DEFAULT
 
     def __str__(self) -> str:
+        """The argument as PyTorch's C++ printer writes it (see Note: two spellings)."""
+        text = f"{_cpp_annotated(self.type, self.annotation)} {self.name}"
+        if self.default is NO_DEFAULT:
+            return text
+        return f"{text}={_cpp_default(self.type, self.default)}"
+
+    def yaml_text(self) -> str:
+        """The argument as native_functions.yaml spells it: the default's source text."""
         text = f"{self.type.annotated(self.annotation)} {self.name}"
         if self.default_text is not None:
             return f"{text}={self.default_text}"
@@ -301,6 +324,10 @@ class Return:
         return self.annotation is not None and self.annotation.is_write
 
     def __str__(self) -> str:
+        text = _cpp_annotated(self.type, self.annotation)
+        return f"{text} {self.name}" if self.name else text
+
+    def yaml_text(self) -> str:
         text = self.type.annotated(self.annotation)
         return f"{text} {self.name}" if self.name else text
 
@@ -483,24 +510,36 @@ class FunctionSchema:
 
     # -- printing --------------------------------------------------------------------------
 
-    def arguments_text(self) -> str:
+    def arguments_text(self, yaml: bool = False) -> str:
         parts: list[str] = []
         star = False
         for a in self.arguments:
             if a.kwarg_only and not star:
                 parts.append("*")
                 star = True
-            parts.append(str(a))
+            parts.append(a.yaml_text() if yaml else str(a))
         return ", ".join(parts)
 
-    def returns_text(self) -> str:
-        rets = self.returns
+    def returns_text(self, yaml: bool = False) -> str:
+        rets = [r.yaml_text() if yaml else str(r) for r in self.returns]
         if len(rets) == 1:
-            return str(rets[0])
-        return "(" + ", ".join(map(str, rets)) + ")"
+            return rets[0]
+        return "(" + ", ".join(rets) + ")"
 
     def __str__(self) -> str:
+        """The schema as PyTorch's C++ printer writes it (see Note: two spellings of a
+        schema in `pyaten.schema.printing`)."""
         d = self._derived
         if "str" not in d:
             d["str"] = f"{self.name}({self.arguments_text()}) -> {self.returns_text()}"
         return d["str"]
+
+    def yaml_text(self) -> str:
+        """The schema as native_functions.yaml spells it (torchgen's `str`): defaults keep
+        their source text, so `parse(s).yaml_text() == s` for every `func:` of the file."""
+        d = self._derived
+        if "yaml" not in d:
+            d["yaml"] = (
+                f"{self.name}({self.arguments_text(True)}) -> {self.returns_text(True)}"
+            )
+        return d["yaml"]

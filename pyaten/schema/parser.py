@@ -128,8 +128,12 @@ def _default(text: str, arg_name: str, typ: Type, default: str, col: int) -> obj
 # ---------------------------------------------------------------------------------------------
 
 
-def parse(text: str) -> FunctionSchema:
-    """Parse `ns::name.overload(args) -> returns` into a validated `FunctionSchema`."""
+def parse(text: str, *, validate_rules: bool = True) -> FunctionSchema:
+    """Parse `ns::name.overload(args) -> returns` into a validated `FunctionSchema`.
+
+    `validate_rules=False` checks the grammar only, not the rules of native_functions.yaml
+    (`pyaten.schema.validate`): PyTorch's own C++ parser accepts, for operators outside that
+    file, in-place names without `self` and positional out arguments."""
     if not isinstance(text, str):
         raise TypeError(f"parse(): schema must be a str, got {type(text).__name__}")
     head = _HEAD.match(text)
@@ -177,7 +181,8 @@ def parse(text: str) -> FunctionSchema:
     pos = arrow.end()
     returns, ret_cols = _returns(text, pos)
     schema = FunctionSchema(name, tuple(args), returns)
-    validate(schema, text, head.start(2), cols, ret_cols, star_col)
+    if validate_rules:
+        validate(schema, text, head.start(2), cols, ret_cols, star_col)
     return schema
 
 

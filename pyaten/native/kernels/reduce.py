@@ -363,7 +363,7 @@ def count_nonzero_cpu(self: Tensor, dim: tuple) -> Tensor:
     dims = R.reduction_dims(dim, len(sizes))
     out = _new_output(R.reduced_sizes(sizes, dims, False), dt.int64, self._device)
     if self._device.type != "meta":
-        a = self._numpy()
+        a = dt.compute_array(self._numpy())  # complex32 read as complex64
         np.copyto(R.output_array(out), np.count_nonzero(a, axis=dims), casting="unsafe")
     return out
 
@@ -432,8 +432,8 @@ def _std_var(self: Tensor, dim, correction, keepdim: bool, take_sqrt: bool, name
         value, mean_value = quiet_call(_variance, self, dims, _correction(correction), keepdim,
                                        take_sqrt)
         quiet_call(np.copyto, R.output_array(result), value, casting="unsafe")
-        if mean is not None:
-            quiet_call(np.copyto, R.output_array(mean), mean_value, casting="unsafe")
+        if mean is not None:  # complex32 means too
+            quiet_call(dt.store, R.output_array(mean), mean_value)
     if out is not None:
         out._version_counter.value += 1
     return (result, mean) if with_mean else result
@@ -548,6 +548,8 @@ def _logsumexp_into(self: Tensor, dim, keepdim: bool, out: Tensor | None) -> Ten
         out = _new_output(result_sizes, dtype, self._device)
     else:
         resize_output(out, result_sizes, "logsumexp")
+    if dtype is dt.complex32:  # PyTorch's exp has no ComplexHalf loop
+        raise NotImplementedError("\"exp_vml_cpu\" not implemented for 'ComplexHalf'")
     if self._device.type != "meta":
         a = R.source_array(self, R.accumulate_dtype(dtype))
         quiet_call(np.copyto, R.output_array(out), quiet_call(_logsumexp, a, dims, keepdim),
