@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import math
 import time
 import timeit
 from collections.abc import Callable
@@ -56,3 +57,38 @@ def best_times(
                 if pause_gc:
                     gc.enable()
     return best, results
+
+
+def per_call_cpu_us(fn: Callable[[], object], number: int, repeat: int) -> float:
+    """`per_call_us` in CPU time of this process: the machine is shared, and wall time would
+    count other jobs."""
+    return per_call_us(fn, number, repeat, timer=time.process_time)
+
+
+def goal_met(ours: float, torch_time: float, numpy_time: float) -> str | None:
+    """Which goal a pyaten time meets: "torch" (within 1.5x of PyTorch's), else "numpy"
+    (within 10% of NumPy's), else None."""
+    if ours / torch_time <= 1.5:
+        return "torch"
+    if ours / numpy_time <= 1.1:
+        return "numpy"
+    return None
+
+
+def against_torch_and_numpy(
+    repeat: int,
+    ours: Callable[[], object],
+    theirs: Callable[[], object],
+    numpy_fns: list[Callable[[], object]],
+    *,
+    pause_gc: bool = False,
+) -> tuple[float, float, float, str | None]:
+    """One table row's figures: the best milliseconds of pyaten, of PyTorch and of the fastest
+    NumPy/SciPy expression (timed interleaved by `best_times`), and the goal met."""
+    times, _ = best_times(repeat, [ours, theirs, *numpy_fns], pause_gc=pause_gc)
+    ours_ms, torch_ms, numpy_ms = times[0] * 1e3, times[1] * 1e3, min(times[2:]) * 1e3
+    return ours_ms, torch_ms, numpy_ms, goal_met(ours_ms, torch_ms, numpy_ms)
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -11,12 +11,10 @@ show tracing costs nothing while it is off.
 from __future__ import annotations
 
 import argparse
-import math
 import subprocess
 import sys
-import time
 
-from _common import per_call_us
+from _common import geometric_mean, per_call_cpu_us
 
 
 def _cases(lib, make):
@@ -39,11 +37,6 @@ def _cases(lib, make):
         "a[0]": lambda: a[0],
         "cat([a, b])": lambda: lib.cat([a, b]),
     }
-
-
-def _per_call_us(fn, number: int, repeat: int) -> float:
-    # CPU time of this process: the machine is shared, wall time would count other jobs.
-    return per_call_us(fn, number, repeat, timer=time.process_time)
 
 
 def _import_time(module: str) -> float:
@@ -71,13 +64,13 @@ def main() -> int:
     ours = _cases(pyaten, lambda s: pyaten.ones(*s))
     theirs = _cases(torch, lambda s: torch.ones(*s))
     print(f"{'op':<16}{'pyaten us':>12}{'torch us':>12}{'ratio':>8}")
-    logs = []
+    ratios = []
     for name in ours:
-        p = _per_call_us(ours[name], number, repeat)
-        t = _per_call_us(theirs[name], number, repeat)
-        logs.append(math.log(p / t))
+        p = per_call_cpu_us(ours[name], number, repeat)
+        t = per_call_cpu_us(theirs[name], number, repeat)
+        ratios.append(p / t)
         print(f"{name:<16}{p:>12.2f}{t:>12.2f}{p / t:>8.2f}")
-    print(f"geometric mean pyaten/torch: {math.exp(sum(logs) / len(logs)):.2f}")
+    print(f"geometric mean pyaten/torch: {geometric_mean(ratios):.2f}")
 
     # Tracing off vs. never imported: the call path must not change.
     from pyaten.dispatch import trace
@@ -86,7 +79,7 @@ def main() -> int:
     a = pyaten.ones(4, 4)
     with trace():
         pyaten.add(a, a)  # turn tracing on and off once
-    after = _per_call_us(lambda: pyaten.add(a, a), number, repeat)
+    after = per_call_cpu_us(lambda: pyaten.add(a, a), number, repeat)
     print(f"add(a, b) after a trace was on and off again: {after:.2f} us")
 
     pa, ta = _import_time("pyaten"), _import_time("torch")

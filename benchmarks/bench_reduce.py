@@ -11,9 +11,7 @@ expression ("np" column; "ratio np" is pyaten/np). `sum` of a contiguous tensor 
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import time
 
 # One thread for everyone: PyTorch's set_num_threads(1), and NumPy's BLAS (the gemv of `sum`).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -21,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402 - after the thread settings
-from _common import per_call_us  # noqa: E402
+from _common import geometric_mean, goal_met, per_call_cpu_us  # noqa: E402
 
 N = 4 * 1024 * 1024
 
@@ -100,19 +98,15 @@ def main() -> int:
     theirs = _cases(torch, tx, tx.view(2048, 2048))
     yard = _numpy_cases(a, b)
 
-    def timed(fn):
-        return per_call_us(fn, number, repeat, timer=time.process_time)
-
     print(f"{'op (4M float32)':<18}{'pyaten us':>11}{'torch us':>11}{'np us':>11}"
           f"{'ratio torch':>13}{'ratio np':>10}  ok")
-    logs = []
+    ratios = []
     for name in ours:
-        p, t, n = timed(ours[name]), timed(theirs[name]), timed(yard[name])
-        ok = p <= 1.5 * t or p <= 1.1 * n
-        logs.append(math.log(p / t))
+        p, t, n = (per_call_cpu_us(f[name], number, repeat) for f in (ours, theirs, yard))
+        ratios.append(p / t)
         print(f"{name:<18}{p:>11.0f}{t:>11.0f}{n:>11.0f}{p / t:>13.2f}{p / n:>10.2f}  "
-              f"{'yes' if ok else 'NO'}")
-    print(f"geometric mean pyaten/torch: {math.exp(sum(logs) / len(logs)):.2f}")
+              f"{'yes' if goal_met(p, t, n) else 'NO'}")
+    print(f"geometric mean pyaten/torch: {geometric_mean(ratios):.2f}")
     return 0
 
 

@@ -1,6 +1,7 @@
 """Helpers several test files share: PyTorch's own YAML files, the dtype names, the
 stand-ins for tensors and kernels that dispatcher tests call, and the one differential helper
-(`assert_same`, `run_both`, `same_error`) that compares pyaten against PyTorch.
+(`assert_same`, `run_both`, `same_error`) that compares pyaten against PyTorch, with
+`from_torch`/`to_pyaten` to hand both the same inputs.
 
 Imported as `from _helpers import ...` (pytest puts `tests/` on sys.path).
 """
@@ -67,6 +68,50 @@ def noop_kernel(*args, **kwargs) -> None:
 def dtype_name(d: object) -> str:
     """A torch or pyaten dtype's bare name: `torch.float32` and `pyaten.float32` -> "float32"."""
     return str(d).rpartition(".")[2]
+
+
+def from_torch(t: torch.Tensor) -> pyaten.Tensor:
+    """A torch tensor's values as a new pyaten tensor with the same strides (float16 and
+    bfloat16 through float32, which holds them exactly; conjugate views resolved)."""
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return pyaten.from_numpy(np.array(t.detach().float().numpy())).to(
+            getattr(pyaten, dtype_name(t.dtype))
+        )
+    return pyaten.from_numpy(np.array(t.detach().resolve_conj().numpy()))
+
+
+def to_pyaten(x: Any) -> Any:
+    """A torch value as pyaten's: tensors and dtypes converted, lists, tuples and dicts
+    (an OpInfo sample's args and kwargs) converted item by item, anything else as it is."""
+    if isinstance(x, torch.Tensor):
+        return from_torch(x)
+    if isinstance(x, torch.dtype):
+        return getattr(pyaten, dtype_name(x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_pyaten(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_pyaten(v) for k, v in x.items()}
+    return x
+
+
+def outs(shape: tuple, dtype: str) -> tuple[pyaten.Tensor, torch.Tensor]:
+    """An `out=` tensor in both libraries (resizable, unlike `from_numpy`'s)."""
+    return (pyaten.zeros(shape, dtype=getattr(pyaten, dtype)),
+            torch.zeros(shape, dtype=getattr(torch, dtype)))
+
+
+def opinfo_samples(info: Any, dtype: torch.dtype) -> list:
+    """An OpInfo's CPU sample inputs of `dtype` (the warnings making them raises silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(info.sample_inputs("cpu", dtype))
+
+
+def sample_arguments(sample: Any) -> tuple[tuple, tuple, dict]:
+    """An OpInfo sample's positional arguments for torch, the same for pyaten, and pyaten's
+    keywords (torch's are `sample.kwargs`)."""
+    theirs = (sample.input, *sample.args)
+    return theirs, to_pyaten(theirs), to_pyaten(dict(sample.kwargs))
 
 
 # ---- the differential helper: pyaten against PyTorch ---------------------------------------

@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import torch
-from _helpers import DTYPE_NAMES, assert_same, assert_same_outcome, run_both, same_error
+from _helpers import (
+    DTYPE_NAMES,
+    assert_same,
+    assert_same_outcome,
+    from_torch,
+    run_both,
+    same_error,
+    sample_arguments,
+    to_pyaten,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,25 +63,7 @@ def pair(shape: tuple, dtype: str, seed: int = 0, domain: str = "any"):
     """The same tensor as (pyaten, torch)."""
     values = _values(shape, dtype, seed, domain)
     t = torch.from_numpy(np.array(values)).to(getattr(torch, dtype))
-    if dtype in ("float16", "bfloat16"):
-        p = pyaten.from_numpy(t.float().numpy().copy()).to(getattr(pyaten, dtype))
-    else:
-        p = pyaten.from_numpy(t.numpy().copy())
-    return p, t
-
-
-def to_pyaten(x):
-    """A torch value (tensor, number, tuple, dtype) as pyaten's."""
-    if isinstance(x, torch.Tensor):
-        name = str(x.dtype).rpartition(".")[2]
-        if x.dtype in (torch.float16, torch.bfloat16):
-            return pyaten.from_numpy(x.detach().float().numpy().copy()).to(getattr(pyaten, name))
-        return pyaten.from_numpy(x.detach().resolve_conj().numpy().copy())
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_pyaten(v) for v in x)
-    if isinstance(x, torch.dtype):
-        return getattr(pyaten, str(x).rpartition(".")[2])
-    return x
+    return from_torch(t), t
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -505,9 +496,7 @@ def test_opinfo_samples(name):
         for k, sample in enumerate(info.sample_inputs("cpu", dtype)):
             if k >= 12:
                 break
-            args = (sample.input, *sample.args)
-            ours = to_pyaten(args)
-            kwargs = {k2: to_pyaten(v) for k2, v in sample.kwargs.items()}
+            args, ours, kwargs = sample_arguments(sample)
             assert_same_outcome(lambda: getattr(pyaten, name)(*ours, **kwargs),
                                 lambda: getattr(torch, name)(*args, **sample.kwargs))
 

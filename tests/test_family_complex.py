@@ -17,7 +17,16 @@ from functools import partial
 import numpy as np
 import pytest
 import torch
-from _helpers import DTYPE_NAMES, assert_same, assert_same_outcome, same_error
+from _helpers import (
+    DTYPE_NAMES,
+    assert_same,
+    assert_same_outcome,
+    from_torch,
+    opinfo_samples,
+    outs,
+    same_error,
+    sample_arguments,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,13 +62,6 @@ def _complex(real: np.ndarray, imag: np.ndarray) -> np.ndarray:
     return result
 
 
-def from_torch(t: torch.Tensor):
-    name = str(t.dtype).rpartition(".")[2]
-    if t.dtype in (torch.float16, torch.bfloat16):
-        return pyaten.from_numpy(t.detach().float().numpy().copy()).to(getattr(pyaten, name))
-    return pyaten.from_numpy(t.detach().resolve_conj().numpy().copy())
-
-
 def pair(shape: tuple, dtype: str, seed: int = 0, values=None):
     if values is None:
         values = _values(shape, dtype, seed)
@@ -67,11 +69,6 @@ def pair(shape: tuple, dtype: str, seed: int = 0, values=None):
         warnings.simplefilter("ignore")  # 1e38 overflows float16: inf in both
         t = torch.from_numpy(np.array(values)).to(getattr(torch, dtype))
     return from_torch(t), t
-
-
-def outs(shape: tuple, dtype: str):
-    return (pyaten.zeros(shape, dtype=getattr(pyaten, dtype)),
-            torch.zeros(shape, dtype=getattr(torch, dtype)))
 
 
 SHAPES = {"0d": (), "2d": (3, 4), "empty": (0, 3), "noncontig": (4, 3)}
@@ -348,27 +345,15 @@ def _op_infos() -> dict:
     return {(i.name, i.variant_test_name): i for i in op_db if i.name in _OPINFO_NAMES}
 
 
-def _to_ours(x):
-    if isinstance(x, torch.Tensor):
-        return from_torch(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_ours(v) for v in x)
-    return x
-
-
 @pytest.mark.parametrize("dtype", ["float32", "complex64"])
 def test_opinfo_samples(dtype):
     checked = 0
     for (name, _), info in sorted(_op_infos().items()):
         if getattr(torch, dtype) not in info.dtypes:
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            samples = list(info.sample_inputs("cpu", getattr(torch, dtype)))
+        samples = opinfo_samples(info, getattr(torch, dtype))
         for sample in samples:
-            theirs = (sample.input, *sample.args)
-            ours = _to_ours(theirs)
-            kwargs = {k: _to_ours(v) for k, v in sample.kwargs.items()}
+            theirs, ours, kwargs = sample_arguments(sample)
             assert_same_outcome(partial(getattr(pyaten, name), *ours, **kwargs),
                                 partial(getattr(torch, name), *theirs, **sample.kwargs))
             checked += 1

@@ -11,7 +11,6 @@ mvlgamma their integer argument. PyTorch's OpInfo samples and hypothesis supply 
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -19,7 +18,16 @@ from functools import partial
 import numpy as np
 import pytest
 import torch
-from _helpers import DTYPE_NAMES, assert_same, assert_same_outcome, same_error
+from _helpers import (
+    DTYPE_NAMES,
+    assert_same,
+    assert_same_outcome,
+    from_torch,
+    opinfo_samples,
+    outs,
+    same_error,
+    sample_arguments,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,26 +61,12 @@ def _values(shape: tuple, dtype: str, domain: str, seed: int) -> np.ndarray:
     return real
 
 
-def from_torch(t: torch.Tensor):
-    """A torch tensor's values as a new pyaten tensor."""
-    name = str(t.dtype).rpartition(".")[2]
-    if t.dtype in (torch.float16, torch.bfloat16):
-        return pyaten.from_numpy(t.detach().float().numpy().copy()).to(getattr(pyaten, name))
-    return pyaten.from_numpy(t.detach().resolve_conj().numpy().copy())
-
-
 def pair(shape: tuple, dtype: str, domain: str = "normal", seed: int = 0, values=None):
     """The same tensor as (pyaten, torch)."""
     if values is None:
         values = _values(shape, dtype, domain, seed)
     t = torch.from_numpy(np.array(values)).to(getattr(torch, dtype))
     return from_torch(t), t
-
-
-def outs(shape: tuple, dtype: str):
-    """An `out=` tensor in both libraries (resizable, unlike `from_numpy`'s)."""
-    return (pyaten.zeros(shape, dtype=getattr(pyaten, dtype)),
-            torch.zeros(shape, dtype=getattr(torch, dtype)))
 
 
 SHAPES = {"0d": (), "2d": (3, 4), "empty": (0, 3), "noncontig": (4, 3)}
@@ -524,14 +518,6 @@ def _resolve(module, name: str):
     return module
 
 
-def _to_ours(x):
-    if isinstance(x, torch.Tensor):
-        return from_torch(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_ours(v) for v in x)
-    return x
-
-
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
 def test_opinfo_samples(dtype):
     checked = 0
@@ -539,13 +525,9 @@ def test_opinfo_samples(dtype):
         if getattr(torch, dtype) not in info.dtypes:
             continue
         ours_fn, theirs_fn = _resolve(pyaten, name), _resolve(torch, name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            samples = list(info.sample_inputs("cpu", getattr(torch, dtype)))
+        samples = opinfo_samples(info, getattr(torch, dtype))
         for sample in samples:
-            theirs = (sample.input, *sample.args)
-            ours = _to_ours(theirs)
-            kwargs = {k: _to_ours(v) for k, v in sample.kwargs.items()}
+            theirs, ours, kwargs = sample_arguments(sample)
             assert_same_outcome(partial(ours_fn, *ours, **kwargs),
                                 partial(theirs_fn, *theirs, **sample.kwargs),
                                 rtol=1e-4, atol=1e-5)

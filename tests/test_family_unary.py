@@ -24,8 +24,10 @@ from _helpers import (
     TOLERANCES,
     assert_same,
     assert_same_outcome,
+    opinfo_samples,
     run_both,
     same_error,
+    sample_arguments,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -272,25 +274,15 @@ def _op_infos() -> dict:
     return {(info.name, info.variant_test_name): info for info in op_db if info.name in wanted}
 
 
-def _to_ours(x):
-    if isinstance(x, torch.Tensor):
-        return from_torch(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_ours(v) for v in x)
-    return x
-
-
 @pytest.mark.parametrize("dtype", ["float32", "complex64"])
 def test_opinfo_samples(dtype):
     checked = 0
     for (name, _variant), info in sorted(_op_infos().items()):
         if getattr(torch, dtype) not in info.dtypes:
             continue
-        samples = list(info.sample_inputs("cpu", getattr(torch, dtype)))
+        samples = opinfo_samples(info, getattr(torch, dtype))
         for sample in samples[:: max(1, len(samples) // 6)]:  # a few per operator
-            theirs = (sample.input, *sample.args)
-            ours = _to_ours(theirs)
-            kwargs = {k: _to_ours(v) for k, v in sample.kwargs.items()}
+            theirs, ours, kwargs = sample_arguments(sample)
             assert_same_outcome(
                 partial(getattr(pyaten, name), *ours, **kwargs),
                 partial(getattr(torch, name), *theirs, **sample.kwargs),

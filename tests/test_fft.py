@@ -5,13 +5,20 @@ shapes/dtypes/strides, the frequency factories, fftshift, and PyTorch's OpInfo s
 from __future__ import annotations
 
 import functools
-import warnings
 from functools import partial
 
 import numpy as np
 import pytest
 import torch
-from _helpers import DTYPE_NAMES, assert_same, assert_same_outcome, run_both
+from _helpers import (
+    DTYPE_NAMES,
+    assert_same,
+    assert_same_outcome,
+    from_torch,
+    opinfo_samples,
+    run_both,
+    sample_arguments,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,14 +32,6 @@ TRANSFORMS = ONE_DIM + TWO_DIM + N_DIM
 # ops whose input must be real (the rest take complex too)
 REAL_ONLY = {"rfft", "ihfft", "rfft2", "ihfft2", "rfftn", "ihfftn"}
 TOL = {"rtol": 1e-4, "atol": 1e-4}
-
-
-def from_torch(t: torch.Tensor):
-    """A contiguous pyaten copy of a torch tensor (bfloat16 through its bits)."""
-    if t.dtype == torch.bfloat16:
-        base = pyaten.from_numpy(t.contiguous().view(torch.int16).numpy().copy())
-        return base.view(pyaten.bfloat16)
-    return pyaten.from_numpy(t.resolve_conj().contiguous().numpy().copy())
 
 
 def pair(shape, dtype: str = "float32", seed: int = 0):
@@ -312,14 +311,6 @@ def _op_infos() -> list:
     return [info for info in op_db if info.name.startswith("fft.")]
 
 
-def _to_ours(x):
-    if isinstance(x, torch.Tensor):
-        return from_torch(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_ours(v) for v in x)
-    return x
-
-
 @pytest.mark.parametrize("dtype", ["float32", "complex128"])
 def test_opinfo_samples(dtype) -> None:
     checked = 0
@@ -327,13 +318,9 @@ def test_opinfo_samples(dtype) -> None:
         if getattr(torch, dtype) not in info.dtypes:
             continue
         ours_fn = getattr(pyaten.fft, info.name[4:])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            samples = list(info.sample_inputs("cpu", getattr(torch, dtype)))
+        samples = opinfo_samples(info, getattr(torch, dtype))
         for sample in samples:
-            theirs = (sample.input, *sample.args)
-            ours = _to_ours(theirs)
-            kwargs = {k: _to_ours(v) for k, v in sample.kwargs.items()}
+            theirs, ours, kwargs = sample_arguments(sample)
             got = run_both(partial(ours_fn, *ours, **kwargs),
                            partial(info.op, *theirs, **sample.kwargs))
             if got is not None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 import torch
-from _helpers import assert_same, run_both
+from _helpers import assert_same, run_both, to_pyaten
 
 import pyaten
 
@@ -66,25 +65,10 @@ def _cases():
     return cases
 
 
-def _to_pyaten(value):
-    if isinstance(value, torch.Tensor):
-        if value.dtype == torch.bfloat16:
-            t = pyaten.from_numpy(value.detach().contiguous().view(torch.int16).numpy())
-            return t.view(pyaten.bfloat16)
-        return pyaten.from_numpy(np.array(value.detach().resolve_conj().numpy()))
-    if isinstance(value, torch.dtype):
-        return getattr(pyaten, str(value).removeprefix("torch."))
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_pyaten(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _to_pyaten(v) for k, v in value.items()}
-    return value
-
-
 def _outcome(info, sample, dtype):
     """Run one sample in both; compare outcomes. Returns False when torch itself refuses."""
-    args = (_to_pyaten(sample.input), *_to_pyaten(tuple(sample.args)))
-    kwargs = _to_pyaten(dict(sample.kwargs))
+    args = (to_pyaten(sample.input), *to_pyaten(tuple(sample.args)))
+    kwargs = to_pyaten(dict(sample.kwargs))
     ours_fn = getattr(pyaten, info.name)
     pair = run_both(lambda: ours_fn(*args, **kwargs),
                     lambda: info.op(sample.input, *sample.args, **sample.kwargs))

@@ -133,8 +133,34 @@ BUILDS["complex_to_real"] = complex_to_real
 # --- the row --------------------------------------------------------------------------------
 
 
+class RowNames:
+    """What a family row (`Pointwise` here, `reduction.Reduction`) is registered as, from its
+    `name` with overload (`"lerp.Scalar"`) and its optional `impl` and `dispatch_name`."""
+
+    name: str
+    impl: str | None
+    dispatch_name: str | None
+
+    @property
+    def base_name(self) -> str:
+        return self.name.partition(".")[0]
+
+    @property
+    def meta_name(self) -> str:
+        base, _, overload = self.name.partition(".")
+        return f"meta_{base}_{overload}" if overload else f"meta_{base}"
+
+    @property
+    def impl_name(self) -> str:
+        return self.impl or f"{self.base_name}_out"
+
+    @property
+    def error_name(self) -> str:
+        return self.dispatch_name or f"{self.base_name}_cpu"
+
+
 @dataclass(frozen=True)
-class Pointwise:
+class Pointwise(RowNames):
     """One pointwise operator of a family table.
 
     - `name`: the functional name, with `.overload` when the group's functional has one
@@ -174,23 +200,6 @@ class Pointwise:
     meta_check: Callable[..., None] | None = None
 
     @property
-    def base_name(self) -> str:
-        return self.name.partition(".")[0]
-
-    @property
-    def meta_name(self) -> str:
-        base, _, overload = self.name.partition(".")
-        return f"meta_{base}_{overload}" if overload else f"meta_{base}"
-
-    @property
-    def impl_name(self) -> str:
-        return self.impl or f"{self.base_name}_out"
-
-    @property
-    def error_name(self) -> str:
-        return self.dispatch_name or f"{self.base_name}_cpu"
-
-    @property
     def stub_name(self) -> str:
         return self.stub or f"{self.base_name}_stub"
 
@@ -200,23 +209,30 @@ def unsupported_dtype(op_name: str, dtype: dt.dtype) -> NotImplementedError:
     return NotImplementedError(f'"{op_name}" not implemented for \'{dtype.scalar_name}\'')
 
 
-def _caller_site(depth: int) -> str:
+def caller_site(depth: int) -> str:
+    """`file:line` of the frame `depth` calls up: where a family's `register(...)` was called."""
     frame = sys._getframe(depth)
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-def register(*rows: Pointwise) -> dict[str, DispatchStub]:
-    """Make each row's meta, stub (with its `cpu` loop) and impl; return the stubs by name.
+def register_row(
+    row: RowNames, meta: Callable[..., None], impl: Callable[..., Any], site: str
+) -> None:
+    """Register a row's meta and impl under the names the structured wrappers look up, with
+    the row's own line, else `site`, as their site (what `pyaten explain` and `codegen show`
+    print)."""
+    native_at(row.meta_name, meta, row.site or site)
+    native_at(row.impl_name, impl, row.site or site)
 
-    The functions are registered under the names the structured wrappers look up, with the
-    row's line as their site (what `pyaten explain` and `codegen show` print)."""
-    site = _caller_site(2)
+
+def register(*rows: Pointwise) -> dict[str, DispatchStub]:
+    """Make each row's meta, stub (with its `cpu` loop) and impl; return the stubs by name."""
+    site = caller_site(2)
     stubs = {}
     for row in rows:
         stub = DispatchStub(row.stub_name)
         stub.register("cpu", _cpu_loop(row))
-        native_at(row.meta_name, _meta(row), row.site or site)
-        native_at(row.impl_name, _impl(stub), row.site or site)
+        register_row(row, _meta(row), _impl(stub), site)
         stubs[stub.name] = stub
         ROWS[row.name] = row
         if dt.complex32 in row.dtypes:

@@ -37,7 +37,6 @@ Note: the reduction row
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +45,7 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.stub import DispatchStub
-from pyaten.native.registry import native_at
+from pyaten.native.family import RowNames, caller_site, register_row, unsupported_dtype
 from pyaten.native.runtime import Tensor
 from pyaten.native.structured import StructuredMeta, quiet_call
 
@@ -237,7 +236,7 @@ _ACCUMULATE: dict[dt.dtype, np.dtype] = {}
 
 
 @dataclass(frozen=True)
-class Reduction:
+class Reduction(RowNames):
     """One reduction operator of a family table (see Note: the reduction row).
 
     - `name`: the structured group's functional name with its overload
@@ -259,32 +258,6 @@ class Reduction:
     wrapped_dim_in_error: bool = False  # argmax's empty-dim error prints the wrapped dim
     site: str = field(default="", compare=False)
 
-    @property
-    def base_name(self) -> str:
-        return self.name.partition(".")[0]
-
-    @property
-    def meta_name(self) -> str:
-        base, _, overload = self.name.partition(".")
-        return f"meta_{base}_{overload}" if overload else f"meta_{base}"
-
-    @property
-    def impl_name(self) -> str:
-        return self.impl or f"{self.base_name}_out"
-
-    @property
-    def error_name(self) -> str:
-        return self.dispatch_name or f"{self.base_name}_cpu"
-
-
-def unsupported_dtype(op_name: str, dtype: dt.dtype) -> NotImplementedError:
-    """PyTorch's AT_DISPATCH error for a dtype its switch has no case for."""
-    return NotImplementedError(f'"{op_name}" not implemented for \'{dtype.scalar_name}\'')
-
-
-def _caller_site(depth: int) -> str:
-    frame = sys._getframe(depth)
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 STUBS: dict[str, DispatchStub] = {}
@@ -294,14 +267,12 @@ _PLANS: dict[tuple, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
 def register(*rows: Reduction) -> dict[str, DispatchStub]:
     """Make each row's meta, stub (with its `cpu` loop) and impl; return the stubs by name."""
-    site = _caller_site(2)
+    site = caller_site(2)
     made = {}
     for row in rows:
         stub = _stub_for(row)
-        stub_name = stub.name
-        native_at(row.meta_name, make_meta(row), row.site or site)
-        native_at(row.impl_name, _make_impl(row, stub), row.site or site)
-        made[stub_name] = stub
+        register_row(row, make_meta(row), _make_impl(row, stub), site)
+        made[stub.name] = stub
     return made
 
 

@@ -16,7 +16,9 @@ from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
 from pyaten.native.family import ALL_AND_REDUCED, unsupported_dtype
 from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.scan import resize_values_and_indices
 from pyaten.native.kernels.shape import wrap_dim
+from pyaten.native.reduction import reduced_sizes
 from pyaten.native.registry import native
 from pyaten.native.structured import resize_output
 
@@ -25,13 +27,6 @@ _ORDER_DTYPES = ALL_AND_REDUCED
 
 def _acc(dtype: dt.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype in (dt.float16, dt.bfloat16) else dtype.numpy
-
-
-def _reduced_shape(sizes: tuple, dim: int, keepdim: bool) -> tuple:
-    if not sizes:
-        return ()
-    return tuple(1 if i == dim else s for i, s in enumerate(sizes)) if keepdim else \
-        tuple(s for i, s in enumerate(sizes) if i != dim)
 
 
 def _rows(self: Tensor, dim: int) -> np.ndarray:
@@ -48,22 +43,11 @@ def _check_nonempty_dim(name: str, self: Tensor, dim: int) -> None:
 def _outputs(self: Tensor, dim: int, keepdim: bool, values=None, indices=None,
              name: str = "") -> tuple[Tensor, Tensor]:
     """New (values, indices) of the reduced shape, or the given ones checked and resized."""
-    shape = _reduced_shape(tuple(self._sizes), dim, keepdim)
+    shape = reduced_sizes(tuple(self._sizes), (dim,), keepdim)
     if values is None:
         return (empty_tensor(shape, self._dtype, self._device),
                 empty_tensor(shape, dt.int64, self._device))
-    if values._dtype is not self._dtype:
-        raise RuntimeError(
-            f"{name}(): Expected out tensor to have dtype {self._dtype.cpp_name}, but got "
-            f"{values._dtype.cpp_name} instead"
-        )
-    if indices._dtype is not dt.int64:
-        raise RuntimeError(
-            f"{name}(): Expected out tensor to have dtype long int, but got "
-            f"{indices._dtype.cpp_name} instead"
-        )
-    resize_output(values, shape, name)
-    resize_output(indices, shape, name)
+    resize_values_and_indices(values, indices, self._dtype, shape, name, prefix=f"{name}(): ")
     return values, indices
 
 
@@ -281,7 +265,7 @@ def _quantile_shape(self: Tensor, q, dim, keepdim: bool) -> tuple:
     if dim is None:
         rest = (1,) * self.dim() if keepdim else ()
     else:
-        rest = _reduced_shape(tuple(self._sizes), wrap_dim(dim, self.dim()), keepdim)
+        rest = reduced_sizes(tuple(self._sizes), (wrap_dim(dim, self.dim()),), keepdim)
     return q_shape + rest
 
 

@@ -24,7 +24,7 @@ from pyaten.native.family import (
 from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.shape import aten_ops, wrap_dim
 from pyaten.native.registry import native
-from pyaten.native.structured import quiet_call
+from pyaten.native.structured import quiet_call, resize_output
 
 _SCAN_DTYPES = ALL_AND_REDUCED | COMPLEX | {dt.bool}
 
@@ -228,26 +228,32 @@ def _cum_extreme(self: Tensor, dim: int, is_max: bool, values: Tensor, indices: 
 
 
 def _resize_like(out: Tensor, like: Tensor, op_name: str) -> None:
-    from pyaten.native.structured import resize_output
-
     resize_output(out, tuple(like._sizes), op_name)
+
+
+def resize_values_and_indices(values: Tensor, indices: Tensor, dtype: dt.dtype, shape: tuple,
+                              op_name: str, prefix: str = "") -> None:
+    """The `out=` pair of a values-and-indices op (cummax, median, mode...): `values` must be
+    of `dtype` and `indices` int64 (PyTorch's messages, after `prefix`); both resized to
+    `shape`."""
+    if values._dtype is not dtype:
+        raise RuntimeError(
+            f"{prefix}Expected out tensor to have dtype {dtype.cpp_name}, but got "
+            f"{values._dtype.cpp_name} instead"
+        )
+    if indices._dtype is not dt.int64:
+        raise RuntimeError(
+            f"{prefix}Expected out tensor to have dtype long int, but got "
+            f"{indices._dtype.cpp_name} instead"
+        )
+    resize_output(values, shape, op_name)
+    resize_output(indices, shape, op_name)
 
 
 def _cum_extreme_out(self, dim, values, indices, is_max: bool):
     name = "cummax" if is_max else "cummin"
     wrap_dim(dim, self.dim())
-    if values._dtype is not self._dtype:
-        raise RuntimeError(
-            f"Expected out tensor to have dtype {self._dtype.cpp_name}, but got "
-            f"{values._dtype.cpp_name} instead"
-        )
-    if indices._dtype is not dt.int64:
-        raise RuntimeError(
-            f"Expected out tensor to have dtype long int, but got {indices._dtype.cpp_name} "
-            "instead"
-        )
-    _resize_like(values, self, name)
-    _resize_like(indices, self, name)
+    resize_values_and_indices(values, indices, self._dtype, tuple(self._sizes), name)
     helper = aten_ops()._cummax_helper if is_max else aten_ops()._cummin_helper
     helper.default(self, values, indices, dim)
     values._bump_version()
