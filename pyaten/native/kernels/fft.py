@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.fft as sfft
 
 from pyaten.core import dtypes as dt
 from pyaten.core.creation import share_array
@@ -36,9 +35,12 @@ from pyaten.core.device import CPU as _CPU
 from pyaten.core.promotion import can_cast
 from pyaten.core.views import empty_tensor
 from pyaten.native.kernels.shape import aten_ops, wrap_dim
+from pyaten.native.lazy import LazyModule
 from pyaten.native.registry import native
 from pyaten.native.runtime import Tensor
 from pyaten.native.structured import resize_output
+
+sfft = LazyModule("scipy.fft")  # imported on the first transform
 
 _NONE, _BY_ROOT_N, _BY_N = 0, 1, 2
 

@@ -17,14 +17,16 @@ import math
 import sys
 
 import numpy as np
-import scipy.special as sc
 
 from pyaten.core.stub import DispatchStub
 from pyaten.native import family
+from pyaten.native.lazy import LazyModule
 from pyaten.native.ops_handles import aten_ops
 from pyaten.native.registry import native, native_at
 from pyaten.native.runtime import Tensor, wrapped_number
 from pyaten.native.structured import quiet_call, resize_output
+
+sc = LazyModule("scipy.special")  # imported on the first special-function call
 
 FLOAT_AND_REDUCED = family.FLOATING_AND_REDUCED
 FLOAT = family.FLOATING
@@ -149,8 +151,9 @@ def _airy_ai(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 def _row(name: str, fn, dtypes=FLOAT_AND_REDUCED, error: str | None = None) -> family.Pointwise:
     """A unary or binary special function: integers promote to float, PyTorch's error name."""
+    # SciPy's ufuncs (called through LazyModule) and our own functions all accept `out=`
     return family.Pointwise(name, fn, dtypes, build="float", dispatch_name=error,
-                            takes_out=not isinstance(fn, np.ufunc))
+                            takes_out=True)
 
 
 family.register(
