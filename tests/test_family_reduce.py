@@ -7,6 +7,7 @@ Meta shapes and dtypes, the dispatch tables, and PyTorch's own OpInfo samples.""
 from __future__ import annotations
 
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -406,3 +407,29 @@ def test_dispatch_table_matches_torch(op: str) -> None:
             assert ours[key] != "missing", key
             continue
         assert _our_kind(ours[key]) == expected, (key, ours[key], expected)
+
+
+DOF_CASES = [
+    lambda m: m.std(m.ones(1)),
+    lambda m: m.var(m.ones(2, 3), dim=1, correction=3),
+    lambda m: m.var_mean(m.ones(1)),
+    lambda m: m.std_mean(m.ones(2, 3), 0),
+    lambda m: m.std(m.ones(0)),
+    lambda m: m.var(m.ones(3, 0), dim=1),
+    lambda m: m.var(m.ones(4), correction=0),
+    lambda m: m.std(m.ones(2, 3), dim=1, correction=2.5),
+]
+
+
+@pytest.mark.parametrize("case", range(len(DOF_CASES)))
+def test_degrees_of_freedom_warning_as_torch(case) -> None:
+    """std/var warn, as PyTorch does, when the correction leaves no degrees of freedom."""
+    messages = []
+    for m in (torch, pyaten):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            DOF_CASES[case](m)
+        # torch appends the C++ source line that raised it
+        messages.append([str(w.message).split(" (Triggered")[0] for w in caught
+                         if issubclass(w.category, UserWarning)])
+    assert messages[0] == messages[1]

@@ -13,6 +13,7 @@ skip the arithmetic on meta tensors.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -410,6 +411,23 @@ def _variance(self: Tensor, dims: tuple, correction: float, keepdim: bool,
     return (np.sqrt(var) if take_sqrt else var), mean
 
 
+def _warn_if_no_freedom(sizes: tuple, dims: tuple, correction: float, take_sqrt: bool,
+                        with_mean: bool) -> None:
+    """PyTorch's warning when the correction leaves no degrees of freedom (the result is inf
+    or nan): the elements reduced into each output, less the correction, is <= 0."""
+    count = 1
+    for d in dims:
+        count *= sizes[d]
+    if count - correction <= 0:
+        name = ("std" if take_sqrt else "var") + ("_mean" if with_mean else "")
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
 def _std_var(self: Tensor, dim, correction, keepdim: bool, take_sqrt: bool, name: str,
              out: Tensor | None = None, with_mean: bool = False):
     _std_var_check(self, name)
@@ -429,6 +447,7 @@ def _std_var(self: Tensor, dim, correction, keepdim: bool, take_sqrt: bool, name
         result = _new_output(result_sizes, real, self._device)
     mean = _new_output(result_sizes, self._dtype, self._device) if with_mean else None
     if self._device.type != "meta":
+        _warn_if_no_freedom(sizes, dims, _correction(correction), take_sqrt, with_mean)
         value, mean_value = quiet_call(_variance, self, dims, _correction(correction), keepdim,
                                        take_sqrt)
         quiet_call(np.copyto, R.output_array(result), value, casting="unsafe")
