@@ -140,6 +140,18 @@ class RowNames:
     name: str
     impl: str | None
     dispatch_name: str | None
+    site: str
+
+    def __post_init__(self) -> None:
+        # The row's own line in its table (the nearest module-level frame up the stack, also
+        # through helpers that build rows): what `pyaten explain` prints for meta and impl.
+        if not self.site:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_name != "<module>":
+                frame = frame.f_back
+            if frame is not None:
+                where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+                object.__setattr__(self, "site", where)
 
     @property
     def base_name(self) -> str:
