@@ -3,9 +3,9 @@ beside PyTorch (one thread) and beside the best single NumPy/SciPy expression fo
 
 Run: .venv/bin/python benchmarks/bench_special.py [--quick] [--only NAME,...]
 
-Each operator runs on 4M float32 elements (complex64 for the complex ones). The goal
-(issue 16): within 1.5x of PyTorch, or within 10% of the NumPy/SciPy expression; the last
-column says which holds ("torch", "numpy") or "SLOW".
+Each operator runs on 4M float32 elements (complex64 for the complex ones). The goal (see
+docs/performance.md): within 1.5x of PyTorch, or within 10% of the NumPy/SciPy expression;
+the last column says which holds ("torch", "numpy") or "SLOW".
 """
 
 from __future__ import annotations

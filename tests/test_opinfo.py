@@ -20,8 +20,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from torch.testing._internal.common_methods_invocations import op_db
 
-# The surface of issue 16 that OpInfo covers (names as OpInfo spells them; variants such as
-# "div" with variant_test_name "floor_rounding" are included).
+# The pointwise, reduction and scan surface that OpInfo covers (names as OpInfo spells them;
+# variants such as "div" with variant_test_name "floor_rounding" are included).
 SURFACE = frozenset("""
 abs neg positive sign sgn signbit ceil floor round trunc frac exp exp2 expm1 log log2 log10
 log1p sqrt rsqrt square reciprocal sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh
