@@ -4,8 +4,9 @@ single NumPy/SciPy expression for each operator.
 Run: .venv/bin/python benchmarks/bench_reduce.py [--quick]
 
 The goal (docs/performance.md): each reduction within 1.5x of PyTorch, or within 10% of the
-best NumPy expression ("np" column; "ratio np" is pyaten/np). `sum` of a contiguous tensor must be within
-1.5x of PyTorch (see Note: summing a large contiguous float array, pyaten/native/reduction.py).
+best NumPy expression ("np" column; "ratio np" is pyaten/np). `sum` of a contiguous tensor
+must be within 1.5x of PyTorch (see Note: summing a large contiguous float array,
+pyaten/native/reduction.py).
 """
 
 from __future__ import annotations
