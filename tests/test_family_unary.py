@@ -309,8 +309,11 @@ _HYPOTHESIS_OPS = ["exp", "log1p", "sigmoid", "tanh", "sign", "round", "frac", "
 )
 def test_hypothesis_float_values(values, name, dtype):
     ours, theirs = pair((len(values),), dtype, values=np.array(values, np.float64))
+    # float16: one ulp apart is the same (PyTorch's vectorised half loops round differently,
+    # e.g. rsqrt(22.0)); the default half tolerance allows exactly that
     assert_same_outcome(partial(getattr(pyaten, name), ours),
-                        partial(getattr(torch, name), theirs), rtol=2e-5)
+                        partial(getattr(torch, name), theirs),
+                        rtol=None if dtype == "float16" else 2e-5)
 
 
 # --- clamp ----------------------------------------------------------------------------------

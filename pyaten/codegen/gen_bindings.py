@@ -95,18 +95,11 @@ def _fast_call(sig: PythonSignature) -> tuple[int, str] | None:
         return None
     if [p for p in sig.params if not p.keyword_only][: len(required)] != required:
         return None
-    values: dict[str, str] = {}
+    values = _default_values(sig)
+    if values is None:
+        return None
     for i, p in enumerate(required):
         values[p.schema_name] = f"a{i}"
-    for p in sig.params:
-        if p.required or p.name == "out":
-            continue
-        text = _literal_default(p.type, p.default)
-        if text is None:
-            return None
-        values[p.schema_name] = text
-    if sig.method:
-        values["self"] = "self"
     return len(required), ", ".join(values[a.name] for a in functional.arguments)
 
 
@@ -222,6 +215,22 @@ def _refuses(sig: PythonSignature, classes: list[tuple[str, ...]]) -> bool:
     return False
 
 
+def _default_values(sig: PythonSignature) -> dict[str, str] | None:
+    """Source text of each optional argument's default (and `self` for methods), by schema
+    name; None when one has no literal form, so no fast path can fill it in."""
+    values: dict[str, str] = {}
+    for p in sig.params:
+        if p.required or p.name == "out":
+            continue
+        text = _literal_default(p.type, p.default)
+        if text is None:
+            return None
+        values[p.schema_name] = text
+    if sig.method:
+        values["self"] = "self"
+    return values
+
+
 def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
     """One `if` block: this signature's exact-class call, when it is safe (see the Note).
     A factory's `requires_grad=False` default needs nothing after the call."""
@@ -235,16 +244,9 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -
     kinds = [_param_kind(p) for p in required]
     if any(k is None for k in kinds):
         return []
-    values: dict[str, str] = {}
-    for p in sig.params:
-        if p.required or p.name == "out":
-            continue
-        text = _literal_default(p.type, p.default)
-        if text is None:
-            return []
-        values[p.schema_name] = text
-    if sig.method:
-        values["self"] = "self"
+    values = _default_values(sig)
+    if values is None:
+        return []
     entry = naming.entry_global(functional.name)
     lines: list[str] = []
     varargs = sig.allow_varargs_intlist and kinds == ["intlist"]
@@ -344,16 +346,9 @@ def _keyword_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature])
     if len(others) > 1:
         return []
     required = tensors
-    defaults: dict[str, str] = {}
-    for p in sig.params:
-        if p.required or p.name == "out":
-            continue
-        text = _literal_default(p.type, p.default)
-        if text is None:
-            return []
-        defaults[p.schema_name] = text
-    if sig.method:
-        defaults["self"] = "self"
+    defaults = _default_values(sig)
+    if defaults is None:
+        return []
     entry = naming.entry_global(functional.name)
     n = len(required)
     tensor_checks = " and ".join(f"args[{i}].__class__ is Tensor" for i in range(n))
