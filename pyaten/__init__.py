@@ -26,8 +26,31 @@ from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conv
 
 _attach_conversions()
 
+# --- torch.functional's Python forms: meshgrid(*tensors, indexing=), atleast_1d(a, b), ...
+from pyaten.functional import install as _install_functional  # noqa: E402
+
+_install_functional(globals())
+
+# --- autograd: kernels from derivatives.yaml, the engine, grad mode (docs/autograd.md)
+import pyaten.autograd as autograd  # noqa: E402,F401
+from pyaten.autograd.grad_mode import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
 # --- torch.fft's functions: `pyaten.fft.rfft` (docs/fft.md)
 import pyaten.fft as fft  # noqa: E402,F401
+
+# --- torch.linalg's functions: `pyaten.linalg.inv` (docs/linalg.md); torch.functional's
+# einsum, tensordot, chain_matmul and norm wrappers in place of their bare bindings
+import pyaten.linalg as linalg  # noqa: E402,F401
+from pyaten.linalg_functional import TOP_LEVEL as _LINALG_TOP_LEVEL  # noqa: E402
+
+globals().update(_LINALG_TOP_LEVEL)
 
 # --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
 import pyaten.special as special  # noqa: E402,F401

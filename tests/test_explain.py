@@ -607,7 +607,7 @@ def test_user_fallback_and_thread_local_keys_show_nested_redispatches():
     chain = [(h["key"], h["rule"], h["redispatch"]) for h in call["dispatch"]]
     assert chain == [
         ("TESTING_ONLY_GenericMode", "backend fallback", False),
-        ("AutogradCPU", "backend fallback", True),
+        ("AutogradCPU", "autograd kernel", True),
         ("CPU", "kernel", True),
     ]
     assert call["dispatch"][0]["kernel"].endswith("logging_fallback")

@@ -80,6 +80,8 @@ class Tensor:
         "retains_grad",
         "output_nr",
         "_wrapped_number",
+        "_grad_acc",
+        "_fw_grad",
         "__weakref__",
         "__dict__",
     )
@@ -113,6 +115,8 @@ class Tensor:
         t.retains_grad = False
         t.output_nr = 0
         t._wrapped_number = False
+        t._grad_acc = None
+        t._fw_grad = None
         return t
 
     @staticmethod

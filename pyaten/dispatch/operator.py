@@ -140,6 +140,10 @@ class OperatorEntry:
             fn = functools.partial(kernel.fn, self, DispatchKeySet.from_raw(ks))
         elif kernel.with_keyset:
             fn = functools.partial(kernel.fn, DispatchKeySet.from_raw(ks))
+        elif getattr(kernel.fn, "below_mask", None) is not None:
+            # A kernel that calls on below its own key (autograd's) gets, once per key set,
+            # the kernel it would redispatch to, instead of redispatching on every call.
+            fn = functools.partial(kernel.fn, self._target(ks & kernel.fn.below_mask, True))
         else:
             fn = kernel.fn
         if trace.ACTIVE:

@@ -31,6 +31,7 @@ FAMILIES: tuple[str, ...] = (
     "special",
     "complex",
     "fft",
+    "autograd_ops",
 )
 
 LOADED: list[str] = []

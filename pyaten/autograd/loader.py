@@ -1,0 +1,79 @@
+"""Turn derivatives.yaml into autograd kernels at import: generate, cache, register.
+
+As for native_functions.yaml (see Note: the generated-code cache in pyaten/native/loader.py):
+the module `pyaten.codegen.gen_autograd` writes is cached in `pyaten/_generated/`, keyed by a
+hash of both YAML files and of the code that reads and writes them, so a cached import
+parses neither file. Each kernel is registered at the `Autograd` alias key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+
+from pyaten.dispatch import registry as dispatch_registry
+from pyaten.dispatch.keys import parse_dispatch_key
+from pyaten.native import loader as native_loader
+
+DERIVATIVES_YAML = Path(__file__).with_name("derivatives.yaml")
+_PACKAGE = Path(__file__).resolve().parent.parent
+_INPUTS = ("schema", "declarations", "codegen")
+
+_LOADED: ModuleType | None = None
+_LOCK = threading.Lock()
+HANDLES: list = []
+
+
+def _cache_key(texts: list[str]) -> str:
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode())
+    sources = [Path(__file__)]
+    for folder in _INPUTS:
+        sources += sorted((_PACKAGE / folder).glob("*.py"))
+    for path in sources:
+        digest.update(f"{path.parent.name}/{path.name}".encode())
+        digest.update(path.read_bytes())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()[:16]
+
+
+def generated_source() -> str:
+    """The generated module's text (always freshly generated)."""
+    from pyaten.codegen.gen_autograd import generate
+    from pyaten.declarations import load_derivatives, load_native_functions
+
+    records = load_native_functions(str(native_loader.NATIVE_YAML))
+    entries = load_derivatives(str(DERIVATIVES_YAML), records)
+    return generate(entries, records, "pyaten/autograd/derivatives.yaml").source
+
+
+def load() -> ModuleType:
+    """Generate (or reuse) the autograd module and register its kernels, once."""
+    global _LOADED
+    with _LOCK:
+        if _LOADED is not None:
+            return _LOADED
+        texts = [DERIVATIVES_YAML.read_text(), native_loader.NATIVE_YAML.read_text()]
+        path = native_loader.GENERATED_DIR / f"autograd_{_cache_key(texts)}.py"
+        if not path.exists():
+            native_loader._write_atomic(path, generated_source())
+        spec = importlib.util.spec_from_file_location("pyaten._generated.autograd", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        key = parse_dispatch_key("Autograd")
+        site = "pyaten/autograd/derivatives.yaml"
+        with dispatch_registry.batch():
+            for operator, kernel in module.REGISTRATIONS:
+                if dispatch_registry.get_operator(operator) is None:
+                    continue
+                HANDLES.append(dispatch_registry.register_kernel(
+                    operator, key, getattr(module, kernel),
+                    debug=f"autograd kernel {kernel} (from {site})",
+                ))
+        _LOADED = module
+        return module

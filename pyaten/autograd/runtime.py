@@ -1,0 +1,216 @@
+"""What the generated autograd kernels call: running below autograd, in-place rules, views.
+
+Note: in-place operations on views
+    An in-place operation on a view changes its base too, so the base's history must learn
+    of it. As in PyTorch, the base gets a `CopySlices` node: its backward takes the base's
+    gradient, runs the in-place operation's backward on the slice the view covers, writes the
+    result for the view's old value back into that slice, and passes the gradients for the
+    operation's other inputs on. The view itself becomes an `AsStridedBackward0` of the base,
+    so later uses of the view reach the base's new history. A leaf that requires grad (or a
+    view of one) cannot be written in place while grad mode is on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.autograd.engine import empty_strided
+from pyaten.autograd.graph import Node, gradient_edge, set_history
+from pyaten.core.tensor import Tensor
+from pyaten.dispatch.keys import AFTER_AUTOGRAD as _AFTER_AUTOGRAD_SET
+from pyaten.dispatch.tls import AUTOGRAD_BITS, STATE, _set
+
+AFTER_AUTOGRAD = _AFTER_AUTOGRAD_SET.raw
+
+__all__ = [
+    "AFTER_AUTOGRAD",
+    "run_below",
+    "check_inplace",
+    "rebase_history",
+    "raise_out_requires_grad",
+    "NotImplementedBackward",
+    "record_not_implemented",
+    "any_requires_grad",
+    "list_mask",
+    "original",
+    "set_outputs",
+]
+
+
+def run_below(below: Callable, *args: Any) -> Any:
+    """Call the kernel below autograd with the autograd keys excluded for nested calls."""
+    included, excluded = STATE.included, STATE.excluded
+    _set(included, excluded | AUTOGRAD_BITS)
+    try:
+        return below(*args)
+    finally:
+        _set(included, excluded)
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's errors for writing in place into a leaf that requires grad, or a view of one."""
+    if t.grad_fn is None and t._requires_grad:
+        base = t._base
+        if base is not None and base.grad_fn is None and base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    base = t._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def raise_out_requires_grad(name: str) -> None:
+    raise RuntimeError(
+        f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+        "but one of the arguments requires grad."
+    )
+
+
+def rebase_history(t: Tensor, node: Node) -> None:
+    """`t` was just written in place by the call `node` records (Note: in-place on views)."""
+    base = t._base
+    if base is None:
+        set_history((t,), node)
+        return
+    copy = CopySlices(base, t, node)
+    copy.next_functions = (gradient_edge(base),) + node.next_functions[1:]
+    set_history((base,), copy)
+    view = AsStridedBackward0(base, t)
+    view.next_functions = ((copy, 0),)
+    set_history((t,), view)
+
+
+def _geometry(base: Tensor, view: Tensor) -> tuple:
+    return (view._sizes, view._strides, view._offset - base._offset)
+
+
+class CopySlices(Node):
+    """The base's node after an in-place write through one of its views."""
+
+    __slots__ = ("base_sizes", "base_strides", "view", "fn")
+
+    def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
+        super().__init__()
+        self.base_sizes = base._sizes
+        self.base_strides = base._strides
+        self.view = _geometry(base, view)
+        self.fn = fn
+
+    def apply(self, grads: tuple) -> tuple:
+        grad = grads[0]
+        result = empty_strided(self.base_sizes, self.base_strides, grad)
+        result.copy_(grad)
+        sizes, strides, offset = self.view
+        grad_slice = result.as_strided(sizes, strides, offset)
+        inner = self.fn.apply((grad_slice.clone(),))
+        outputs = [result]
+        if inner[0] is not None:
+            grad_slice.copy_(inner[0])
+        else:
+            grad_slice.zero_()
+        outputs.extend(inner[1:])
+        return tuple(outputs)
+
+    def release_variables(self) -> None:
+        self.fn.release_variables()
+        super().release_variables()
+
+
+class AsStridedBackward0(Node):
+    """A view's node after an in-place write: the view as a strided window of its base."""
+
+    __slots__ = ("base_sizes", "base_strides", "view")
+
+    def __init__(self, base: Tensor, view: Tensor) -> None:
+        super().__init__()
+        self.base_sizes = base._sizes
+        self.base_strides = base._strides
+        self.view = _geometry(base, view)
+
+    def apply(self, grads: tuple) -> tuple:
+        grad = grads[0]
+        result = empty_strided(self.base_sizes, self.base_strides, grad)
+        result.zero_()
+        sizes, strides, offset = self.view
+        result.as_strided(sizes, strides, offset).copy_(grad)
+        return (result,)
+
+
+class NotImplementedBackward(Node):
+    """Recorded for an operator without a derivative: backward through it raises."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: str) -> None:
+        super().__init__()
+        self.op = op
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+    def apply(self, grads: tuple) -> tuple:
+        raise NotImplementedError(f"the derivative for '{self.op}' is not implemented.")
+
+
+def record_not_implemented(op: str, inputs: list, outputs: Any, written: Any = None) -> Any:
+    """Attach a NotImplemented node to the differentiable outputs of `op`."""
+    node = NotImplementedBackward(op)
+    node.next_functions = tuple(gradient_edge(t) for t in inputs)
+    if written is not None:
+        rebase_history(written, node)
+        return outputs
+    results = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    set_outputs(node, tuple(results), (True,) * len(results), tuple(inputs))
+    return outputs
+
+
+def any_requires_grad(tensors: Any) -> bool:
+    for t in tensors:
+        if t is not None and t._requires_grad:
+            return True
+    return False
+
+
+def list_mask(edges: tuple, counts: tuple) -> tuple:
+    """Per differentiable input, whether any of its edges leads anywhere."""
+    mask = []
+    i = 0
+    for n in counts:
+        mask.append(any(edge[0] is not None for edge in edges[i : i + n]))
+        i += n
+    return tuple(mask)
+
+
+def original(t: Tensor) -> Tensor:
+    """A copy of `t` taken before an in-place write (for formulas that read the old value)."""
+    included, excluded = STATE.included, STATE.excluded
+    _set(included, excluded | AUTOGRAD_BITS)
+    try:
+        return t.clone()
+    finally:
+        _set(included, excluded)
+
+
+def set_outputs(node: Node, outputs: tuple, wanted: tuple, inputs: tuple) -> None:
+    """Make the differentiable outputs the node's; an output that is an input is left alone."""
+    chosen = []
+    for t, want in zip(outputs, wanted):
+        if (
+            want
+            and isinstance(t, Tensor)
+            and (t._dtype.is_floating_point or t._dtype.is_complex)
+            and not any(t is i for i in inputs)
+        ):
+            chosen.append(t)
+        else:
+            chosen.append(None)
+    if any(t is not None for t in chosen):
+        set_history(chosen, node)

@@ -1,0 +1,482 @@
+"""derivatives.yaml -> Python source of the autograd nodes and kernels.
+
+`generate(entries, records)` is a pure function from the typed records to module text, as
+`gen_native.generate` is. For each derivatives entry it writes one node class (named as
+PyTorch names it: `AddBackward0`, `AddBackward1` for the next `add` entry) whose `apply`
+evaluates the entry's formulas, and for each operator of the entry's group (functional,
+in-place, out) one kernel for the `Autograd` key:
+
+- functional: when grad mode is on and a differentiable input requires grad, build the
+  node, save what the formulas read, run the operator below autograd, and make the
+  differentiable outputs the node's outputs;
+- in-place: the same, after PyTorch's leaf checks, with the history rebased onto the
+  written tensor (a view's base learns of it through `CopySlices`); a formula that reads
+  `self` gets a copy of `self` taken before the write;
+- out=: refuse when an input requires grad, as PyTorch does.
+
+A non-composite operator without an entry gets a kernel that records a node whose backward
+raises "the derivative for 'aten::x' is not implemented", never a silent zero.
+
+Formulas are Python expressions over pyaten (`grad * other.conj()`), evaluated with the
+operator's arguments, `grad`/`grads`, `result` (or the named returns) and `grad_input_mask`
+in scope, plus the helpers of `pyaten.autograd.formulas`. A tensor the formulas only ask the
+shape, dtype or size of is kept as its geometry, not saved.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyaten.declarations.model import DerivativeEntry, NativeFunction
+from pyaten.schema.model import Argument, FunctionSchema, SchemaKind
+
+__all__ = ["GeneratedAutograd", "generate", "node_names"]
+
+# Attributes that only read a tensor's geometry: a tensor used only through them is not saved.
+_GEOMETRY = frozenset(
+    {"shape", "dtype", "device", "size", "stride", "dim", "ndim", "numel", "is_complex",
+     "is_floating_point"}
+)
+
+
+@dataclass(frozen=True)
+class GeneratedAutograd:
+    source: str
+    registrations: tuple[tuple[str, str], ...]  # (qualified operator, kernel name)
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def node_names(entries: Sequence[DerivativeEntry]) -> dict[int, str]:
+    """PyTorch's node class names: CamelCase base name + Backward + its count so far."""
+    counts: dict[str, int] = {}
+    names = {}
+    for entry in entries:
+        camel = _camel(entry.schema.name.name)
+        n = counts.get(camel, 0)
+        counts[camel] = n + 1
+        names[id(entry)] = f"{camel}Backward{n}"
+    return names
+
+
+def _local(name: str) -> str:
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _kernel_name(schema: FunctionSchema) -> str:
+    name = schema.name
+    text = name.name + (f"_{name.overload}" if name.overload else "")
+    return "ag_" + text.replace(".", "_")
+
+
+def _qualified(schema: FunctionSchema) -> str:
+    name = schema.name
+    return f"aten::{name.name}" + (f".{name.overload}" if name.overload else "")
+
+
+def _is_tensor(arg: Argument) -> bool:
+    return arg.type.is_tensor_like() and not arg.type.is_list()
+
+
+def _is_tensor_list(arg: Argument) -> bool:
+    t = arg.type
+    return t.is_tensor_like() and t.is_list()
+
+
+def _uses(expr: str) -> tuple[set[str], set[str]]:
+    """Names an expression reads, and those it reads only through geometry attributes."""
+    tree = ast.parse(expr.strip(), mode="eval")
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    names: set[str] = set()
+    other_use: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+            parent = parents.get(id(node))
+            if not (isinstance(parent, ast.Attribute) and parent.attr in _GEOMETRY):
+                other_use.add(node.id)
+    return names, names - other_use
+
+
+class _Entry:
+    """What the generator derives from one derivatives entry."""
+
+    def __init__(self, entry: DerivativeEntry, class_name: str) -> None:
+        self.entry = entry
+        self.class_name = class_name
+        schema = entry.schema
+        self.schema = schema
+        self.args = {a.name: a for a in schema.arguments}
+        formulas = [f for f in entry.formulas if not f.is_non_differentiable]
+        self.formulas = formulas
+        named = {n for f in formulas for n in f.names}
+        # differentiable inputs, schema order
+        self.inputs = [
+            a for a in schema.arguments
+            if a.name in named and (_is_tensor(a) or _is_tensor_list(a))
+        ]
+        self.result_names = self._result_names()
+        used: set[str] = set()
+        for f in formulas:
+            used |= _uses(f.formula)[0]
+        self.full_use: set[str] = set()
+        self.geometry_use: set[str] = set()
+        for f in formulas:
+            names, geo = _uses(f.formula)
+            self.full_use |= names - geo
+            self.geometry_use |= geo
+        self.geometry_use -= self.full_use
+        self.used = used
+        outs = entry.output_differentiability
+        n = len(schema.returns)
+        if outs is None or any(isinstance(v, str) for v in outs):
+            self.out_diff = (True,) * n
+        else:
+            self.out_diff = tuple(bool(v) for v in outs) + (True,) * (n - len(outs))
+
+    def _result_names(self) -> list[str]:
+        returns = self.schema.returns
+        if len(returns) == 1:
+            names = ["result"]
+        else:
+            names = [f"result{i}" for i in range(len(returns))]
+        return names
+
+    def saved_inputs(self) -> list[tuple[Argument, str]]:
+        """(argument, how) for each argument a formula reads: 'tensor', 'geometry',
+        'tensors', 'geometries' or 'value'."""
+        saved = []
+        for a in self.schema.arguments:
+            name = a.name
+            if name not in self.full_use and name not in self.geometry_use:
+                continue
+            if _is_tensor(a):
+                how = "tensor" if name in self.full_use else "geometry"
+            elif _is_tensor_list(a):
+                how = "tensors" if name in self.full_use else "geometries"
+            else:
+                how = "value"
+            saved.append((a, how))
+        return saved
+
+    def saved_results(self) -> list[tuple[int, str]]:
+        """(output index, local name) of each output a formula reads."""
+        wanted = []
+        named = [r.name for r in self.schema.returns]
+        for i, local in enumerate(self.result_names):
+            alias = named[i]
+            if local in self.used or (alias and alias in self.used):
+                wanted.append((i, local))
+        return wanted
+
+
+def _node_class(e: _Entry) -> list[str]:
+    saved = e.saved_inputs()
+    results = e.saved_results()
+    slots = ["_mask", "_counts"] + [f"s_{a.name}" for a, _ in saved] + [
+        f"r_{local}" for _, local in results
+    ]
+    lines = [
+        f"class {e.class_name}(Node):",
+        f"    __slots__ = {tuple(slots)!r}",
+        "",
+        "    def apply(node, grads):",
+        "        grad = grads[0]",
+        "        mask = node._mask",
+        "        grad_input_mask = mask",
+    ]
+    input_index = {a.name: i for i, a in enumerate(e.inputs)}
+    named_returns = [r.name for r in e.schema.returns]
+    for f in e.formulas:
+        indices = [input_index[n] for n in f.names if n in input_index]
+        if not indices:
+            continue
+        cond = " or ".join(f"mask[{i}]" for i in indices)
+        lines.append(f"        if {cond}:")
+        names, _ = _uses(f.formula)
+        for a, how in saved:
+            if a.name not in names:
+                continue
+            local = _local(a.name)
+            if how == "tensor":
+                lines.append(f"            {local} = node.s_{a.name}.unpack(node)")
+            elif how == "tensors":
+                lines.append(f"            {local} = [s.unpack(node) for s in node.s_{a.name}]")
+            else:
+                lines.append(f"            {local} = node.s_{a.name}")
+        for i, local in results:
+            alias = named_returns[i]
+            if local in names or (alias and alias in names):
+                lines.append(f"            {local} = node.r_{local}.unpack(node)")
+                if alias and alias != local:
+                    lines.append(f"            {alias} = {local}")
+        expr = " ".join(f.formula.split())
+        targets = [f"g_{n}" for n in f.names if n in input_index]
+        if len(f.names) == 1:
+            lines.append(f"            {targets[0]} = {expr}")
+        else:
+            lines.append(f"            {', '.join(targets)} = {expr}")
+        lines.append("        else:")
+        lines.append(f"            {' = '.join(targets)} = None")
+    # assemble, flattening list inputs
+    lines.append("        out = []")
+    for i, a in enumerate(e.inputs):
+        if _is_tensor_list(a):
+            lines.append(
+                f"        out.extend(g_{a.name} if g_{a.name} is not None "
+                f"else [None] * node._counts[{i}])"
+            )
+        else:
+            lines.append(f"        out.append(g_{a.name})")
+    lines.append("        return out")
+    tensors = [f"s_{a.name}" for a, how in saved if how == "tensor"]
+    lists = [f"s_{a.name}" for a, how in saved if how == "tensors"]
+    outs = [f"r_{local}" for _, local in results]
+    if tensors or lists or outs:
+        lines += ["", "    def release_variables(node):", "        node._released = True"]
+        for name in tensors + outs:
+            lines.append(f"        node.{name}.release()")
+        for name in lists:
+            lines.append(f"        for s in node.{name}:")
+            lines.append("            s.release()")
+    return lines + ["", ""]
+
+
+def _params(schema: FunctionSchema) -> list[str]:
+    return [_local(a.name) for a in schema.arguments]
+
+
+def _requires_expr(args: Sequence[Argument]) -> str:
+    parts = []
+    for a in args:
+        local = _local(a.name)
+        if _is_tensor_list(a):
+            parts.append(f"any_requires_grad({local})")
+        elif a.type.is_optional():
+            parts.append(f"({local} is not None and {local}._requires_grad)")
+        else:
+            parts.append(f"{local}._requires_grad")
+    return " or ".join(parts) if parts else "False"
+
+
+def _edges_lines(e: _Entry) -> list[str]:
+    parts = []
+    counts = []
+    for a in e.inputs:
+        local = _local(a.name)
+        if _is_tensor_list(a):
+            parts.append(f"*[gradient_edge(t) for t in {local}]")
+            counts.append(f"len({local})")
+        else:
+            parts.append(f"gradient_edge({local})")
+            counts.append("1")
+    lines = [f"    edges = ({', '.join(parts)}{',' if len(parts) == 1 else ''})"]
+    lines.append("    node.next_functions = edges")
+    if any(_is_tensor_list(a) for a in e.inputs):
+        lines.append(f"    node._counts = ({', '.join(counts)},)")
+        lines.append("    node._mask = list_mask(edges, node._counts)")
+    else:
+        lines.append("    node._counts = None")
+        lines.append("    node._mask = tuple([edge[0] is not None for edge in edges])")
+    return lines
+
+
+def _save_inputs_lines(e: _Entry, inplace: bool) -> list[str]:
+    lines = []
+    for a, how in e.saved_inputs():
+        local = _local(a.name)
+        if how == "tensor":
+            if inplace and a.name == "self":
+                lines.append(f"    node.s_{a.name} = SavedTensor(original(self))")
+            elif a.type.is_optional():
+                lines.append(
+                    f"    node.s_{a.name} = None if {local} is None else SavedTensor({local})"
+                )
+            else:
+                lines.append(f"    node.s_{a.name} = SavedTensor({local})")
+        elif how == "geometry":
+            if a.type.is_optional():
+                lines.append(
+                    f"    node.s_{a.name} = None if {local} is None else TensorGeometry({local})"
+                )
+            else:
+                lines.append(f"    node.s_{a.name} = TensorGeometry({local})")
+        elif how == "tensors":
+            lines.append(f"    node.s_{a.name} = [SavedTensor(t) for t in {local}]")
+        elif how == "geometries":
+            lines.append(f"    node.s_{a.name} = [TensorGeometry(t) for t in {local}]")
+        else:
+            lines.append(f"    node.s_{a.name} = {local}")
+    return lines
+
+
+def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
+    schema = f.func
+    name = _kernel_name(schema)
+    params = _params(schema)
+    call = ", ".join(params)
+    lines = [
+        f"def {name}(below, {call}):" if params else f"def {name}(below):",
+        f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
+        f"        return below({call})",
+        f"    node = {e.class_name}()",
+        *_edges_lines(e),
+        *_save_inputs_lines(e, inplace=False),
+        f"    out = run_below(below, {call})",
+    ]
+    n = len(schema.returns)
+    tensor_inputs = [_local(a.name) for a in schema.arguments if _is_tensor(a)]
+    inputs_tuple = f"({', '.join(tensor_inputs)}{',' if len(tensor_inputs) == 1 else ''})"
+    if n == 1:
+        lines.append("    outs = (out,)")
+    else:
+        lines.append("    outs = tuple(out)")
+    lines.append(f"    set_outputs(node, outs, {e.out_diff!r}, {inputs_tuple})")
+    for i, local in e.saved_results():
+        lines.append(f"    node.r_{local} = SavedTensor(outs[{i}], True)")
+    lines.append("    return out")
+    lines.append(f"{name}.below_mask = AFTER_AUTOGRAD")
+    return lines + ["", ""]
+
+
+def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
+    schema = f.func
+    name = _kernel_name(schema)
+    params = _params(schema)
+    call = ", ".join(params)
+    lines = [
+        f"def {name}(below, {call}):",
+        f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
+        f"        return below({call})",
+        "    check_inplace(self)",
+        f"    node = {e.class_name}()",
+        *_edges_lines(e),
+        *_save_inputs_lines(e, inplace=True),
+        f"    out = run_below(below, {call})",
+        "    rebase_history(self, node)",
+    ]
+    for _, local in e.saved_results():
+        lines.append(f"    node.r_{local} = SavedTensor(self, True)")
+    lines.append("    return out")
+    lines.append(f"{name}.below_mask = AFTER_AUTOGRAD")
+    return lines + ["", ""]
+
+
+def _out_kernel(f: NativeFunction, inputs: Sequence[Argument]) -> list[str]:
+    schema = f.func
+    name = _kernel_name(schema)
+    params = _params(schema)
+    call = ", ".join(params)
+    return [
+        f"def {name}(below, {call}):",
+        f"    if GRAD.enabled and ({_requires_expr(inputs)}):",
+        f"        raise_out_requires_grad({schema.name.name!r})",
+        f"    return below({call})",
+        f"{name}.below_mask = AFTER_AUTOGRAD",
+        "",
+        "",
+    ]
+
+
+def _not_implemented_kernel(f: NativeFunction) -> list[str]:
+    schema = f.func
+    name = _kernel_name(schema)
+    params = _params(schema)
+    call = ", ".join(params)
+    tensors = [a for a in schema.arguments if a.type.is_tensor_like() and not a.is_out]
+    flat = []
+    for a in tensors:
+        local = _local(a.name)
+        flat.append(f"*{local}" if _is_tensor_list(a) else local)
+    inplace = schema.kind is SchemaKind.inplace
+    lines = [
+        f"def {name}(below, {call}):",
+        f"    if not (GRAD.enabled and ({_requires_expr(tensors)})):",
+        f"        return below({call})",
+    ]
+    if inplace:
+        lines.append("    check_inplace(self)")
+    lines += [
+        f"    out = run_below(below, {call})",
+        f"    return record_not_implemented({_qualified(schema)!r}, [{', '.join(flat)}], out, "
+        f"{'self' if inplace else 'None'})",
+        f"{name}.below_mask = AFTER_AUTOGRAD",
+        "",
+        "",
+    ]
+    return lines
+
+
+_HEADER = '''"""Generated by pyaten.codegen.gen_autograd from {path}; do not edit."""
+# ruff: noqa
+from pyaten.autograd.graph import Node, SavedTensor, TensorGeometry, gradient_edge
+from pyaten.autograd.grad_mode import GRAD
+from pyaten.autograd.runtime import (
+    AFTER_AUTOGRAD, any_requires_grad, check_inplace, list_mask, original,
+    raise_out_requires_grad, rebase_history, record_not_implemented, run_below, set_outputs,
+)
+from pyaten.autograd.formulas import *
+
+
+'''
+
+
+def generate(
+    entries: Sequence[DerivativeEntry],
+    records: Sequence[NativeFunction],
+    display_path: str = "derivatives.yaml",
+) -> GeneratedAutograd:
+    """The module text and the (operator, kernel) pairs to register at `Autograd`."""
+    names = node_names(entries)
+    by_signature: dict[str, list[NativeFunction]] = {}
+    for f in records:
+        by_signature.setdefault(str(f.func.functional_signature()), []).append(f)
+    lines = [_HEADER.format(path=display_path)]
+    registrations: list[tuple[str, str]] = []
+    covered: set[str] = set()
+    for entry in entries:
+        e = _Entry(entry, names[id(entry)])
+        lines += _node_class(e)
+        group = by_signature.get(str(entry.schema.functional_signature()), [])
+        if entry.function is not None and entry.function not in group:
+            group = [entry.function, *group]
+        for f in group:
+            qualified = _qualified(f.func)
+            if qualified in covered or f.has_composite_implicit_autograd_kernel:
+                continue
+            kind = f.func.kind
+            if f is entry.function or (kind is SchemaKind.functional
+                                       and str(f.func) == str(entry.schema)):
+                body = _functional_kernel(e, f)
+            elif kind is SchemaKind.inplace:
+                body = _inplace_kernel(e, f)
+            elif kind is SchemaKind.out:
+                body = _out_kernel(f, e.inputs)
+            else:
+                continue
+            covered.add(qualified)
+            lines += body
+            registrations.append((qualified, _kernel_name(f.func)))
+    for f in records:
+        qualified = _qualified(f.func)
+        if qualified in covered or f.has_composite_implicit_autograd_kernel:
+            continue
+        if not any(a.type.is_tensor_like() for a in f.func.arguments):
+            continue
+        covered.add(qualified)
+        if f.func.kind is SchemaKind.out:
+            tensors = [a for a in f.func.arguments if a.type.is_tensor_like() and not a.is_out]
+            lines += _out_kernel(f, tensors)
+        else:
+            lines += _not_implemented_kernel(f)
+        registrations.append((qualified, _kernel_name(f.func)))
+    lines.append(f"REGISTRATIONS = {tuple(registrations)!r}")
+    return GeneratedAutograd("\n".join(lines) + "\n", tuple(registrations))
