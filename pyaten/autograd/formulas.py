@@ -101,3 +101,23 @@ def reduce_backward(grad: Tensor, dims: Any, keepdim: bool, sizes: Sequence[int]
 
 def not_implemented(name: str) -> Tensor:
     raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+
+# Each family keeps its helpers in its own module; formulas see them all.
+from pyaten.autograd import (  # noqa: E402
+    formulas_binary,
+    formulas_pointwise,
+    formulas_reduce,
+    formulas_shape,
+)
+from pyaten.autograd.formulas_binary import *  # noqa: E402,F403
+from pyaten.autograd.formulas_pointwise import *  # noqa: E402,F403
+from pyaten.autograd.formulas_reduce import *  # noqa: E402,F403
+from pyaten.autograd.formulas_shape import *  # noqa: E402,F403
+
+__all__ += (
+    formulas_binary.__all__
+    + formulas_pointwise.__all__
+    + formulas_reduce.__all__
+    + formulas_shape.__all__
+)

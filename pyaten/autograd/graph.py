@@ -262,6 +262,7 @@ class SavedTensor:
             alias._keyset = t._keyset
             alias.grad_fn = owner
             alias.output_nr = self._output_nr
+            alias._requires_grad = True
             return alias
         return t
 
