@@ -13,6 +13,7 @@ from pyaten.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
 from pyaten.autograd.gradcheck import gradcheck, gradgradcheck
 from pyaten.autograd.graph import Node
 from pyaten.autograd.tensor_methods import attach as _attach
@@ -29,6 +30,9 @@ __all__ = [
     "Node",
     "gradcheck",
     "gradgradcheck",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
 ]
 
 _loader.load()

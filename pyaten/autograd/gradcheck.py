@@ -37,8 +37,9 @@ def _differentiable_outputs(func: Callable, inputs: tuple) -> tuple[Tensor, ...]
 
 
 def _evaluate(func: Callable, inputs: tuple) -> list[np.ndarray]:
+    # Grad mode stays on: `func` may itself differentiate (gradgradcheck's first order).
+    outs = _differentiable_outputs(func, inputs)
     with no_grad():
-        outs = _differentiable_outputs(func, inputs)
         return [o.detach().numpy().astype(np.complex128 if o.dtype.is_complex else np.float64)
                 .copy() for o in outs]
 

@@ -212,7 +212,7 @@ def set_history(outputs: tuple | list, node: Node) -> None:
 
 
 def _type_text(t: Tensor) -> str:
-    return f"[torch.{t._dtype.scalar_name}Tensor [{', '.join(map(str, t._sizes))}]]"
+    return f"[pyaten.{t._dtype.scalar_name}Tensor [{', '.join(map(str, t._sizes))}]]"
 
 
 def short_name(node: Node) -> str:
@@ -253,7 +253,7 @@ class SavedTensor:
                 f"inplace operation: {_type_text(t)}{where} is at version "
                 f"{t._version_counter.value}; expected version {self._version} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                "gradient, with pyaten.autograd.set_detect_anomaly(True, check_nan=False)."
             )
         if self._is_output:
             alias = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)

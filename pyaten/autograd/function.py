@@ -1,0 +1,253 @@
+"""Custom autograd functions: `class F(pyaten.autograd.Function)` with forward and backward.
+
+As in PyTorch, `F.apply(*args)` runs `forward` with grad mode off and, when an input
+requires grad, records one node whose `backward` is the user's. The context `ctx` *is* that
+node (`y.grad_fn`, named `FBackward`): `ctx.save_for_backward`, `ctx.saved_tensors` (checked
+against in-place changes), `ctx.needs_input_grad`, `ctx.mark_dirty`,
+`ctx.mark_non_differentiable`, `ctx.set_materialize_grads`. `forward` may take `ctx` itself
+or leave it to a separate `setup_context(ctx, inputs, output)`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.autograd.grad_mode import GRAD, no_grad
+from pyaten.autograd.graph import Node, SavedTensor, gradient_edge, set_history
+from pyaten.autograd.runtime import check_inplace, rebase_history
+from pyaten.core.tensor import Tensor
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+
+class FunctionCtx:
+    """What `forward`/`setup_context` and `backward` share (the node itself, in apply)."""
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one `Function.apply` call; also the `ctx` its methods receive."""
+
+    _forward_cls: type[Function]
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        self.to_save: tuple = ()
+        self.materialize_grads = True
+        self._saved: list[SavedTensor | None] | None = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        if self._released:
+            self._raise_released()
+        if self._saved is None:
+            return tuple(self.to_save)
+        return tuple(None if s is None else s.unpack(self) for s in self._saved)
+
+    def release_variables(self) -> None:
+        super().release_variables()
+        if self._saved is not None:
+            for s in self._saved:
+                if s is not None:
+                    s.release()
+
+    def apply(self, grads: tuple) -> tuple:
+        cls = self._forward_cls
+        grads = list(grads)
+        if self.materialize_grads:
+            from pyaten.autograd.engine import empty_strided
+
+            for i, g in enumerate(grads):
+                meta = self.input_meta[i] if i < len(self.input_meta) else None
+                if g is None and meta is not None:
+                    sizes, dtype, device = meta
+                    z = empty_strided(sizes, None, _Like(dtype, device))
+                    z.zero_()
+                    grads[i] = z
+        result = cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        expected = self._num_inputs
+        if len(result) != expected:
+            if len(result) > expected and all(r is None for r in result[expected:]):
+                result = result[:expected]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {expected}, got {len(result)})"
+                )
+        return tuple(result[i] for i in self._tensor_positions)
+
+
+class _Like:
+    # The dtype and device `empty_strided` needs, without a tensor.
+    __slots__ = ("_dtype", "_device")
+
+    def __init__(self, dtype: Any, device: Any) -> None:
+        self._dtype = dtype
+        self._device = device
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its node class, `<Name>Backward`."""
+
+    def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
+        backward_cls = type(
+            name + "Backward", (BackwardCFunction,), {"_forward_cls": cls, "__slots__": ()}
+        )
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=_FunctionMeta):
+    """Base class of custom differentiable operations (use `apply`, never the instance)."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> Any:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please "
+            "use new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx = cls._backward_cls()
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        recording = GRAD.enabled and any(ctx.needs_input_grad)
+        uses_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if uses_setup:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        if not recording:
+            return output
+        ctx._num_inputs = len(args)
+        ctx._tensor_positions = positions
+        ctx.next_functions = tuple(gradient_edge(args[i]) for i in positions)
+        outputs = output if isinstance(output, tuple) else (output,)
+        dirty = getattr(ctx, "dirty_tensors", ())
+        frozen = getattr(ctx, "non_differentiable", ())
+        inputs = [args[i] for i in positions]
+        chosen: list[Tensor | None] = []
+        new_outputs = []
+        for t in outputs:
+            if not isinstance(t, Tensor):
+                new_outputs.append(t)
+                chosen.append(None)
+                continue
+            if any(t is d for d in dirty):
+                check_inplace(t)
+            elif any(t is i for i in inputs):
+                t = _alias(t)  # an input returned as is becomes a new output (PyTorch: a view)
+            differentiable = (t._dtype.is_floating_point or t._dtype.is_complex) and not any(
+                t is f for f in frozen
+            )
+            new_outputs.append(t)
+            chosen.append(t if differentiable else None)
+        set_history(chosen, ctx)
+        for t in chosen:
+            if t is not None and any(t is d for d in dirty) and t._base is not None:
+                rebase_history(t, ctx)
+        ctx._saved = [
+            None if t is None else SavedTensor(t, is_output=any(t is o for o in chosen))
+            for t in ctx.to_save
+        ]
+        ctx.to_save = ()
+        if isinstance(output, tuple):
+            return tuple(new_outputs)
+        return new_outputs[0]
+
+
+def _alias(t: Tensor) -> Tensor:
+    out = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)
+    out._version_counter = t._version_counter
+    out._keyset = t._keyset
+    out._base = t if t._base is None else t._base
+    return out
+
+
+class _DoubleBackwardError(Node):
+    __slots__ = ()
+
+    def apply(self, grads: tuple) -> tuple:
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with "
+            "@once_differentiable"
+        )
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Run `backward` without recording; differentiating its result again raises."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        with no_grad():
+            outputs = backward(ctx, *grads)
+        if not GRAD.enabled:
+            return outputs
+        needs = any(isinstance(g, Tensor) and g.requires_grad for g in grads)
+        if not needs:
+            return outputs
+        items = outputs if isinstance(outputs, tuple) else (outputs,)
+        node = _DoubleBackwardError()
+        node.next_functions = tuple(
+            gradient_edge(g) for g in grads if isinstance(g, Tensor)
+        )
+        set_history([t if isinstance(t, Tensor) else None for t in items], node)
+        return outputs
+
+    return wrapper

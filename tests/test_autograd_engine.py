@@ -1,0 +1,344 @@
+"""The engine and the tensor-side autograd API, scenario by scenario against torch.
+
+Each scenario is a function of the library (`m` is pyaten or torch) returning what a user
+would look at (gradients, flags, names); `same_scenario` runs it in both and compares, errors
+included (type and message).
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+import torch
+from _helpers import assert_same, run_both, same_error
+
+import pyaten
+
+
+def same_scenario(fn) -> None:
+    pair = run_both(lambda: fn(pyaten), lambda: fn(torch))
+    if pair is None:
+        return
+    ours, theirs = pair
+    assert_same(ours, theirs)
+
+
+def _leaf(m, values, dtype="float64"):
+    return m.tensor(values, dtype=getattr(m, dtype), requires_grad=True)
+
+
+# --- values of gradients through small graphs ---------------------------------------------
+
+def test_backward_accumulates_into_leaves():
+    def scenario(m):
+        w = _leaf(m, [1.0, 2.0, 3.0])
+        (w * w).sum().backward()
+        (w * 3).sum().backward()
+        return w.grad
+
+    same_scenario(scenario)
+
+
+def test_shared_subexpression_and_broadcasting():
+    def scenario(m):
+        a = _leaf(m, [[1.0, 2.0], [3.0, 4.0]])
+        b = _leaf(m, [0.5, -1.0])
+        c = a * b + a
+        d = (c * c).sum(1) - c.sum()
+        d.sum().backward()
+        return a.grad, b.grad
+
+    same_scenario(scenario)
+
+
+def test_grad_returns_without_accumulating():
+    def scenario(m):
+        x = _leaf(m, [1.0, -2.0])
+        y = (x.exp() * x).sum()
+        (g,) = m.autograd.grad(y, x)
+        return g, x.grad is None
+
+    same_scenario(scenario)
+
+
+def test_create_graph_gives_second_derivatives():
+    def scenario(m):
+        x = _leaf(m, [0.5, 1.5])
+        y = (x * x * x).sum()
+        (g,) = m.autograd.grad(y, x, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), x)
+        return g.detach(), gg
+
+    same_scenario(scenario)
+
+
+def test_backward_with_gradient_argument_and_inputs():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        y = _leaf(m, [3.0, 4.0])
+        z = x * y
+        z.backward(m.tensor([1.0, -1.0], dtype=m.float64), inputs=[x])
+        return x.grad, y.grad is None
+
+    same_scenario(scenario)
+
+
+def test_allow_unused_and_materialize_grads():
+    def scenario(m):
+        x = _leaf(m, [1.0])
+        y = _leaf(m, [2.0])
+        out = (x * 2).sum()
+        a = m.autograd.grad(out, [x, y], allow_unused=True, retain_graph=True)
+        b = m.autograd.grad(out, [x, y], materialize_grads=True)
+        return a[1] is None, b[1]
+
+    same_scenario(scenario)
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scenario", [
+    lambda m: (_leaf(m, [1.0]) * 2).sum().backward() or (_leaf(m, [1.0]).add_(1)),
+    lambda m: _leaf(m, [1.0, 2.0])[0].add_(1),
+    lambda m: (lambda y: (y.backward(), y.backward()))((_leaf(m, [1.0]) * _leaf(m, [2.0])).sum()),
+    lambda m: (_leaf(m, [1.0, 2.0]) * 2).backward(),
+    lambda m: m.ones(2).sum().backward(),
+    lambda m: m.autograd.grad(_leaf(m, [1.0]).sum(), [_leaf(m, [2.0])]),
+    lambda m: (_leaf(m, [1.0, 2.0]) * 2).sum().backward(m.ones(2, dtype=m.float64)),
+    lambda m: m.add(_leaf(m, [1.0]), 1.0, out=m.empty(1, dtype=m.float64)),
+    lambda m: m.mul(_leaf(m, [1.0]), _leaf(m, [1.0]), out=m.empty(1, dtype=m.float64)),
+])
+def test_errors_match_torch(scenario):
+    same_error(lambda: scenario(pyaten), lambda: scenario(torch))
+
+
+def test_saved_tensor_modified_in_place():
+    def scenario(m):
+        a = _leaf(m, [1.0, 2.0, 3.0], "float32")
+        b = a * 1
+        c = b * b
+        b.add_(1)
+        c.sum().backward()
+
+    same_error(lambda: scenario(pyaten), lambda: scenario(torch))
+
+
+def test_saved_output_modified_in_place():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0, 3.0], "float32")
+        y = x.exp()
+        y.add_(1)
+        y.sum().backward()
+
+    same_error(lambda: scenario(pyaten), lambda: scenario(torch))
+
+
+def test_saved_leaf_modified_under_no_grad():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0, 3.0])
+        y = x * x
+        with m.no_grad():
+            x.add_(1)
+        y.sum().backward()
+
+    same_error(lambda: scenario(pyaten), lambda: scenario(torch))
+
+
+def test_missing_derivative_raises_at_backward():
+    x = pyaten.tensor([1.0, 2.0], requires_grad=True)
+    entry = [op for op in ("nextafter",) if hasattr(pyaten, op)]
+    assert entry
+    from pyaten.autograd.runtime import NotImplementedBackward
+
+    node = NotImplementedBackward("aten::foo")
+    with pytest.raises(NotImplementedError, match="the derivative for 'aten::foo' is not"):
+        node.apply((x,))
+
+
+# --- flags, names, graph structure ---------------------------------------------------------
+
+def test_flags_and_grad_fn_names():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        y = x * 2
+        z = y.sum()
+        names = (type(y.grad_fn).__name__ if m is pyaten else y.grad_fn.name(),
+                 z.grad_fn.name())
+        nxt = y.grad_fn.next_functions
+        return (x.is_leaf, y.is_leaf, y.requires_grad, x.grad_fn is None, names,
+                nxt[0][1], nxt[1][0] is None, type(nxt[0][0]).__name__, repr(y))
+
+    pair = run_both(lambda: scenario(pyaten), lambda: scenario(torch))
+    ours, theirs = pair
+    assert ours[:8] == theirs[:8]
+    assert ours[8].replace("pyaten", "torch") == theirs[8]
+
+
+def test_no_grad_enable_grad_and_set_grad_enabled():
+    def scenario(m):
+        x = _leaf(m, [1.0])
+        with m.no_grad():
+            a = x * 2
+            with m.enable_grad():
+                b = x * 2
+        m.set_grad_enabled(False)
+        c = x * 2
+        m.set_grad_enabled(True)
+        with m.set_grad_enabled(False):
+            d = x * 2
+
+        @m.no_grad()
+        def f(t):
+            return t * 2
+
+        return (a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad,
+                f(x).requires_grad, m.is_grad_enabled())
+
+    same_scenario(scenario)
+
+
+def test_grad_mode_is_per_thread():
+    seen = []
+    with pyaten.no_grad():
+        t = threading.Thread(target=lambda: seen.append(pyaten.is_grad_enabled()))
+        t.start()
+        t.join()
+        assert not pyaten.is_grad_enabled()
+    assert seen == [True]
+
+
+def test_inference_mode():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        with m.inference_mode():
+            y = x * 2
+            inside = m.is_inference_mode_enabled()
+        return y.requires_grad, inside, m.is_inference_mode_enabled()
+
+    same_scenario(scenario)
+
+
+def test_detach_and_detach_():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        d = x.detach()
+        y = x * 2
+        y.detach_()
+        d.add_(1)  # shares storage and version counter with x
+        return d.requires_grad, d.is_leaf, y.requires_grad, y.grad_fn is None, x._version
+
+    same_scenario(scenario)
+
+
+def test_hooks_and_retain_grad():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        y = x * 3
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g.sum().item()))
+        h = x.register_hook(lambda g: g * 10)
+        (y * y).sum().backward(retain_graph=True)
+        h.remove()
+        (y * y).sum().backward()
+        return x.grad, y.grad, seen
+
+    same_scenario(scenario)
+
+
+def test_node_hooks():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        y = x * 2
+        calls = []
+        y.grad_fn.register_prehook(lambda go: calls.append("pre"))
+        y.grad_fn.register_hook(lambda gi, go: calls.append(len(gi)))
+        y.sum().backward()
+        return calls, x.grad
+
+    same_scenario(scenario)
+
+
+# --- in-place and views (PyTorch's "Autograd mechanics") -----------------------------------
+
+def test_inplace_on_nonleaf_records():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        y = x * 1
+        y.mul_(x)
+        y.add_(1)
+        y.sum().backward()
+        return x.grad, type(y.grad_fn).__name__ if m is pyaten else y.grad_fn.name()
+
+    same_scenario(scenario)
+
+
+def test_inplace_through_a_view_rebases_the_base():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0])
+        base = m.zeros(4, dtype=m.float64)
+        base[1:3].copy_(x * 2)
+        (base * m.arange(4, dtype=m.float64)).sum().backward()
+        name = type(base.grad_fn).__name__ if m is pyaten else base.grad_fn.name()
+        return x.grad, name
+
+    same_scenario(scenario)
+
+
+def test_view_of_nonleaf_written_in_place():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0, 3.0, 4.0])
+        y = x.clone()
+        v = y[:2]
+        v.mul_(3)
+        (y * y).sum().backward()
+        return x.grad
+
+    same_scenario(scenario)
+
+
+# --- graph freeing ----------------------------------------------------------------------------
+
+def test_graph_is_freed_without_cycles():
+    x = pyaten.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).exp()
+    node = weakref.ref(y.grad_fn)
+    y.sum().backward()
+    del y
+    gc.disable()
+    try:
+        assert node() is None
+    finally:
+        gc.enable()
+
+
+def test_saved_tensors_released_after_backward():
+    x = pyaten.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    saved = weakref.ref(h)
+    y = (h * h).sum()  # MulBackward saves h
+    del h
+    assert saved() is not None
+    y.backward()
+    assert saved() is None
+
+
+def test_gradcheck_accepts_right_and_rejects_wrong():
+    x = pyaten.tensor(np.array([0.3, -0.7]), requires_grad=True)
+    assert pyaten.autograd.gradcheck(lambda t: (t * t).exp(), [x])
+    assert pyaten.autograd.gradgradcheck(lambda t: (t * t * t).sum(), [x])
+
+    class Wrong(pyaten.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    assert not pyaten.autograd.gradcheck(Wrong.apply, [x], raise_exception=False)
