@@ -5,6 +5,7 @@ How to use it and how to add a derivative: docs/autograd.md.
 
 from pyaten.autograd import loader as _loader
 from pyaten.autograd.engine import backward, grad
+from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
 from pyaten.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -13,7 +14,6 @@ from pyaten.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
 from pyaten.autograd.gradcheck import gradcheck, gradgradcheck
 from pyaten.autograd.graph import Node
 from pyaten.autograd.tensor_methods import attach as _attach
