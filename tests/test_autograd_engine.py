@@ -342,3 +342,40 @@ def test_gradcheck_accepts_right_and_rejects_wrong():
             return g * 3
 
     assert not pyaten.autograd.gradcheck(Wrong.apply, [x], raise_exception=False)
+
+
+# --- forward mode ----------------------------------------------------------------------------
+
+def test_forward_mode_dual_tensors():
+    def scenario(m):
+        fw = m.autograd.forward_ad
+        x = m.tensor([0.5, 1.0], dtype=m.float64)
+        v = m.tensor([1.0, 2.0], dtype=m.float64)
+        with fw.dual_level():
+            d = fw.make_dual(x, v)
+            y = (d * d).exp().sum()
+            z = x.clone()
+            z.mul_(d)
+            primal, tangent = fw.unpack_dual(y)
+            out = (primal, tangent, fw.unpack_dual(z).tangent, fw.unpack_dual(x).tangent is None)
+        return out + (fw.unpack_dual(d).tangent is None,)
+
+    same_scenario(scenario)
+
+
+def test_forward_mode_agrees_with_backward_mode():
+    rng = np.random.default_rng(3)
+    a = pyaten.tensor(rng.standard_normal((3, 4)))
+    b = pyaten.tensor(rng.standard_normal((4, 2)))
+    u = pyaten.tensor(rng.standard_normal((3, 4)))
+    w = pyaten.tensor(rng.standard_normal((3, 2)))
+    fw = pyaten.autograd.forward_ad
+
+    def f(x):
+        return (x.mm(b) * 2 - x.sum(1, keepdim=True)).exp()
+
+    with fw.dual_level():
+        jvp = fw.unpack_dual(f(fw.make_dual(a, u))).tangent
+    x = a.clone().requires_grad_(True)
+    (vjp,) = pyaten.autograd.grad(f(x), x, w)
+    np.testing.assert_allclose((jvp * w).sum().item(), (vjp * u).sum().item(), rtol=1e-10)

@@ -3,6 +3,7 @@
 How to use it and how to add a derivative: docs/autograd.md.
 """
 
+from pyaten.autograd import forward_ad
 from pyaten.autograd import loader as _loader
 from pyaten.autograd.engine import backward, grad
 from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
@@ -33,6 +34,7 @@ __all__ = [
     "Function",
     "FunctionCtx",
     "once_differentiable",
+    "forward_ad",
 ]
 
 _loader.load()

@@ -35,6 +35,9 @@ __all__ = [
     "list_mask",
     "original",
     "set_outputs",
+    "any_tangent",
+    "tangent",
+    "element_wise",
 ]
 
 
@@ -214,3 +217,30 @@ def set_outputs(node: Node, outputs: tuple, wanted: tuple, inputs: tuple) -> Non
             chosen.append(None)
     if any(t is not None for t in chosen):
         set_history(chosen, node)
+
+
+def any_tangent(tensors: Any) -> bool:
+    for t in tensors:
+        if t is not None and t._fw_grad is not None:
+            return True
+    return False
+
+
+def tangent(t: Tensor | None) -> Tensor | None:
+    """`t`'s tangent, zeros when it has none (None for an absent optional input)."""
+    if t is None:
+        return None
+    found = t._fw_grad
+    if found is not None:
+        return found
+    return t.detach().new_zeros(t.shape) if hasattr(t, "new_zeros") else None
+
+
+def element_wise(backward: Callable, t: Tensor | None) -> Tensor | None:
+    """The forward tangent of an element-wise op from its backward formula (PyTorch's
+    auto_element_wise): the formula applied to the tangent, conjugated around for complex."""
+    if t is None:
+        return None
+    if t.is_complex():
+        return backward(t.conj()).conj()
+    return backward(t)

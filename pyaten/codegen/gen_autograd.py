@@ -250,6 +250,71 @@ def _node_class(e: _Entry) -> list[str]:
     return lines + ["", ""]
 
 
+def _forward_fn(e: _Entry) -> list[str]:
+    """`fw_<Node>(args..., outs)`: the outputs' tangents from the `result:` formulas."""
+    params = _params(e.schema)
+    name = f"fw_{e.class_name}"
+    lines = [f"def {name}({', '.join(params + ['outs'])}):"]
+    forward = [f for f in e.entry.result if not f.is_non_differentiable]
+    if not forward:
+        lines += [
+            "    raise NotImplementedError(",
+            f"        \"Trying to use forward AD with {e.schema.name.name} that does not support "
+            "it because it has not been implemented yet.\")",
+            "",
+            "",
+        ]
+        return lines
+    # The formulas run on primals: no tangents of tangents (one level, as PyTorch's default).
+    lines += ["    level = FW[0]", "    FW[0] = -1", "    try:"]
+    body_start = len(lines)
+    for a in e.inputs:
+        local = _local(a.name)
+        if _is_tensor_list(a):
+            lines.append(f"    {local}_t = [tangent(t) for t in {local}]")
+        else:
+            lines.append(f"    {local}_t = tangent({local})")
+    returns = [r.name for r in e.schema.returns]
+    for i, local in enumerate(e.result_names):
+        lines.append(f"    {local} = outs[{i}]")
+        if returns[i] and returns[i] != local:
+            lines.append(f"    {returns[i]} = outs[{i}]")
+    for f in forward:
+        for out_name in f.names:
+            if out_name in e.result_names:
+                index = e.result_names.index(out_name)
+            elif out_name in returns:
+                index = returns.index(out_name)
+            else:
+                continue
+            text = " ".join(f.formula.split())
+            if text == "auto_element_wise":
+                terms = [
+                    f"element_wise(lambda grad: ({' '.join(g.formula.split())}), "
+                    f"{_local(g.names[0])}_t)"
+                    for g in e.formulas
+                    if len(g.names) == 1 and any(a.name == g.names[0] for a in e.inputs)
+                    and not _is_tensor_list(e.args[g.names[0]])
+                ]
+                expr = " + ".join(terms) if terms else "None"
+            elif text == "auto_linear":
+                handle = e.schema.name.overload or "default"
+                call_args = [
+                    (f"{a.name}=" if a.kwarg_only else "")
+                    + (f"{_local(a.name)}_t" if any(a is d for d in e.inputs) else _local(a.name))
+                    for a in e.schema.arguments
+                ]
+                expr = f"aten.{e.schema.name.name}.{handle}({', '.join(call_args)})"
+                if len(e.result_names) > 1:
+                    expr += f"[{index}]"
+            else:
+                expr = text
+            lines.append(f"    set_tangent(outs[{index}], {expr})")
+    lines[body_start:] = ["    " + line for line in lines[body_start:]]
+    lines += ["    finally:", "        FW[0] = level"]
+    return lines + ["", ""]
+
+
 def _params(schema: FunctionSchema) -> list[str]:
     return [_local(a.name) for a in schema.arguments]
 
@@ -265,6 +330,19 @@ def _requires_expr(args: Sequence[Argument]) -> str:
         else:
             parts.append(f"{local}._requires_grad")
     return " or ".join(parts) if parts else "False"
+
+
+def _tangent_expr(args: Sequence[Argument]) -> str:
+    parts = []
+    for a in args:
+        local = _local(a.name)
+        if _is_tensor_list(a):
+            parts.append(f"any_tangent({local})")
+        elif a.type.is_optional():
+            parts.append(f"({local} is not None and {local}._fw_grad is not None)")
+        else:
+            parts.append(f"{local}._fw_grad is not None")
+    return "(" + (" or ".join(parts) if parts else "False") + ")"
 
 
 def _edges_lines(e: _Entry) -> list[str]:
@@ -323,9 +401,15 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     name = _kernel_name(schema)
     params = _params(schema)
     call = ", ".join(params)
+    tangents = _tangent_expr(e.inputs)
+    outs_expr = "(out,)" if len(schema.returns) == 1 else "tuple(out)"
     lines = [
         f"def {name}(below, {call}):" if params else f"def {name}(below):",
         f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
+        f"        if FW[0] != -1 and {tangents}:",
+        f"            out = below({call})",
+        f"            fw_{e.class_name}({call}, {outs_expr})",
+        "            return out",
         f"        return below({call})",
         f"    node = {e.class_name}()",
         *_edges_lines(e),
@@ -342,6 +426,8 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     lines.append(f"    set_outputs(node, outs, {e.out_diff!r}, {inputs_tuple})")
     for i, local in e.saved_results():
         lines.append(f"    node.r_{local} = SavedTensor(outs[{i}], True)")
+    lines.append(f"    if FW[0] != -1 and {tangents}:")
+    lines.append(f"        fw_{e.class_name}({call}, outs)")
     lines.append("    return out")
     lines.append(f"{name}.below_mask = AFTER_AUTOGRAD")
     return lines + ["", ""]
@@ -352,10 +438,20 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     name = _kernel_name(schema)
     params = _params(schema)
     call = ", ".join(params)
+    tangents = _tangent_expr(e.inputs)
+    fw_call = ", ".join(["before" if p == "self" else p for p in params])
     lines = [
         f"def {name}(below, {call}):",
+        f"    if FW[0] != -1 and {tangents}:",
+        "        before = original(self)",
+        "        before._fw_grad = self._fw_grad",
+        "    else:",
+        "        before = None",
         f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
-        f"        return below({call})",
+        f"        out = below({call})",
+        "        if before is not None:",
+        f"            fw_{e.class_name}({fw_call}, (self,))",
+        "        return out",
         "    check_inplace(self)",
         f"    node = {e.class_name}()",
         *_edges_lines(e),
@@ -365,6 +461,8 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     ]
     for _, local in e.saved_results():
         lines.append(f"    node.r_{local} = SavedTensor(self, True)")
+    lines.append("    if before is not None:")
+    lines.append(f"        fw_{e.class_name}({fw_call}, (self,))")
     lines.append("    return out")
     lines.append(f"{name}.below_mask = AFTER_AUTOGRAD")
     return lines + ["", ""]
@@ -399,6 +497,10 @@ def _not_implemented_kernel(f: NativeFunction) -> list[str]:
     inplace = schema.kind is SchemaKind.inplace
     lines = [
         f"def {name}(below, {call}):",
+        f"    if FW[0] != -1 and {_tangent_expr(tensors)}:",
+        "        raise NotImplementedError(",
+        f"            \"Trying to use forward AD with {schema.name.name} that does not support "
+        "it because it has not been implemented yet.\")",
         f"    if not (GRAD.enabled and ({_requires_expr(tensors)})):",
         f"        return below({call})",
     ]
@@ -419,9 +521,11 @@ _HEADER = '''"""Generated by pyaten.codegen.gen_autograd from {path}; do not edi
 # ruff: noqa
 from pyaten.autograd.graph import Node, SavedTensor, TensorGeometry, gradient_edge
 from pyaten.autograd.grad_mode import GRAD
+from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.runtime import (
-    AFTER_AUTOGRAD, any_requires_grad, check_inplace, list_mask, original,
-    raise_out_requires_grad, rebase_history, record_not_implemented, run_below, set_outputs,
+    AFTER_AUTOGRAD, any_requires_grad, any_tangent, check_inplace, element_wise, list_mask,
+    original, raise_out_requires_grad, rebase_history, record_not_implemented, run_below,
+    set_outputs, tangent,
 )
 from pyaten.autograd.formulas import *
 
@@ -445,6 +549,7 @@ def generate(
     for entry in entries:
         e = _Entry(entry, names[id(entry)])
         lines += _node_class(e)
+        lines += _forward_fn(e)
         group = by_signature.get(str(entry.schema.functional_signature()), [])
         if entry.function is not None and entry.function not in group:
             group = [entry.function, *group]
