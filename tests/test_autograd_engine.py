@@ -379,3 +379,60 @@ def test_forward_mode_agrees_with_backward_mode():
     x = a.clone().requires_grad_(True)
     (vjp,) = pyaten.autograd.grad(f(x), x, w)
     np.testing.assert_allclose((jvp * w).sum().item(), (vjp * u).sum().item(), rtol=1e-10)
+
+
+# --- autograd.functional -------------------------------------------------------------------
+
+@pytest.mark.parametrize("what", ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"])
+def test_functional_matches_torch(what):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 3))
+    b = rng.standard_normal((2, 3))
+
+    def scenario(m):
+        x = m.tensor(a)
+        v = m.tensor(b)
+        F = m.autograd.functional
+
+        def f(t):
+            return (t * t).exp() * 0.1 + t
+
+        def scalar(t):
+            return (t * t * t).sum()
+
+        if what == "vjp":
+            return F.vjp(f, x, v)
+        if what == "jvp":
+            return F.jvp(f, x, v)
+        if what == "jacobian":
+            return F.jacobian(f, x)
+        if what == "hessian":
+            return F.hessian(scalar, x)
+        return getattr(F, what)(scalar, x, v)
+
+    same_scenario(scenario)
+
+
+def test_register_autograd_for_a_library_operator():
+    from pyaten.library import Library
+
+    def kernel(x):
+        return pyaten.from_numpy(np.sin(x.detach().numpy()))
+
+    def setup(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.cos()
+
+    with Library("autograd_test", "DEF") as lib:
+        lib.define("mysin(Tensor x) -> Tensor")
+        lib.impl("mysin", kernel, "CPU")
+        pyaten.library.register_autograd("autograd_test::mysin", backward,
+                                         setup_context=setup, lib=lib)
+        x = pyaten.tensor([0.5, 1.0], dtype=pyaten.float64, requires_grad=True)
+        y = pyaten.ops.autograd_test.mysin(x)
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.cos([0.5, 1.0]))
+        assert y.grad_fn.name() == "mysinBackward"

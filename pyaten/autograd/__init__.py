@@ -3,7 +3,7 @@
 How to use it and how to add a derivative: docs/autograd.md.
 """
 
-from pyaten.autograd import forward_ad
+from pyaten.autograd import forward_ad, functional
 from pyaten.autograd import loader as _loader
 from pyaten.autograd.engine import backward, grad
 from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
@@ -35,7 +35,15 @@ __all__ = [
     "FunctionCtx",
     "once_differentiable",
     "forward_ad",
+    "functional",
 ]
 
 _loader.load()
 _attach()
+
+# `pyaten.library.register_autograd`: the Library's entry point for a backward lives here,
+# above the dispatcher it registers into.
+import pyaten.library as _library  # noqa: E402
+from pyaten.autograd.library import register_autograd as _register_autograd  # noqa: E402
+
+_library.register_autograd = _register_autograd
