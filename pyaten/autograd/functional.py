@@ -124,7 +124,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
     """The Jacobian of `func` at `inputs` (nested tuples for several inputs/outputs)."""
-    import pyaten
+    from pyaten.native.ops_handles import aten
 
     ins, ins_tuple = _tuple(inputs)
     _check_tensors(ins, "inputs", "jacobian")
@@ -145,7 +145,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
             per_input = []
             for j, t in enumerate(leaves):
                 if rows[j]:
-                    stacked = pyaten.cat([r.reshape(1, -1) for r in rows[j]])
+                    stacked = aten.cat.default([r.reshape(1, -1) for r in rows[j]])
                     block = stacked.reshape(tuple(out.shape) + tuple(t.shape))
                 else:
                     block = t.detach().new_zeros(tuple(out.shape) + tuple(t.shape))
