@@ -268,6 +268,9 @@ def _forward_fn(e: _Entry) -> list[str]:
     # The formulas run on primals: no tangents of tangents (one level, as PyTorch's default).
     lines += ["    level = FW[0]", "    FW[0] = -1", "    try:"]
     body_start = len(lines)
+    for a in e.schema.arguments:
+        if _is_tensor(a) or _is_tensor_list(a):
+            lines.append(f"    {_local(a.name)}_p = {_local(a.name)}")  # PyTorch's primal name
     for a in e.inputs:
         local = _local(a.name)
         if _is_tensor_list(a):
