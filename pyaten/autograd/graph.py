@@ -36,7 +36,7 @@ __all__ = [
     "grad_accumulator",
 ]
 
-_NO_EDGE = (None, 0)
+NO_EDGE = _NO_EDGE = (None, 0)
 _SEQUENCE = itertools.count()
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
@@ -54,6 +54,7 @@ class Node:
         "_retains_grad",
         "_metadata",
         "_released",
+        "_counts",
         "__weakref__",
     )
 
@@ -67,12 +68,26 @@ class Node:
         self._retains_grad: dict[int, Any] | None = None
         self._metadata: dict | None = None
         self._released = False
+        self._counts: tuple[int, ...] | None = None
+
+    def input_mask(self) -> tuple[bool, ...]:
+        """Per differentiable input of the call, whether its gradient is wanted."""
+        edges = self.next_functions
+        counts = self._counts
+        if counts is None:
+            return tuple([edge[0] is not None for edge in edges])
+        mask = []
+        i = 0
+        for n in counts:
+            mask.append(any(edge[0] is not None for edge in edges[i : i + n]))
+            i += n
+        return tuple(mask)
 
     def name(self) -> str:
         return type(self).__name__
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def _sequence_number(self) -> int:
         return self._sequence_nr
@@ -155,6 +170,9 @@ class AccumulateGrad(Node):
     """The sink of a leaf that requires grad: adds arriving gradients into `variable.grad`."""
 
     __slots__ = ("variable",)
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name, as its name() reports
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()

@@ -32,7 +32,6 @@ __all__ = [
     "NotImplementedBackward",
     "record_not_implemented",
     "any_requires_grad",
-    "list_mask",
     "original",
     "set_outputs",
     "any_tangent",
@@ -99,6 +98,9 @@ class CopySlices(Node):
     """The base's node after an in-place write through one of its views."""
 
     __slots__ = ("base_sizes", "base_strides", "view", "fn")
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"  # PyTorch's C++ name, as its name() reports
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
         super().__init__()
@@ -180,16 +182,6 @@ def any_requires_grad(tensors: Any) -> bool:
         if t is not None and t._requires_grad:
             return True
     return False
-
-
-def list_mask(edges: tuple, counts: tuple) -> tuple:
-    """Per differentiable input, whether any of its edges leads anywhere."""
-    mask = []
-    i = 0
-    for n in counts:
-        mask.append(any(edge[0] is not None for edge in edges[i : i + n]))
-        i += n
-    return tuple(mask)
 
 
 def original(t: Tensor) -> Tensor:
