@@ -26,13 +26,28 @@ from pyaten.native.kernels.copy import attach_tensor_conversions as _attach_conv
 
 _attach_conversions()
 
+# --- Tensor.type and Tensor.chalf, bound by hand as in PyTorch (kernels/convert.py)
+from pyaten.native.kernels.convert import attach_conversions as _attach_type  # noqa: E402
+
+_attach_type()
+
 # --- torch.functional's Python forms: meshgrid(*tensors, indexing=), atleast_1d(a, b), ...
 from pyaten.functional import install as _install_functional  # noqa: E402
 
 _install_functional(globals())
 
+# --- hand-bound forms: unique(dim=, return_inverse=...), unique_consecutive, nonzero(as_tuple=)
+from pyaten.native.kernels.sorting import attach_python_forms as _attach_sorting  # noqa: E402
+
+_attach_sorting(globals())
+
 # --- autograd: kernels from derivatives.yaml, the engine, grad mode (docs/autograd.md)
 import pyaten.autograd as autograd  # noqa: E402,F401
+from pyaten.autograd.anomaly_mode import (  # noqa: E402,F401
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from pyaten.autograd.grad_mode import (  # noqa: E402,F401
     enable_grad,
     inference_mode,
@@ -49,8 +64,10 @@ import pyaten.fft as fft  # noqa: E402,F401
 # einsum, tensordot, chain_matmul and norm wrappers in place of their bare bindings
 import pyaten.linalg as linalg  # noqa: E402,F401
 from pyaten.linalg_functional import TOP_LEVEL as _LINALG_TOP_LEVEL  # noqa: E402
+from pyaten.linalg_functional import tensor_norm as _tensor_norm  # noqa: E402
 
 globals().update(_LINALG_TOP_LEVEL)
+Tensor.norm = _tensor_norm  # noqa: F405 - torch's Tensor.norm is Python over torch.norm
 
 # --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
 import pyaten.special as special  # noqa: E402,F401

@@ -436,3 +436,14 @@ def test_register_autograd_for_a_library_operator():
         y.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), np.cos([0.5, 1.0]))
         assert y.grad_fn.name() == "mysinBackward"
+
+
+def test_anomaly_mode_names_the_node_returning_nan():
+    def scenario(m):
+        x = m.tensor([0.0, 1.0], dtype=m.float64, requires_grad=True)
+        with m.autograd.detect_anomaly():
+            y = x.sqrt() * 0
+            y.sum().backward()
+
+    same_error(lambda: scenario(pyaten), lambda: scenario(torch))
+    assert pyaten.is_anomaly_enabled() is False and pyaten.is_anomaly_check_nan_enabled()

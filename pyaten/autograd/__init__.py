@@ -4,6 +4,12 @@ How to use it and how to add a derivative: docs/autograd.md.
 """
 
 from pyaten.autograd import forward_ad, functional
+from pyaten.autograd.anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from pyaten.autograd import loader as _loader
 from pyaten.autograd.engine import backward, grad
 from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
@@ -36,6 +42,10 @@ __all__ = [
     "once_differentiable",
     "forward_ad",
     "functional",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
 ]
 
 _loader.load()

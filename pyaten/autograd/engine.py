@@ -20,6 +20,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from pyaten.autograd.anomaly_mode import ANOMALY, check_outputs
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad, Node, gradient_edge
 from pyaten.core.size import Size
@@ -291,6 +292,8 @@ def _call(node: Node, grads: list, keep_graph: bool) -> Sequence[Any]:
                 outputs = new
     if not keep_graph:
         node.release_variables()
+    if ANOMALY[0] and ANOMALY[1]:
+        check_outputs(node, outputs)
     if len(outputs) != len(node.next_functions):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients (expected "
