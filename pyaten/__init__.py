@@ -43,6 +43,13 @@ _attach_sorting(globals())
 
 # --- autograd: kernels from derivatives.yaml, the engine, grad mode (docs/autograd.md)
 import pyaten.autograd as autograd  # noqa: E402,F401
+
+# --- torch.fft's functions: `pyaten.fft.rfft` (docs/fft.md)
+import pyaten.fft as fft  # noqa: E402,F401
+
+# --- torch.linalg's functions: `pyaten.linalg.inv` (docs/linalg.md); torch.functional's
+# einsum, tensordot, chain_matmul and norm wrappers in place of their bare bindings
+import pyaten.linalg as linalg  # noqa: E402,F401
 from pyaten.autograd.anomaly_mode import (  # noqa: E402,F401
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
@@ -56,13 +63,6 @@ from pyaten.autograd.grad_mode import (  # noqa: E402,F401
     no_grad,
     set_grad_enabled,
 )
-
-# --- torch.fft's functions: `pyaten.fft.rfft` (docs/fft.md)
-import pyaten.fft as fft  # noqa: E402,F401
-
-# --- torch.linalg's functions: `pyaten.linalg.inv` (docs/linalg.md); torch.functional's
-# einsum, tensordot, chain_matmul and norm wrappers in place of their bare bindings
-import pyaten.linalg as linalg  # noqa: E402,F401
 from pyaten.linalg_functional import TOP_LEVEL as _LINALG_TOP_LEVEL  # noqa: E402
 from pyaten.linalg_functional import tensor_norm as _tensor_norm  # noqa: E402
 

@@ -4,13 +4,13 @@ How to use it and how to add a derivative: docs/autograd.md.
 """
 
 from pyaten.autograd import forward_ad, functional
+from pyaten.autograd import loader as _loader
 from pyaten.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from pyaten.autograd import loader as _loader
 from pyaten.autograd.engine import backward, grad
 from pyaten.autograd.function import Function, FunctionCtx, once_differentiable
 from pyaten.autograd.grad_mode import (
