@@ -49,7 +49,9 @@ def generated_source() -> str:
 
     records = load_native_functions(str(native_loader.NATIVE_YAML))
     entries = load_derivatives(str(DERIVATIVES_YAML), records)
-    return generate(entries, records, "pyaten/autograd/derivatives.yaml").source
+    return generate(
+        entries, records, "pyaten/autograd/derivatives.yaml", "pyaten/native/native_functions.yaml"
+    ).source
 
 
 def load() -> ModuleType:
@@ -66,14 +68,12 @@ def load() -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         key = parse_dispatch_key("Autograd")
-        site = "pyaten/autograd/derivatives.yaml"
         with dispatch_registry.batch():
-            for operator, kernel in module.REGISTRATIONS:
+            for operator, kernel, site in module.REGISTRATIONS:
                 if dispatch_registry.get_operator(operator) is None:
                     continue
                 HANDLES.append(dispatch_registry.register_kernel(
-                    operator, key, getattr(module, kernel),
-                    debug=f"autograd kernel {kernel} (from {site})",
+                    operator, key, getattr(module, kernel), debug=f"registered at {site}",
                 ))
         _LOADED = module
         return module

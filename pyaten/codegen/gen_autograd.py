@@ -45,7 +45,7 @@ _GEOMETRY = frozenset(
 @dataclass(frozen=True)
 class GeneratedAutograd:
     source: str
-    registrations: tuple[tuple[str, str], ...]  # (qualified operator, kernel name)
+    registrations: tuple[tuple[str, str, str], ...]  # (qualified operator, kernel, site)
 
 
 def _camel(name: str) -> str:
@@ -556,6 +556,7 @@ def generate(
     entries: Sequence[DerivativeEntry],
     records: Sequence[NativeFunction],
     display_path: str = "derivatives.yaml",
+    native_path: str = "native_functions.yaml",
 ) -> GeneratedAutograd:
     """The module text and the (operator, kernel) pairs to register at `Autograd`."""
     names = node_names(entries)
@@ -563,7 +564,7 @@ def generate(
     for f in records:
         by_signature.setdefault(str(f.func.functional_signature()), []).append(f)
     lines = [_HEADER.format(path=display_path)]
-    registrations: list[tuple[str, str]] = []
+    registrations: list[tuple[str, str, str]] = []
     covered: set[str] = set()
     for entry in entries:
         e = _Entry(entry, names[id(entry)])
@@ -588,7 +589,9 @@ def generate(
                 continue
             covered.add(qualified)
             lines += body
-            registrations.append((qualified, _kernel_name(f.func)))
+            registrations.append(
+                (qualified, _kernel_name(f.func), f"{display_path}:{entry.loc.line}")
+            )
     for f in records:
         qualified = _qualified(f.func)
         if qualified in covered or f.has_composite_implicit_autograd_kernel:
@@ -601,6 +604,8 @@ def generate(
             lines += _out_kernel(f, tensors)
         else:
             lines += _not_implemented_kernel(f)
-        registrations.append((qualified, _kernel_name(f.func)))
+        registrations.append(
+            (qualified, _kernel_name(f.func), f"{native_path}:{f.loc.line} (no derivatives entry)")
+        )
     lines.append(f"REGISTRATIONS = {tuple(registrations)!r}")
     return GeneratedAutograd("\n".join(lines) + "\n", tuple(registrations))
