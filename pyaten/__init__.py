@@ -37,7 +37,7 @@ from pyaten.functional import install as _install_functional  # noqa: E402
 _install_functional(globals())
 
 # --- hand-bound forms: unique(dim=, return_inverse=...), unique_consecutive, nonzero(as_tuple=)
-from pyaten.native.kernels.sorting import attach_python_forms as _attach_sorting  # noqa: E402
+from pyaten.native.kernels.counting import attach_python_forms as _attach_sorting  # noqa: E402
 
 _attach_sorting(globals())
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from _helpers import from_torch, run_both, to_numpy
+from _helpers import from_torch, run_both, to_numpy, to_pyaten
 
 import pyaten
 
@@ -111,6 +111,8 @@ def check_grads(call_ours: Callable, call_theirs: Callable, inputs: Sequence[tor
         return
     rng = np.random.default_rng(7)
     w = [rng.standard_normal(tuple(g_t[i].shape)) for _, i in pairs_t]
+    w = [x + 1j * rng.standard_normal(x.shape) if g_t[i].is_complex() else x
+         for x, (_, i) in zip(w, pairs_t)]
     gg_t = torch.autograd.grad([g_t[i] for _, i in pairs_t], in_t,
                                [torch.from_numpy(x) for x in w], allow_unused=True)
     live = [(g_o[i], x) for (_, i), x in zip(pairs_t, w)
@@ -160,13 +162,17 @@ def opinfo_grad_cases(surface, not_yet=None):
     return cases
 
 
-def _substitute(value, mapping):
+def _substitute(value, mapping, ours=False):
+    """`value` with its tensors replaced from `mapping` (by id); `ours`: torch dtypes become
+    pyaten's too (a sample's `dtype=` keyword)."""
     if isinstance(value, torch.Tensor):
         return mapping.get(id(value), value)
+    if ours and isinstance(value, torch.dtype):
+        return to_pyaten(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(_substitute(v, mapping) for v in value)
+        return type(value)(_substitute(v, mapping, ours) for v in value)
     if isinstance(value, dict):
-        return {k: _substitute(v, mapping) for k, v in value.items()}
+        return {k: _substitute(v, mapping, ours) for k, v in value.items()}
     return value
 
 
@@ -209,7 +215,7 @@ def run_grad_sample(info, sample, second_order: bool, gradcheck: bool) -> None:
             o.requires_grad_(True)
         fresh_o[id(t)] = o
     theirs_args = _substitute(structure, {**plain_t, **fresh_t})
-    ours_args = _substitute(structure, fresh_o)
+    ours_args = _substitute(structure, fresh_o, ours=True)
     fn = _pyaten_callable(info)
 
     def call_ours():
@@ -257,7 +263,7 @@ def run_grad_sample(info, sample, second_order: bool, gradcheck: bool) -> None:
             mapping = {id(t): x for t, x in zip(leaves_t, xs)}
             for t in all_tensors:
                 mapping.setdefault(id(t), fresh_o[id(t)])
-            inp, args, kwargs = _substitute(structure, mapping)
+            inp, args, kwargs = _substitute(structure, mapping, ours=True)
             return fn(inp, *args, **kwargs)
 
         points = [fresh_o[id(t)].detach().clone().requires_grad_(True) for t in leaves_t]

@@ -135,7 +135,7 @@ def to_numpy(x: Any) -> np.ndarray:
         x = x.detach().resolve_conj().resolve_neg().cpu()
         if x.dtype == torch.bfloat16:
             return x.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-        return x.numpy()
+        return x.numpy(force=True)  # force: torch's gradients may be ZeroTensors
     if isinstance(x, pyaten.Tensor):
         return x.numpy(force=True)
     return np.asarray(x)

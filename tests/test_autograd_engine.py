@@ -149,14 +149,13 @@ def test_saved_leaf_modified_under_no_grad():
 
 
 def test_missing_derivative_raises_at_backward():
-    x = pyaten.tensor([1.0, 2.0], requires_grad=True)
-    entry = [op for op in ("nextafter",) if hasattr(pyaten, op)]
-    assert entry
-    from pyaten.autograd.runtime import NotImplementedBackward
+    from pyaten.autograd.runtime import record_not_implemented
 
-    node = NotImplementedBackward("aten::foo")
-    with pytest.raises(NotImplementedError, match="the derivative for 'aten::foo' is not"):
-        node.apply((x,))
+    x = pyaten.tensor([1.0, 2.0], requires_grad=True)
+    y = record_not_implemented("aten::foo", [x], x.detach() * 2)
+    assert y.grad_fn.name() == "NotImplemented" and y.requires_grad
+    with pytest.raises(RuntimeError, match="^derivative for aten::foo is not implemented$"):
+        y.sum().backward()
 
 
 # --- flags, names, graph structure ---------------------------------------------------------

@@ -296,8 +296,11 @@ def test_fast_paths_choose_what_the_parser_chooses(data):
     from pyaten.native.loader import load
 
     module = load().module
-    names = [("f", n) for n in module.FUNCTIONS if "rand" not in n and "empty" not in n]
-    names += [("m", n) for n in module.METHODS if "rand" not in n and "empty" not in n]
+    # samplers and uninitialised memory give different values on each call
+    unrepeatable = ("rand", "empty", "normal", "uniform", "bernoulli", "poisson", "multinomial",
+                    "cauchy", "exponential", "geometric")
+    names = [("f", n) for n in module.FUNCTIONS if not any(u in n for u in unrepeatable)]
+    names += [("m", n) for n in module.METHODS if not any(u in n for u in unrepeatable)]
     kind, name = data.draw(st.sampled_from(sorted(names)))
     pool = _fast_vs_parser_pool()
     codes = data.draw(st.lists(st.sampled_from(sorted(pool)), max_size=3))

@@ -252,3 +252,181 @@ def test_factory_out_forms(fn, start):
         got = fn(pyaten, out_p)
     assert got is out_p
     assert_same(got, expected, strides=True)
+
+
+# --- scalar_tensor, eye, linspace, logspace, tril/triu_indices (differential) ---------------
+
+from _helpers import assert_same_outcome  # noqa: E402
+
+ALL_DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128", "int64",
+              "int32", "int16", "int8", "uint8", "bool")
+
+SPACED = {
+    "linspace": lambda m, d: m.linspace(-2, 3, 7, dtype=d),
+    "linspace_int_args": lambda m, d: m.linspace(0, 10, 4, dtype=d),
+    "linspace_desc": lambda m, d: m.linspace(10, -3, 5, dtype=d),
+    "linspace_one": lambda m, d: m.linspace(3, 7, 1, dtype=d),
+    "linspace_zero": lambda m, d: m.linspace(3, 7, 0, dtype=d),
+    "linspace_tensors": lambda m, d: m.linspace(m.tensor(1.0), m.tensor(4.0), 4, dtype=d),
+    "linspace_tensor_scalar": lambda m, d: m.linspace(m.tensor(1), 4, 3, dtype=d),
+    "linspace_scalar_tensor": lambda m, d: m.linspace(1, m.tensor(4.0), 3, dtype=d),
+    "logspace": lambda m, d: m.logspace(0, 2, 5, dtype=d),
+    "logspace_base2": lambda m, d: m.logspace(0, 6, 7, base=2, dtype=d),
+    "logspace_neg": lambda m, d: m.logspace(2, -1, 4, 3.0, dtype=d),
+    "logspace_tensors": lambda m, d: m.logspace(m.tensor(0.0), m.tensor(1.0), 3, dtype=d),
+    "eye": lambda m, d: m.eye(3, dtype=d),
+    "eye_m": lambda m, d: m.eye(2, 4, dtype=d),
+    "eye_empty": lambda m, d: m.eye(0, 3, dtype=d),
+    "scalar_tensor": lambda m, d: m.scalar_tensor(2.5, dtype=d),
+    "scalar_tensor_bool": lambda m, d: m.scalar_tensor(True, dtype=d),
+    "tril_indices": lambda m, d: m.tril_indices(4, 3, 1, dtype=d),
+    "triu_indices": lambda m, d: m.triu_indices(3, 5, -1, dtype=d),
+    "zeros": lambda m, d: m.zeros(2, 3, dtype=d),
+    "full": lambda m, d: m.full((2,), 1, dtype=d),
+}
+
+
+@pytest.mark.parametrize("dtype", (None,) + ALL_DTYPES)
+@pytest.mark.parametrize("name", sorted(SPACED))
+def test_new_factories_match_torch(name, dtype):
+    fn = SPACED[name]
+    # float16/bfloat16 linspace: ATen's vectorised and scalar loops round differently (1 ulp)
+    rtol = {"float16": 2e-3, "bfloat16": 1e-2}.get(dtype, 1e-5)
+    assert_same_outcome(
+        lambda: fn(pyaten, None if dtype is None else getattr(pyaten, dtype)),
+        lambda: fn(torch, None if dtype is None else getattr(torch, dtype)),
+        rtol=rtol, atol=1e-6, strides=True,
+    )
+
+
+META_CALLS = {
+    "linspace": lambda m: m.linspace(-2, 3, 7, device="meta"),
+    "linspace_int": lambda m: m.linspace(0, 10, 4, dtype=m.int64, device="meta"),
+    "logspace": lambda m: m.logspace(0, 2, 5, base=2, device="meta"),
+    "eye": lambda m: m.eye(3, device="meta"),
+    "eye_m": lambda m: m.eye(2, 4, dtype=m.bool, device="meta"),
+    "scalar_tensor": lambda m: m.scalar_tensor(2.5, device="meta"),
+    "tril_indices": lambda m: m.tril_indices(4, 3, 1, device="meta"),
+    "triu_indices": lambda m: m.triu_indices(3, 5, -1, dtype=m.int32, device="meta"),
+    "eye_out": lambda m: m.eye(3, out=m.empty(0, device="meta")),
+    "linspace_out": lambda m: m.linspace(0, 1, 5, out=m.empty(0, device="meta")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_CALLS))
+def test_new_factories_on_meta(name):
+    fn = META_CALLS[name]
+    assert_same_outcome(lambda: fn(pyaten), lambda: fn(torch), strides=True)
+
+
+FACTORY_CALLS = {
+    "linspace_complex": lambda m: m.linspace(0, 1 + 1j, 3),
+    "logspace_complex": lambda m: m.logspace(0, 1j, 3),
+    "linspace_out": lambda m: m.linspace(0, 5, 3, out=m.empty(0, dtype=m.int32)),
+    "linspace_out_resize": lambda m: m.linspace(0, 5, 4, out=m.empty(2)),
+    "linspace_tensor_out": lambda m: m.linspace(m.tensor(0.0), m.tensor(1.0), 3, out=m.empty(0)),
+    "logspace_out": lambda m: m.logspace(0, 3, 4, 2, out=m.empty(0, dtype=m.int64)),
+    "eye_out": lambda m: m.eye(3, out=m.empty(0, dtype=m.int8)),
+    "eye_m_out": lambda m: m.eye(2, 3, out=m.empty(5, 5)),
+    "scalar_tensor_out": lambda m: m.ops.aten.scalar_tensor.out(3, out=m.empty(0, dtype=m.int32)),
+    "tril_out": lambda m: m.ops.aten.tril_indices.out(3, 3, out=m.empty(0, dtype=m.int64)),
+    "linspace_neg_steps": lambda m: m.linspace(0, 1, -1),
+    "logspace_neg_steps": lambda m: m.logspace(0, 1, -1),
+    "linspace_1d_tensor": lambda m: m.linspace(m.tensor([0.0]), m.tensor(1.0), 3),
+    "eye_neg": lambda m: m.eye(-1),
+    "eye_m_neg": lambda m: m.eye(2, -1),
+    "eye_chalf": lambda m: m.eye(2, dtype=m.chalf),
+    "tril_neg_row": lambda m: m.tril_indices(-1, 3),
+    "triu_neg_col": lambda m: m.triu_indices(3, -3),
+    "tril_big_offset": lambda m: m.tril_indices(3, 3, 10),
+    "triu_big_offset": lambda m: m.triu_indices(3, 3, -10),
+    "tril_empty": lambda m: m.tril_indices(0, 3),
+    "scalar_tensor_int_requires_grad": lambda m: m.scalar_tensor(3, dtype=m.int64,
+                                                                 requires_grad=True),
+    "full_int_requires_grad": lambda m: m.full((2,), 3, requires_grad=True),
+    "zeros_pin_memory": lambda m: m.zeros(2, pin_memory=True),
+    "empty_strided_pin_memory": lambda m: m.empty_strided((2,), (1,), pin_memory=True),
+    "zeros_layout": lambda m: m.zeros(2, layout=m.strided),
+    "zeros_out_dtype": lambda m: m.zeros(2, out=m.empty(0), dtype=m.float64),
+    "zeros_out_same_dtype": lambda m: m.zeros(2, out=m.empty(0), dtype=m.float32),
+    "zeros_out_device": lambda m: m.zeros(2, out=m.empty(0), device="meta"),
+    "full_out_dtype": lambda m: m.full((2,), 1, out=m.empty(0), dtype=m.int64),
+    "randint_out_dtype": lambda m: m.randint(3, (2,), out=m.empty(0, dtype=m.int64),
+                                             dtype=m.int32),
+    "linspace_out_dtype": lambda m: m.linspace(0, 1, 3, out=m.empty(0), dtype=m.float64),
+    "eye_out_dtype": lambda m: m.eye(2, out=m.empty(0), dtype=m.float64),
+    "zeros_cpu_index": lambda m: m.zeros(2, device="cpu:0"),
+    "zeros_size_kw": lambda m: m.zeros(size=(2, 3)),
+    "full_kw": lambda m: m.full(size=(2,), fill_value=3.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORY_CALLS))
+def test_factory_calls_match_torch(name):
+    fn = FACTORY_CALLS[name]
+    assert_same_outcome(lambda: fn(pyaten), lambda: fn(torch), rtol=1e-5, atol=1e-6)
+
+
+REQUIRES_GRAD = {
+    "scalar_tensor": lambda m: m.scalar_tensor(3, requires_grad=True),
+    "eye": lambda m: m.eye(2, requires_grad=True),
+    "linspace": lambda m: m.linspace(0, 1, 3, requires_grad=True),
+    "logspace": lambda m: m.logspace(0, 1, 3, requires_grad=True),
+    "empty_strided": lambda m: m.empty_strided((2,), (1,), requires_grad=True),
+    "zeros_like": lambda m: m.zeros_like(m.ones(2), requires_grad=True),
+    "full_like": lambda m: m.full_like(m.ones(2), 3.0, requires_grad=True),
+    "new_zeros": lambda m: m.ones(2).new_zeros(3, requires_grad=True),
+    "new_full": lambda m: m.ones(2).new_full((3,), 1.5, requires_grad=True),
+    "new_empty": lambda m: m.ones(2).new_empty(3, requires_grad=True),
+    "arange": lambda m: m.arange(3.0, requires_grad=True),
+    "randn": lambda m: m.randn(2, requires_grad=True),
+    "randperm": lambda m: m.randperm(3, dtype=m.float64, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRES_GRAD))
+def test_requires_grad_on_every_factory(name):
+    for m in (pyaten, torch):
+        t = REQUIRES_GRAD[name](m)
+        assert t.requires_grad and t.is_leaf and t.grad_fn is None and t._version == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    start=st.floats(-1e3, 1e3), end=st.floats(-1e3, 1e3), steps=st.integers(0, 40),
+    dtype=st.sampled_from(["float32", "float64", "int64", "int16"]),
+)
+def test_linspace_property(start, end, steps, dtype):
+    ours = pyaten.linspace(start, end, steps, dtype=getattr(pyaten, dtype))
+    theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype))
+    assert_same_outcome(lambda: ours, lambda: theirs, rtol=1e-5, atol=1e-3)
+
+
+# --- PyTorch's OpInfo samples for the deterministic factories --------------------------------
+
+import inspect  # noqa: E402
+
+from _helpers import opinfo_samples, sample_arguments  # noqa: E402
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+OPINFO_FACTORIES = ("linspace", "logspace", "eye", "scalar_tensor", "tril_indices",
+                    "triu_indices")
+OPINFO_CASES = [
+    pytest.param(info, dtype, id=f"{info.name}-{info.variant_test_name}-{dtype}")
+    for info in op_db if info.name in OPINFO_FACTORIES and not inspect.isfunction(info.op)
+    for dtype in (torch.float32, torch.int64, torch.float64)
+]
+
+
+@pytest.mark.parametrize("info,dtype", OPINFO_CASES)
+def test_factory_opinfo_samples(info, dtype):
+    for sample in opinfo_samples(info, dtype):
+        theirs, ours, kwargs = sample_arguments(sample)
+        assert_same_outcome(
+            lambda ours=ours, kwargs=kwargs: getattr(pyaten, info.name)(*ours, **kwargs),
+            lambda theirs=theirs, sample=sample: info.op(*theirs, **sample.kwargs),
+            rtol=1e-5, atol=1e-5, strides=True,
+        )

@@ -172,7 +172,7 @@ def execute(
     # 1. dependencies among the nodes that matter
     dependencies: dict[Node, int] = {}
     seen: set[Node] = set()
-    stack = [n for n in root_nodes if wanted is None or n in wanted]
+    stack = [n for n in dict.fromkeys(root_nodes) if wanted is None or n in wanted]
     seen.update(stack)
     while stack:
         node = stack.pop()

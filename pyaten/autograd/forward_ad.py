@@ -20,7 +20,8 @@ __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_d
 
 # FW[0] is the active level (-1: none); generated kernels read it on every call.
 FW = [-1]
-_DUALS: weakref.WeakSet = weakref.WeakSet()
+# The tensors holding a tangent, by id (a WeakSet would compare tensors with `==`).
+_DUALS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -38,7 +39,7 @@ def enter_dual_level() -> int:
 def exit_dual_level(*, level: int | None = None) -> None:
     if FW[0] == -1:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one.")
-    for t in list(_DUALS):
+    for t in list(_DUALS.values()):
         t._fw_grad = None
     _DUALS.clear()
     FW[0] = -1
@@ -58,7 +59,7 @@ def set_tangent(t: Tensor, tangent: Tensor | None) -> None:
     if tangent is None:
         return
     t._fw_grad = tangent
-    _DUALS.add(t)
+    _DUALS[id(t)] = t
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:

@@ -291,7 +291,7 @@ class SavedTensor:
 class TensorGeometry:
     """What a formula reads of a tensor it only asks the shape or dtype of (nothing saved)."""
 
-    __slots__ = ("shape", "dtype", "device", "_strides")
+    __slots__ = ("shape", "dtype", "device", "_strides", "_offset")
 
     def __init__(self, t: Tensor) -> None:
         from pyaten.core.size import Size
@@ -300,6 +300,10 @@ class TensorGeometry:
         self.dtype = t._dtype
         self.device = t._device
         self._strides = t._strides
+        self._offset = t._offset
+
+    def storage_offset(self) -> int:
+        return self._offset
 
     def size(self, dim: int | None = None) -> Any:
         return self.shape if dim is None else self.shape[dim]

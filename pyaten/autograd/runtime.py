@@ -162,7 +162,7 @@ class NotImplementedBackward(Node):
         return "NotImplemented"
 
     def apply(self, grads: tuple) -> tuple:
-        raise NotImplementedError(f"the derivative for '{self.op}' is not implemented.")
+        raise RuntimeError(f"derivative for {self.op} is not implemented")
 
 
 def record_not_implemented(op: str, inputs: list, outputs: Any, written: Any = None) -> Any:
@@ -185,13 +185,11 @@ def any_requires_grad(tensors: Any) -> bool:
 
 
 def original(t: Tensor) -> Tensor:
-    """A copy of `t` taken before an in-place write (for formulas that read the old value)."""
-    included, excluded = STATE.included, STATE.excluded
-    _set(included, excluded | AUTOGRAD_BITS)
-    try:
-        return t.clone()
-    finally:
-        _set(included, excluded)
+    """A copy of `t` taken before an in-place write (for formulas that read the old value).
+
+    The copy is recorded (CloneBackward0), as PyTorch's `original_self` is, so a gradient
+    computed from it can be differentiated again."""
+    return t.clone()
 
 
 def set_outputs(node: Node, outputs: tuple, wanted: tuple, inputs: tuple) -> None:

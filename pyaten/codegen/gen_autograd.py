@@ -38,7 +38,7 @@ __all__ = ["GeneratedAutograd", "generate", "node_names"]
 # Attributes that only read a tensor's geometry: a tensor used only through them is not saved.
 _GEOMETRY = frozenset(
     {"shape", "dtype", "device", "size", "stride", "dim", "ndim", "numel", "is_complex",
-     "is_floating_point"}
+     "is_floating_point", "storage_offset"}
 )
 
 
@@ -49,7 +49,8 @@ class GeneratedAutograd:
 
 
 def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+    # str.title capitalises after digits too: log1p -> Log1P, as PyTorch's node names.
+    return "".join(part.title() for part in name.split("_") if part)
 
 
 def node_names(entries: Sequence[DerivativeEntry]) -> dict[int, str]:
@@ -60,7 +61,7 @@ def node_names(entries: Sequence[DerivativeEntry]) -> dict[int, str]:
         camel = _camel(entry.schema.name.name)
         n = counts.get(camel, 0)
         counts[camel] = n + 1
-        names[id(entry)] = f"{camel}Backward{n}"
+        names[id(entry)] = f"{camel}Backward{n}".replace("ForwardBackward", "Backward")
     return names
 
 
@@ -206,10 +207,18 @@ def _node_class(e: _Entry) -> list[str]:
             if a.name not in names:
                 continue
             local = _local(a.name)
-            if how == "tensor":
+            if how == "tensor" and a.type.is_optional():
+                lines.append(
+                    f"            {local} = None if node.s_{a.name} is None "
+                    f"else node.s_{a.name}.unpack(node)"
+                )
+            elif how == "tensor":
                 lines.append(f"            {local} = node.s_{a.name}.unpack(node)")
             elif how == "tensors":
-                lines.append(f"            {local} = [s.unpack(node) for s in node.s_{a.name}]")
+                lines.append(
+                    f"            {local} = [None if s is None else s.unpack(node) "
+                    f"for s in node.s_{a.name}]"
+                )
             else:
                 lines.append(f"            {local} = node.s_{a.name}")
         for i, local in results:
@@ -243,10 +252,12 @@ def _node_class(e: _Entry) -> list[str]:
     if tensors or lists or outs:
         lines += ["", "    def release_variables(node):", "        node._released = True"]
         for name in tensors + outs:
-            lines.append(f"        node.{name}.release()")
+            lines.append(f"        if node.{name} is not None:")
+            lines.append(f"            node.{name}.release()")
         for name in lists:
             lines.append(f"        for s in node.{name}:")
-            lines.append("            s.release()")
+            lines.append("            if s is not None:")
+            lines.append("                s.release()")
     return lines + ["", ""]
 
 
@@ -279,7 +290,7 @@ def _forward_fn(e: _Entry) -> list[str]:
             lines.append(f"    {local}_t = tangent({local})")
     returns = [r.name for r in e.schema.returns]
     for i, local in enumerate(e.result_names):
-        lines.append(f"    {local} = outs[{i}]")
+        lines.append(f"    {local} = {'list(outs)' if _returns_list(e.schema) else f'outs[{i}]'}")
         if returns[i] and returns[i] != local:
             lines.append(f"    {returns[i]} = outs[{i}]")
     for f in forward:
@@ -312,7 +323,11 @@ def _forward_fn(e: _Entry) -> list[str]:
                     expr += f"[{index}]"
             else:
                 expr = text
-            lines.append(f"    set_tangent(outs[{index}], {expr})")
+            if _returns_list(e.schema):
+                lines.append(f"    for piece, piece_t in zip(outs, {expr}):")
+                lines.append("        set_tangent(piece, piece_t)")
+            else:
+                lines.append(f"    set_tangent(outs[{index}], {expr})")
     lines[body_start:] = ["    " + line for line in lines[body_start:]]
     lines += ["    finally:", "        FW[0] = level"]
     return lines + ["", ""]
@@ -397,12 +412,21 @@ def _save_inputs_lines(e: _Entry, inplace: bool) -> list[str]:
             else:
                 lines.append(f"    node.s_{a.name} = TensorGeometry({local})")
         elif how == "tensors":
-            lines.append(f"    node.s_{a.name} = [SavedTensor(t) for t in {local}]")
+            lines.append(
+                f"    node.s_{a.name} = [None if t is None else SavedTensor(t) for t in {local}]"
+            )
         elif how == "geometries":
-            lines.append(f"    node.s_{a.name} = [TensorGeometry(t) for t in {local}]")
+            lines.append(
+                f"    node.s_{a.name} = [None if t is None else TensorGeometry(t) for t in {local}]"
+            )
         else:
             lines.append(f"    node.s_{a.name} = {local}")
     return lines
+
+
+def _returns_list(schema: FunctionSchema) -> bool:
+    returns = schema.returns
+    return len(returns) == 1 and returns[0].type.is_list()
 
 
 def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
@@ -411,12 +435,13 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     params = _params(schema)
     call = ", ".join(params)
     tangents = _tangent_expr(e.inputs)
-    outs_expr = "(out,)" if len(schema.returns) == 1 else "tuple(out)"
+    list_return = _returns_list(schema)
+    outs_expr = "(out,)" if len(schema.returns) == 1 and not list_return else "tuple(out)"
     lines = [
         f"def {name}(below, {call}):" if params else f"def {name}(below):",
         f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
         f"        if FW[0] != -1 and {tangents}:",
-        f"            out = below({call})",
+        f"            out = run_below(below, {call})",
         f"            fw_{e.class_name}({call}, {outs_expr})",
         "            return out",
         f"        return below({call})",
@@ -428,7 +453,10 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     n = len(schema.returns)
     tensor_inputs = [_local(a.name) for a in schema.arguments if _is_tensor(a)]
     inputs_tuple = f"({', '.join(tensor_inputs)}{',' if len(tensor_inputs) == 1 else ''})"
-    if n == 1 and e.out_diff[0]:
+    if list_return:  # `Tensor[]`: each piece is an output of the node (split, unbind)
+        lines.append("    outs = tuple(out)")
+        lines.append(f"    set_outputs(node, outs, (True,) * len(outs), {inputs_tuple})")
+    elif n == 1 and e.out_diff[0]:
         same = "".join(f" and out is not {t}" for t in tensor_inputs)
         lines += [
             "    outs = (out,)",
@@ -465,7 +493,7 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         "    else:",
         "        before = None",
         f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
-        f"        out = below({call})",
+        f"        out = run_below(below, {call}) if before is not None else below({call})",
         "        if before is not None:",
         f"            fw_{e.class_name}({fw_call}, (self,))",
         "        return out",
@@ -525,7 +553,7 @@ def _not_implemented_kernel(f: NativeFunction) -> list[str]:
         lines.append("    check_inplace(self)")
     lines += [
         f"    out = run_below(below, {call})",
-        f"    return record_not_implemented({_qualified(schema)!r}, [{', '.join(flat)}], out, "
+        f"    return record_not_implemented('aten::{schema.name.name}', [{', '.join(flat)}], out, "
         f"{'self' if inplace else 'None'})",
         f"{name}.below_mask = AFTER_AUTOGRAD",
         "",
@@ -578,8 +606,7 @@ def generate(
             if qualified in covered or f.has_composite_implicit_autograd_kernel:
                 continue
             kind = f.func.kind
-            if f is entry.function or (kind is SchemaKind.functional
-                                       and str(f.func) == str(entry.schema)):
+            if kind is SchemaKind.functional:
                 body = _functional_kernel(e, f)
             elif kind is SchemaKind.inplace:
                 body = _inplace_kernel(e, f)

@@ -241,7 +241,8 @@ def build_signature(
                 schema_name=arg.name,
             )
         )
-    has_requires_grad = not method and _is_factory(schema)
+    # PyTorch gives `requires_grad=` to factories and to the `new_*` methods
+    has_requires_grad = (not method or name.startswith("new_")) and _is_factory(schema)
     if has_requires_grad:
         params.append(
             PythonParam("requires_grad", BaseType("bool"), True, False, "False", "")

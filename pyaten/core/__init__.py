@@ -9,7 +9,7 @@ or its modules.
 """
 
 from pyaten.core import dtypes as _dtypes
-from pyaten.core.creation import as_tensor, from_numpy, scalar_tensor, tensor
+from pyaten.core.creation import as_tensor, asarray, from_numpy, scalar_tensor, tensor
 from pyaten.core.device import device
 from pyaten.core.dtypes import *  # noqa: F403 - the dtypes and the default dtype, as `__all__` lists
 from pyaten.core.generator import (
@@ -45,6 +45,7 @@ __all__ = [
     "Storage",
     "tensor",
     "as_tensor",
+    "asarray",
     "from_numpy",
     "scalar_tensor",
     "device",

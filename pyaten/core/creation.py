@@ -20,7 +20,9 @@ from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
 
-__all__ = ["tensor", "from_numpy", "scalar_tensor", "wrapped_scalar_tensor", "as_tensor"]
+__all__ = [
+    "tensor", "from_numpy", "scalar_tensor", "wrapped_scalar_tensor", "as_tensor", "asarray",
+]
 
 _U8 = np.dtype(np.uint8)
 _SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -412,3 +414,67 @@ def wrapped_scalar_tensor(value: object, device: object = None) -> Tensor:
         t._numpy()[()] = value
     t._wrapped_number = True
     return t
+
+
+def _alias_error(what: str) -> ValueError:
+    return ValueError(f"can't alias {what}.")
+
+
+def _convert_shared(
+    result: Tensor, dtype: DType | None, device: object, copy: bool | None
+) -> Tensor:
+    """`result` (a tensor, or one sharing a NumPy array's memory) as `dtype` on `device`:
+    itself when nothing changes and no copy is asked for, else a converted copy."""
+    target_device = result._device if device is None else as_device(device)
+    target_dtype = result._dtype if dtype is None else dtype
+    if target_dtype is not result._dtype:
+        if copy is False:
+            raise _alias_error(
+                f"tensor with dtype '{result._dtype.scalar_name}' into dtype "
+                f"'{target_dtype.scalar_name}'"
+            )
+    elif target_device != result._device:
+        if copy is False:
+            raise _alias_error(
+                f"tensor from device '{result._device}' to '{target_device}'"
+            )
+    elif not copy:
+        return result
+    converted = empty_tensor(result._sizes, target_dtype, target_device)
+    if converted._storage.data is not None:
+        values = result._numpy()
+        converted._numpy()[...] = _cast(values, target_dtype) if values is not None else 0
+    return converted
+
+
+def asarray(
+    obj: object,
+    *,
+    dtype: DType | None = None,
+    device: object = None,
+    copy: bool | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """`obj` as a tensor, sharing memory with a tensor, NumPy array or buffer when it can
+    (`copy=None`), always copying (`copy=True`) or never (`copy=False`, which raises when
+    sharing is impossible), as `torch.asarray`."""
+    if dtype is not None and not isinstance(dtype, DType):
+        raise TypeError(
+            f"asarray(): argument 'dtype' must be pyaten.dtype, not {type(dtype).__name__}"
+        )
+    if isinstance(obj, Tensor):
+        result = _convert_shared(obj, dtype, device, copy)
+    elif isinstance(obj, np.ndarray):
+        result = _convert_shared(from_numpy(obj), dtype, device, copy)
+    elif isinstance(obj, (bytes, bytearray, memoryview)):
+        # the buffer protocol: the bytes read as `dtype` (default dtype), shared
+        read_as = dtype or dt.get_default_dtype()
+        array = np.frombuffer(obj, dtype=read_as.numpy)
+        result = _convert_shared(share_array(array, read_as), None, device, copy)
+    else:
+        if copy is False:
+            raise _alias_error("arbitrary sequence into a tensor")
+        result = tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        set_requires_grad(result)
+    return result

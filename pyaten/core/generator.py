@@ -101,6 +101,19 @@ class Generator:
         self.numpy_generator = np.random.Generator(bit_gen)
         return self
 
+    def clone_state(self) -> Generator:
+        """A new generator of the same device in the same state (the streams then agree)."""
+        twin = Generator(self.device)
+        twin._initial_seed = self._initial_seed
+        twin.numpy_generator.bit_generator.state = self.numpy_generator.bit_generator.state
+        return twin
+
+    def get_offset(self) -> int:
+        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+
+    def set_offset(self, offset: int) -> Generator:
+        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+
     def _bit_state(self) -> dict:
         state = self.numpy_generator.bit_generator.state
         return {
@@ -144,8 +157,9 @@ def resolve_generator(generator: Generator | None, device: Device | None) -> Gen
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed every default generator; returns the CPU one."""
-    value = _check_seed(seed)
+    """Seed every default generator; returns the CPU one. Like `torch.manual_seed`, the seed
+    goes through `int()` first (`1.5` seeds with 1), unlike `Generator.manual_seed`."""
+    value = _check_seed(int(seed))
     for gen in _DEFAULTS.values():
         gen.manual_seed(value)
     return default_generator

@@ -448,6 +448,8 @@ class ParsedSignature:
         else:
             entry = self.out_entry
             outs = out if self.n_outs > 1 else (out,)
+            if self.requires_grad_index is not None:
+                _check_out_options(self.by_name, values, out)
             if self.n_outs > 1 and len(outs) != self.n_outs:
                 raise ArgumentParseError(
                     f"{self.name}(): argument 'out' must be tuple of {self.n_outs} Tensors, "
@@ -466,6 +468,30 @@ class ParsedSignature:
         if self.requires_grad_index is not None and values[self.requires_grad_index]:
             runtime.set_requires_grad(result)
         return result
+
+
+def _check_out_options(by_name: dict, values: list, out: object) -> None:
+    """A factory given `out=` and `dtype=`/`layout=`/`device=`: they must describe `out`
+    (PyTorch's check_out_type_matches, with its messages)."""
+    def given(name: str) -> object:
+        index = by_name.get(name)
+        return None if index is None else values[index]
+
+    dtype, layout, device = given("dtype"), given("layout"), given("device")
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(
+            f"dtype {dtype.scalar_name} does not match dtype of out parameter "
+            f"({out.dtype.scalar_name})"
+        )
+    if layout is not None and layout is not out.layout:
+        raise RuntimeError(
+            f"layout {layout} does not match layout of out parameter ({out.layout})"
+        )
+    if device is not None and device.type != out.device.type:
+        raise RuntimeError(
+            f"device type {device.type} does not match device type of out parameter "
+            f"({out.device.type})"
+        )
 
 
 def format_invalid(name: str, signatures: Sequence[ParsedSignature], args: Sequence[object],

@@ -57,11 +57,6 @@ def is_neg(self: Tensor) -> bool:
     return _neg_bit(self)
 
 
-def _unmarked(t: Tensor) -> Tensor:
-    """A view of all of `t` without its bits (the stored values, as they are)."""
-    return as_strided_view(t, t._sizes, t._strides, t._offset)
-
-
 @native
 def _conj(self: Tensor) -> Tensor:
     """_conj (CompositeExplicitAutograd): the conjugate, marked with the flipped conj bit."""
@@ -86,7 +81,8 @@ def resolve_conj(self: Tensor) -> Tensor:
     """resolve_conj (CompositeImplicitAutograd): self if unmarked, else an unmarked copy."""
     if not _conj_bit(self):
         return self
-    return aten_ops().clone.default(_unmarked(self), None)
+    # clone: an unmarked copy of the stored values, recorded by autograd (CloneBackward0)
+    return aten_ops().clone.default(self, None)
 
 
 @native
@@ -102,7 +98,7 @@ def resolve_neg(self: Tensor) -> Tensor:
     """resolve_neg (CompositeImplicitAutograd): self if unmarked, else an unmarked copy."""
     if not _neg_bit(self):
         return self
-    return aten_ops().clone.default(_unmarked(self), None)
+    return aten_ops().clone.default(self, None)
 
 
 # --- conj_physical: the eager conjugate ---------------------------------------------------------
@@ -221,13 +217,22 @@ def view_as_complex(self: Tensor) -> Tensor:
     )
 
 
+def _pairs(self: Tensor, imaginary: bool) -> Tensor:
+    """`view_as_real` of the values `self` shows, through recorded operators (so gradients
+    flow), as PyTorch's real/imag: a conjugate-marked tensor goes through `_conj` first, and
+    for the imaginary parts its pairs are negated (`_neg_view`)."""
+    if not _conj_bit(self):
+        return aten_ops().view_as_real.default(self)
+    pairs = aten_ops().view_as_real.default(aten_ops()._conj.default(self))
+    return aten_ops()._neg_view.default(pairs) if imaginary else pairs
+
+
 @native
 def real(self: Tensor) -> Tensor:
     """real (CompositeImplicitAutograd): a view of the real parts; self for real dtypes."""
     if not self.dtype.is_complex:
         return self
-    pairs = aten_ops().view_as_real.default(_unmarked(self))
-    return aten_ops().select.int(pairs, -1, 0)
+    return aten_ops().select.int(_pairs(self, False), -1, 0)
 
 
 @native
@@ -235,8 +240,7 @@ def imag(self: Tensor) -> Tensor:
     """imag (CompositeImplicitAutograd): a view of the imaginary parts (complex only)."""
     if not self.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    pairs = aten_ops().view_as_real.default(_unmarked(self))
-    return aten_ops().select.int(pairs, -1, 1)
+    return aten_ops().select.int(_pairs(self, True), -1, 1)
 
 
 def _set_part(part: Tensor, value: object) -> None:

@@ -285,6 +285,15 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     return self
 
 
+@native
+def copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """`copy_`'s functional form: a new tensor with `self`'s geometry holding `src`'s values."""
+    aten = _aten()
+    result = aten.clone.default(self)
+    aten.copy_.default(result, src, non_blocking)
+    return result
+
+
 def _fill_value(self: Tensor, value):
     if isinstance(value, Tensor):
         if len(value._sizes) != 0:
@@ -449,15 +458,7 @@ def _as_device(device):
     return make_device(device)
 
 
-# --- select/slice backward and scatter: a fresh tensor with one view written ---------------
-
-
-def _check_scatter_src(src: Tensor, view: Tensor) -> None:
-    if src._sizes != view._sizes:
-        raise RuntimeError(
-            "expected src to have a size equal to the slice of self. src size = "
-            f"{format_shape(src._sizes)}, slice size = {format_shape(view._sizes)}"
-        )
+# --- select/slice backward: a fresh tensor with one view written ----------------------------
 
 
 @native
@@ -482,26 +483,7 @@ def slice_backward(
     return grad_input
 
 
-@native
-def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
-    aten = _aten()
-    output = aten.clone.default(self)
-    view = aten.select.int(output, dim, index)
-    _check_scatter_src(src, view)
-    aten.copy_.default(view, src)
-    return output
-
-
-@native
-def slice_scatter(
-    self: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
-) -> Tensor:
-    aten = _aten()
-    output = aten.clone.default(self)
-    view = aten.slice.Tensor(output, dim, start, end, step)
-    _check_scatter_src(src, view)
-    aten.copy_.default(view, src)
-    return output
+# select_scatter and slice_scatter live in view_ops.py (they preserve self's strides)
 
 
 # --- Tensor.to and its shorthands ----------------------------------------------------------

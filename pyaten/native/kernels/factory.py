@@ -28,7 +28,6 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import get_default_dtype
-from pyaten.core.generator import resolve_generator
 from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import empty_tensor, resize_tensor_
 from pyaten.native.kernels.copy import (
@@ -51,11 +50,19 @@ def _check_sizes(size: tuple) -> None:
             )
 
 
+def _check_pin_memory(pin_memory) -> None:
+    if pin_memory:
+        raise RuntimeError(
+            "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+            "allocator is available on this system."
+        )
+
+
 def _resolve(dtype, device):
-    return (
-        get_default_dtype() if dtype is None else dtype,
-        _CPU if device is None else make_device(device),
-    )
+    device = _CPU if device is None else make_device(device)
+    if device.type == "cpu":
+        device = _CPU  # a CPU tensor has no device index: `device="cpu:0"` makes a "cpu" one
+    return get_default_dtype() if dtype is None else dtype, device
 
 
 def _empty(size: tuple, dtype, device, memory_format) -> Tensor:
@@ -77,6 +84,7 @@ def _empty(size: tuple, dtype, device, memory_format) -> Tensor:
 def empty_memory_format(
     size: tuple, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
+    _check_pin_memory(pin_memory)
     return _empty(size, dtype, device, memory_format)
 
 
@@ -107,6 +115,7 @@ def _empty_strided(size: tuple, stride: tuple, dtype, device) -> Tensor:
 def empty_strided(
     size: tuple, stride: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
+    _check_pin_memory(pin_memory)
     return _empty_strided(size, stride, dtype, device)
 
 
@@ -114,9 +123,8 @@ def empty_strided(
 
 
 def _new(size, dtype, layout, device, pin_memory) -> Tensor:
-    return _aten().empty.memory_format(
-        size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
-    )
+    # every argument positional, in schema order: the handle's fast path (no parsing)
+    return _aten().empty.memory_format(tuple(size), dtype, layout, device, pin_memory, None)
 
 
 @native
@@ -375,100 +383,206 @@ def arange_out(start, end, step, out: Tensor) -> Tensor:
     return out
 
 
-# --- random --------------------------------------------------------------------------------
+# --- scalar_tensor, eye ----------------------------------------------------------------------
 
 
-def _check_random_dtype(dtype, kernel: str) -> None:
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
+@native
+def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
+    # Default dtype unless `dtype` is given: `scalar_tensor(2)` is `tensor(2.)`, as in PyTorch.
+    result = _new((), dtype, layout, device, pin_memory)
+    return write_fresh(_aten().fill_.Scalar, result, s)
 
 
-def _fill_random(out: Tensor, generator, normal: bool) -> Tensor:
-    dtype = out.dtype
-    _check_random_dtype(dtype, "normal_kernel_cpu" if normal else "check_uniform_bounds")
-    if out.device.type == "meta" or out.numel() == 0:
-        return out
-    gen = _numpy_generator(generator, out.device)
-    shape = out._sizes
-    real = dtype.to_real()
-    # float16/bfloat16 draw in float32 and round once, like the rest of pyaten
-    draw_dtype = np.float64 if real is dt.float64 else np.float32
-    if normal:
-        if dtype.is_complex:
-            # a complex normal has unit variance overall: each part has variance 1/2
-            parts = gen.standard_normal((2,) + tuple(shape), dtype=draw_dtype) * np.sqrt(0.5)
-            values = parts[0] + 1j * parts[1]
-        else:
-            values = gen.standard_normal(tuple(shape), dtype=draw_dtype)
-    else:
-        if dtype.is_complex:
-            parts = gen.random((2,) + tuple(shape), dtype=draw_dtype)
-            values = parts[0] + 1j * parts[1]
-        else:
-            values = gen.random(tuple(shape), dtype=draw_dtype)
-    out._numpy()[...] = values.astype(dtype.numpy)
+def _check_eye(n: int, m: int) -> None:
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+
+
+@native
+def eye(n: int, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
+    return eye_m(n, n, dtype, layout, device, pin_memory)
+
+
+@native
+def eye_m(n: int, m: int, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
+    _check_eye(n, m)
+    result = _new((n, m), dtype, layout, device, pin_memory)
+    return write_fresh(lambda t: _aten().eye.m_out(n, m, out=t), result)
+
+
+@native
+def eye_out(n: int, out: Tensor) -> Tensor:
+    return eye_m_out(n, n, out)
+
+
+@native
+def eye_m_out(n: int, m: int, out: Tensor) -> Tensor:
+    _check_eye(n, m)
+    if out._dtype is dt.complex32:
+        raise NotImplementedError("\"eye\" not implemented for 'ComplexHalf'")
+    resize_tensor_(out, (n, m))
+    if out.device.type != "meta":
+        values = out._numpy()
+        values[...] = 0
+        np.fill_diagonal(values, 1)
     out._bump_version()
     return out
 
 
-def _numpy_generator(generator, device):
-    """The NumPy generator behind `generator`, or behind the device's default generator."""
-    return resolve_generator(generator, device).numpy_generator
+# --- linspace, logspace ----------------------------------------------------------------------
+
+
+def _check_endpoints(op: str, start, end) -> tuple:
+    if isinstance(start, Tensor) or isinstance(end, Tensor):
+        dims = [v.dim() if isinstance(v, Tensor) else 0 for v in (start, end)]
+        if dims != [0, 0]:
+            raise RuntimeError(
+                f"{op} only supports 0-dimensional start and end tensors, but got start with "
+                f"{dims[0]} dimension(s) and end with {dims[1]} dimension(s)."
+            )
+    # PyTorch accepts only 0-dim tensors: their values are the numbers
+    return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
+
+
+def _space_dtype(start, end):
+    if isinstance(start, complex) or isinstance(end, complex):
+        return dt.default_complex_dtype()
+    return get_default_dtype()
+
+
+def _space_values(start, end, steps: int, dtype) -> np.ndarray:
+    """linspace's values as ATen computes them: `start + step * i` for the first half and
+    `end - step * (steps - 1 - i)` for the second, in the step type (double for integer
+    results, else the result's type; float32 for float16 and bfloat16)."""
+    if dtype.is_complex:
+        acc = np.complex128 if dtype is dt.complex128 else np.complex64
+    elif dtype.is_floating_point:
+        acc = np.float64 if dtype is dt.float64 else np.float32
+    else:
+        # integer results: the endpoints are first converted to the result type (wrapping)
+        acc = np.float64
+        start, end = (
+            int(np.array(int(v.real if isinstance(v, complex) else v)).astype(dtype.numpy))
+            for v in (start, end)
+        )
+    first, last = acc(start), acc(end)
+    if steps == 1:
+        return np.array([first], dtype=acc)
+    step = (last - first) / acc(steps - 1)
+    if dtype in (dt.float16, dt.bfloat16):
+        # the step is a value of the result's type in ATen (rounded), the sums run in float
+        first, last, step = (acc(v.astype(dtype.numpy)) for v in (first, last, step))
+    half = steps // 2
+    values = np.empty(steps, dtype=acc)
+    head, tail = values[:half], values[half:]
+    np.multiply(np.arange(half, dtype=acc), step, out=head)
+    head += first
+    # the second half counts back from `end`: (steps - 1 - i) steps before it
+    np.multiply(np.arange(steps - 1 - half, -1, -1, dtype=acc), step, out=tail)
+    np.subtract(last, tail, out=tail)
+    return values
+
+
+def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = out._dtype
+    if (d is dt.bool or d is dt.complex32) and steps > 1:  # ATen fills 0 or 1 steps directly
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{d.scalar_name}'")
+    if out._sizes != (steps,):
+        resize_tensor_(out, (steps,))
+    if out.device.type != "meta" and steps:
+        values = _space_values(start, end, steps, d)
+        if base is not None:
+            wide = np.complex128 if d.is_complex else np.float64
+            with np.errstate(over="ignore"):
+                values = np.power(wide(base), values.astype(wide))
+        with np.errstate(invalid="ignore", over="ignore"):
+            if d.is_integral:  # truncate, then wrap as C++'s conversions do
+                values = np.trunc(values).astype(np.int64)
+            out._numpy()[...] = values.astype(d.numpy)
+    out._bump_version()
+    return out
+
+
+def _space_new(op: str, start, end, steps, base, dtype, layout, device, pin_memory) -> Tensor:
+    start, end = _check_endpoints(op, start, end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if dtype is None:
+        dtype = _space_dtype(start, end)
+    result = _new((steps,), dtype, layout, device, pin_memory)
+    if base is None:
+        return write_fresh(lambda t: _aten().linspace.out(start, end, steps, out=t), result)
+    return write_fresh(lambda t: _aten().logspace.out(start, end, steps, base, out=t), result)
 
 
 @native
-def rand(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
-    return rand_generator(size, None, dtype, layout, device, pin_memory)
+def linspace(start, end, steps: int, dtype=None, layout=None, device=None, pin_memory=None):
+    return _space_new("linspace", start, end, steps, None, dtype, layout, device, pin_memory)
 
 
 @native
-def rand_generator(
-    size: tuple, generator, dtype=None, layout=None, device=None, pin_memory=None
+def linspace_out(start, end, steps: int, out: Tensor) -> Tensor:
+    return _space_fill("linspace", out, start, end, steps)
+
+
+@native
+def linspace_tensors_out(start, end, steps: int, out: Tensor) -> Tensor:
+    start, end = _check_endpoints("linspace", start, end)
+    return _aten().linspace.out(start, end, steps, out=out)
+
+
+@native
+def logspace(
+    start, end, steps: int, base: float = 10.0, dtype=None, layout=None, device=None,
+    pin_memory=None,
 ) -> Tensor:
-    result = _new(size, dtype, layout, device, pin_memory)
-    return write_fresh(_random_into(_aten().rand.generator_out, size, generator), result)
+    return _space_new("logspace", start, end, steps, base, dtype, layout, device, pin_memory)
 
 
 @native
-def rand_out(size: tuple, out: Tensor) -> Tensor:
-    return _aten().rand.generator_out(size, generator=None, out=out)
+def logspace_out(start, end, steps: int, base: float = 10.0, out: Tensor = None) -> Tensor:
+    return _space_fill("logspace", out, start, end, steps, base)
 
 
 @native
-def rand_generator_out(size: tuple, generator, out: Tensor) -> Tensor:
-    _check_sizes(size)
-    if out._sizes != tuple(size):
-        resize_tensor_(out, tuple(size))
-    return _fill_random(out, generator, normal=False)
+def logspace_tensors_out(start, end, steps: int, base: float = 10.0, out: Tensor = None):
+    start, end = _check_endpoints("logspace", start, end)
+    return _aten().logspace.out(start, end, steps, base, out=out)
 
 
-def _random_into(op, size: tuple, generator):
-    return lambda result: op(size, generator=generator, out=result)
+# --- tril_indices, triu_indices --------------------------------------------------------------
 
 
-@native
-def randn(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
-    return randn_generator(size, None, dtype, layout, device, pin_memory)
-
-
-@native
-def randn_generator(
-    size: tuple, generator, dtype=None, layout=None, device=None, pin_memory=None
-) -> Tensor:
-    result = _new(size, dtype, layout, device, pin_memory)
-    return write_fresh(_random_into(_aten().randn.generator_out, size, generator), result)
-
-
-@native
-def randn_out(size: tuple, out: Tensor) -> Tensor:
-    return _aten().randn.generator_out(size, generator=None, out=out)
+def _triangle_indices(op: str, row: int, col: int, offset: int, dtype, lower: bool, options):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dtype = dt.int64 if dtype is None else dtype
+    if dtype not in (dt.int32, dt.int64):
+        raise NotImplementedError(f"\"{op}\" not implemented for '{dtype.scalar_name}'")
+    rows, cols = np.indices((row, col)).reshape(2, -1)
+    keep = cols - rows <= offset if lower else cols - rows >= offset
+    pairs = np.stack([rows[keep], cols[keep]])
+    result = _new(pairs.shape, dtype, *options)
+    if result.device.type != "meta":
+        result._numpy()[...] = pairs
+    return result
 
 
 @native
-def randn_generator_out(size: tuple, generator, out: Tensor) -> Tensor:
-    _check_sizes(size)
-    if out._sizes != tuple(size):
-        resize_tensor_(out, tuple(size))
-    return _fill_random(out, generator, normal=True)
+def tril_indices(row: int, col: int, offset: int = 0, dtype=None, layout=None, device=None,
+                 pin_memory=None) -> Tensor:
+    options = (layout, device, pin_memory)
+    return _triangle_indices("tril_indices", row, col, offset, dtype, True, options)
 
 
+@native
+def triu_indices(row: int, col: int, offset: int = 0, dtype=None, layout=None, device=None,
+                 pin_memory=None) -> Tensor:
+    options = (layout, device, pin_memory)
+    return _triangle_indices("triu_indices", row, col, offset, dtype, False, options)

@@ -22,7 +22,8 @@ from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
 
 
-def _acc(dtype) -> np.dtype:
+def compute_dtype(dtype) -> np.dtype:
+    """The NumPy dtype a product of `dtype` operands is computed in (kernels/blas.py too)."""
     if dtype is dt.float16 or dtype is dt.bfloat16:
         return np.dtype(np.float32)
     if dtype.is_integral:
@@ -43,8 +44,9 @@ def _check_not_bool(dtype, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
 
 
-def _product(a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
-    acc = _acc(out_dtype)
+def product(a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
+    """a @ b in the compute dtype of `out_dtype` (integers wrap as C++ does)."""
+    acc = compute_dtype(out_dtype)
     if a.dtype != acc:
         a = a.astype(acc)
     if b.dtype != acc:
@@ -74,11 +76,12 @@ def meta_mm(op, self: Tensor, mat2: Tensor) -> None:
 def mm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     _check_not_bool(self._dtype, "addmm_impl_cpu_")
     a, b, target = self._numpy(), mat2._numpy(), out._numpy()
-    if op.kind == "functional" and a.dtype == b.dtype == target.dtype == _acc(out._dtype):
+    acc = compute_dtype(out._dtype)
+    if op.kind == "functional" and a.dtype == b.dtype == target.dtype == acc:
         # A new output cannot overlap the inputs: the product goes straight into it.
         quiet_call(np.matmul, a, b, out=target)
         return
-    assign(target, _product(a, b, out._dtype))
+    assign(target, product(a, b, out._dtype))
 
 
 # --- bmm ---------------------------------------------------------------------------------
@@ -103,7 +106,7 @@ def meta_bmm(op, self: Tensor, mat2: Tensor) -> None:
 @native
 def bmm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     _check_not_bool(self.dtype, "bmm")
-    assign(out._numpy(), _product(self._numpy(), mat2._numpy(), out.dtype))
+    assign(out._numpy(), product(self._numpy(), mat2._numpy(), out.dtype))
 
 
 # --- matmul ------------------------------------------------------------------------------

@@ -724,6 +724,8 @@ def sum_to_size(self: Tensor, size: tuple) -> Tensor:
         raise RuntimeError(
             f"size {{{format_shape(size)}}} is not expandable to size {{{format_shape(sizes)}}}."
         )
+    if not size:  # ATen's sum_to: an empty shape is a full sum (a new tensor, sum's dtype)
+        return _aten().sum.default(self, None)
     dims = list(range(leading)) + [
         leading + i for i, want in enumerate(size) if want == 1 and sizes[leading + i] != 1
     ]

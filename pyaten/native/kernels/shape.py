@@ -84,6 +84,11 @@ def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
             )
         return tuple(shape)
     # -1 is ambiguous when the other dims multiply to 0
+    if known == 0 and numel == 0:
+        raise RuntimeError(
+            f"cannot reshape tensor of 0 elements into shape {format_shape(shape)} because the "
+            "unspecified dimension size -1 can be any value and is ambiguous"
+        )
     if known == 0 or numel % known != 0:
         raise RuntimeError(f"shape '{format_shape(shape)}' is invalid for input of size {numel}")
     out = list(shape)
@@ -157,8 +162,13 @@ def view(self: Tensor, size: tuple) -> Tensor:
 
 @native
 def _unsafe_view(self: Tensor, size: tuple) -> Tensor:
-    # Same result as view; ATen uses it to mark a reshape copy that autograd must not alias.
-    return view(self, size)
+    # view's geometry, but not a view (no `_base`, its own version counter): ATen uses it to
+    # mark a reshape copy that autograd must not alias.
+    viewed = view(self, size)
+    return Tensor._make(
+        viewed._storage, viewed._sizes, viewed._strides, viewed._offset, self._dtype,
+        self._device,
+    )
 
 
 @native
@@ -256,11 +266,12 @@ def expand_strides(
                     f"non-existing dimension {i}"
                 )
             out_sizes[i] = want
-            # a new leading dim of size 1 gets the stride that keeps the layout contiguous
+            # a new leading dim of size 1 gets the stride that keeps the layout contiguous (the
+            # innermost one of an expanded 0-dim tensor gets 0, as ATen's arithmetic gives)
             if want != 1:
                 out_strides[i] = 0
             else:
-                out_strides[i] = out_sizes[i + 1] * out_strides[i + 1] if i + 1 < new_ndim else 1
+                out_strides[i] = out_sizes[i + 1] * out_strides[i + 1] if i + 1 < new_ndim else 0
             continue
         have = sizes[offset]
         if want == -1:
@@ -389,13 +400,9 @@ def slice_view(
 def as_strided(
     self: Tensor, size: tuple, stride: tuple, storage_offset: int | None = None
 ) -> Tensor:
+    # ATen's order: lengths, strides, offset, then sizes (checked by the storage arithmetic)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
-    for s in size:
-        if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {format_shape(size)}"
-            )
     if any(s < 0 for s in stride):
         raise RuntimeError(
             "as_strided: Negative strides are not supported at the moment, got strides: "
@@ -404,7 +411,15 @@ def as_strided(
     offset = self._offset if storage_offset is None else storage_offset
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    check_storage_bounds(self, size, stride, offset)
+    if any(s < 0 for s in size):
+        if self._device.type == "meta":  # Meta's numel arithmetic refuses it first
+            raise RuntimeError("numel: integer multiplication overflow")
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={format_shape(size)} and "
+            f"strides={format_shape(stride)}"
+        )
+    if self._device.type != "meta":  # a meta storage has no bytes to bound the view
+        check_storage_bounds(self, size, stride, offset)
     return as_strided_view(self, tuple(size), tuple(stride), offset)
 
 

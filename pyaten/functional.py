@@ -1,0 +1,64 @@
+"""The Python forms `torch.functional` gives some operators: `meshgrid(*tensors, indexing=)`,
+`broadcast_tensors(*tensors)` and `atleast_1d/2d/3d(*tensors)`.
+
+Their schemas take one `Tensor[]`, but PyTorch's Python functions also take the tensors as
+separate arguments; these wrappers gather them and call the generated bindings (so every call
+still dispatches), returning tuples as PyTorch's functions do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_NAMES = ("meshgrid", "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d")
+
+
+def _gather(tensors: tuple) -> Any:
+    """`f(a, b)` and `f([a, b])` both mean the list `[a, b]`; `f(a)` means `a`."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return list(tensors)
+
+
+def _make_meshgrid(generated: Callable[..., Any]) -> Callable[..., Any]:
+    def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+        """Coordinate grids of 0-d or 1-d tensors (`indexing="ij"` or `"xy"`)."""
+        given = _gather(tensors)
+        given = list(given) if isinstance(given, (list, tuple)) else [given]
+        if indexing is None:
+            return tuple(generated(given))
+        return tuple(generated(given, indexing=indexing))
+
+    return meshgrid
+
+
+def _make_broadcast_tensors(generated: Callable[..., Any]) -> Callable[..., Any]:
+    def broadcast_tensors(*tensors: Any) -> tuple:
+        """The tensors expanded to their common shape (views; an unchanged one as itself)."""
+        return tuple(generated(list(tensors)))
+
+    return broadcast_tensors
+
+
+def _make_atleast(generated: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def atleast(*tensors: Any) -> Any:
+        given = _gather(tensors)
+        result = generated(given)
+        return tuple(result) if isinstance(result, list) else result
+
+    atleast.__name__ = atleast.__qualname__ = name
+    atleast.__doc__ = f"`{name}(t)` or `{name}(a, b, ...)` / `{name}([a, b])` (a tuple)."
+    return atleast
+
+
+def install(namespace: dict[str, Any]) -> None:
+    """Replace the generated bindings in `namespace` (pyaten's globals) by these forms."""
+    present = {name: namespace[name] for name in _NAMES if name in namespace}
+    if "meshgrid" in present:
+        namespace["meshgrid"] = _make_meshgrid(present["meshgrid"])
+    if "broadcast_tensors" in present:
+        namespace["broadcast_tensors"] = _make_broadcast_tensors(present["broadcast_tensors"])
+    for name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+        if name in present:
+            namespace[name] = _make_atleast(present[name], name)

@@ -1,0 +1,609 @@
+"""Random sampling: the in-place samplers (uniform_ normal_ exponential_ cauchy_ log_normal_
+geometric_ random_ bernoulli_), the sampling ops (bernoulli normal poisson multinomial) and
+the random factories (randint randperm rand_like randn_like randint_like).
+
+Every sampler draws from a `pyaten.Generator` (the `generator=` argument, else the device's
+default generator, `pyaten.manual_seed` reseeds it) through its NumPy bit generator. Streams
+differ from PyTorch's; the distributions, dtypes, shapes and errors are PyTorch's.
+
+Note: how a sampler is written.
+    A sampler checks its parameters first and its dtype second (PyTorch's order: the
+    parameter checks sit before `AT_DISPATCH`), returns early on Meta tensors and on empty
+    ones, draws in float64 for float64/complex128 and float32 otherwise (float16 and bfloat16
+    round once on write), writes through `_write` (strided `self` included) and bumps the
+    version once. The functional and out= forms are composites over the in-place samplers, as
+    in ATen, so the checks live in one place.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import infer_size
+from pyaten.core.generator import resolve_generator
+from pyaten.core.tensor import Tensor, write_fresh
+from pyaten.native.kernels.factory import _check_sizes
+from pyaten.native.ops_handles import aten_ops as _aten
+from pyaten.native.registry import native
+from pyaten.native.structured import resize_output
+
+_INT64_MAX = 2**63 - 1
+
+
+def _empty_like(t: Tensor) -> Tensor:
+    # every argument positional, in schema order: the handle's fast path (no parsing)
+    return _aten().empty_like.default(t, None, None, None, None, None)
+
+
+def _fresh(write, fresh: Tensor, *args, **kwargs):
+    """`write(fresh, *args, **kwargs)` on a tensor this kernel just made: no version bump."""
+    return write_fresh(lambda t: write(t, *args, **kwargs), fresh)
+
+
+def _not_implemented(kernel: str, dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
+
+
+def _num(x: float) -> str:
+    """A double as C++'s `<<` prints it (six significant digits)."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:g}"
+
+
+def _skip(self: Tensor) -> bool:
+    """Nothing to draw: a Meta tensor (shape only) or an empty one."""
+    return self._device.type == "meta" or self.numel() == 0
+
+
+def _untouched(self: Tensor) -> Tensor:
+    # Nothing drawn, but an in-place call is still a write: the version moves, as in PyTorch.
+    self._bump_version()
+    return self
+
+
+def _rng(generator, self: Tensor) -> np.random.Generator:
+    return resolve_generator(generator, self._device).numpy_generator
+
+
+def _draw_dtype(dtype) -> type:
+    return np.float64 if dtype.to_real() is dt.float64 else np.float32
+
+
+def _write(self: Tensor, values: np.ndarray) -> Tensor:
+    with np.errstate(invalid="ignore", over="ignore"):
+        self._numpy()[...] = values.astype(self._dtype.numpy, copy=False)
+    self._bump_version()
+    return self
+
+
+def _direct_target(self: Tensor) -> np.ndarray | None:
+    """The tensor's own memory as a NumPy array when samples can be drawn straight into it
+    (float32/float64, contiguous): no temporary, no copy."""
+    if self._dtype in (dt.float32, dt.float64) and self.is_contiguous():
+        return self._numpy()
+    return None
+
+
+def _real_shape(self: Tensor) -> tuple:
+    # A complex tensor is sampled as its real view: a trailing pair per element.
+    return self._sizes + (2,) if self._dtype.is_complex else self._sizes
+
+
+def _as_dtype(self: Tensor, parts: np.ndarray) -> np.ndarray:
+    if self._dtype.is_complex:
+        return parts[..., 0] + 1j * parts[..., 1]
+    return parts
+
+
+def _check_floating(self: Tensor, kernel: str) -> None:
+    d = self._dtype
+    if not (d.is_floating_point or d.is_complex) or d is dt.complex32:
+        raise _not_implemented(kernel, d)
+
+
+# --- uniform_ and normal_ ------------------------------------------------------------------
+
+
+def _uniform_bounds(self: Tensor, low: float, high: float) -> None:
+    d = self._dtype.to_real()
+    info = np.finfo(d.numpy if d is not dt.bfloat16 else np.float32)
+    lowest, highest = (-3.3895313892515355e38, 3.3895313892515355e38) if d is dt.bfloat16 else (
+        float(info.min), float(info.max))
+    for value, name in ((low, "from"), (high, "to")):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {d.cpp_name}")
+    if low > high:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={_num(low)} > "
+            f"to={_num(high)}"
+        )
+    if high - low > highest:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{d.scalar_name}>::max(), but "
+            f"found to={_num(high)} and from={_num(low)} which result in to-from to exceed "
+            "the limit"
+        )
+
+
+@native
+def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0, generator=None) -> Tensor:
+    if self._device.type == "meta":
+        return _untouched(self)
+    _check_floating(self, "check_uniform_bounds")
+    _uniform_bounds(self, low, high)
+    if self.numel() == 0:
+        return _untouched(self)
+    target = _direct_target(self)
+    if target is not None:  # draw straight into the tensor's memory, then scale in place
+        _rng(generator, self).random(out=target, dtype=target.dtype)
+        if (low, high) != (0.0, 1.0):
+            target *= target.dtype.type(high - low)
+            target += target.dtype.type(low)
+        return _untouched(self)
+    draw = _draw_dtype(self._dtype)
+    u = _rng(generator, self).random(_real_shape(self), dtype=draw)
+    values = u * draw(high - low) + draw(low) if (low, high) != (0.0, 1.0) else u
+    return _write(self, _as_dtype(self, values))
+
+
+def _check_std(std: float) -> None:
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+
+
+def _normal_values(self: Tensor, mean: float, std: float, generator) -> np.ndarray:
+    draw = _draw_dtype(self._dtype)
+    if self._dtype.is_complex:
+        std = std / math.sqrt(2.0)  # unit variance overall: half in each part
+    values = _rng(generator, self).standard_normal(_real_shape(self), dtype=draw)
+    if std != 1.0:
+        values *= draw(std)
+    if mean != 0.0:
+        values += draw(mean)
+    return _as_dtype(self, values)
+
+
+@native
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    if self._device.type == "meta":
+        return _untouched(self)
+    _check_std(std)
+    _check_floating(self, "normal_kernel_cpu")
+    if self.numel() == 0:
+        return _untouched(self)
+    target = _direct_target(self)
+    if target is not None:
+        _rng(generator, self).standard_normal(out=target, dtype=target.dtype)
+        if std != 1.0:
+            target *= target.dtype.type(std)
+        if mean != 0.0:
+            target += target.dtype.type(mean)
+        return _untouched(self)
+    return _write(self, _normal_values(self, mean, std, generator))
+
+
+@native
+def normal_functional(self: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    result = _empty_like(self)
+    return write_fresh(_aten().normal_.default, result, mean, std, generator)
+
+
+# --- the other continuous samplers ---------------------------------------------------------
+
+
+def _continuous(self: Tensor, name: str) -> None:
+    d = self._dtype
+    if not d.is_floating_point:
+        # exponential_ names the ScalarType, cauchy_ the C++ type
+        spelled = d.scalar_name if name == "Exponential" else d.cpp_name
+        raise RuntimeError(
+            f"{name} distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {spelled}"
+        )
+
+
+@native
+def exponential_(self: Tensor, lambd: float = 1.0, generator=None) -> Tensor:
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    _continuous(self, "Exponential")
+    if _skip(self):
+        return _untouched(self)
+    draw = _draw_dtype(self._dtype)
+    values = _rng(generator, self).standard_exponential(self._sizes, dtype=draw)
+    return _write(self, values / draw(lambd))
+
+
+@native
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, generator=None) -> Tensor:
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    _continuous(self, "Cauchy")
+    if _skip(self):
+        return _untouched(self)
+    u = _rng(generator, self).random(self._sizes)
+    return _write(self, median + sigma * np.tan(np.pi * (u - 0.5)))
+
+
+@native
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, generator=None) -> Tensor:
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    d = self._dtype
+    if not d.is_floating_point:
+        raise _not_implemented("log_normal_cpu", d)
+    if _skip(self):
+        return _untouched(self)
+    with np.errstate(over="ignore"):
+        return _write(self, np.exp(_normal_values(self, mean, std, generator)))
+
+
+@native
+def geometric_(self: Tensor, p: float, generator=None) -> Tensor:
+    if not 0.0 < p < 1.0:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    d = self._dtype
+    if d is dt.bool or d.is_complex:
+        raise _not_implemented("geometric_cpu", d)
+    if _skip(self):
+        return _untouched(self)
+    # The number of trials up to the first success: ceil(log(U) / log(1 - p)).
+    u = 1.0 - _rng(generator, self).random(self._sizes)
+    return _write(self, np.ceil(np.log(u) / math.log1p(-p)))
+
+
+# --- random_ -------------------------------------------------------------------------------
+
+
+def _int_bounds(d) -> tuple[int, int]:
+    if d is dt.bool:
+        return 0, 1
+    info = np.iinfo(d.numpy)
+    return int(info.min), int(info.max)
+
+
+def _float_digits(d) -> int:
+    return {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}[d]
+
+
+def _check_random_dtype(self: Tensor) -> None:
+    d = self._dtype
+    if d.is_complex:
+        raise RuntimeError(
+            "check_random_bounds handles only integral, floating-point and boolean types"
+        )
+
+
+def _random_range(self: Tensor, low: int, high: int | None) -> tuple[int, int]:
+    """The inclusive range [low, high_inclusive] of random_(low, high), with its checks."""
+    d = self._dtype
+    if high is not None:
+        if not low < high:
+            raise RuntimeError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
+        _check_random_dtype(self)
+        if d.is_integral:
+            lo, hi = _int_bounds(d)
+            if not lo <= low <= hi:
+                raise RuntimeError(f"from is out of bounds for {d.cpp_name}")
+            if not lo <= high - 1 <= hi:
+                raise RuntimeError(f"to - 1 is out of bounds for {d.cpp_name}")
+        return low, high - 1
+    if d.is_complex:
+        raise RuntimeError(
+            "random_from_to_impl handles only integral, floating-point and boolean types"
+        )
+    if d.is_integral:
+        lo, hi = _int_bounds(d)
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {d.cpp_name}")
+        return low, hi
+    to_inc = 2 ** _float_digits(d)
+    if low > to_inc:
+        raise RuntimeError(
+            "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+            f"to dtype, but got from={low} > to_inc={to_inc}"
+        )
+    return low, to_inc
+
+
+def _random_fill(self: Tensor, low: int, high_inclusive: int, generator) -> Tensor:
+    if _skip(self):
+        return _untouched(self)
+    values = _rng(generator, self).integers(
+        low, high_inclusive, self._sizes, dtype=np.int64, endpoint=True
+    ) if high_inclusive <= _INT64_MAX and low >= -(2**63) else _wide_integers(
+        _rng(generator, self), low, high_inclusive, self._sizes
+    )
+    return _write(self, values)
+
+
+def _wide_integers(rng, low: int, high_inclusive: int, sizes: tuple) -> np.ndarray:
+    # A range past int64 (only float ranges reach it): draw offsets as Python integers.
+    span = high_inclusive - low + 1
+    count = math.prod(sizes)
+    offsets = [int.from_bytes(rng.bytes(16), "little") % span for _ in range(count)]
+    return np.array([low + o for o in offsets], dtype=np.float64).reshape(sizes)
+
+
+@native
+def random_(self: Tensor, generator=None) -> Tensor:
+    d = self._dtype
+    if d.is_complex:
+        raise _not_implemented("random_kernel_cpu", d)
+    if d.is_integral:
+        high = _int_bounds(d)[1]
+    else:
+        high = 2 ** _float_digits(d)
+    return _random_fill(self, 0, high, generator)
+
+
+@native
+def random_from(self: Tensor, low: int, high: int | None, generator=None) -> Tensor:
+    if self._device.type == "meta":  # PyTorch's Meta kernel checks nothing
+        return _untouched(self)
+    low, high_inclusive = _random_range(self, low, high)
+    return _random_fill(self, low, high_inclusive, generator)
+
+
+@native
+def random_to(self: Tensor, high: int, generator=None) -> Tensor:
+    if self._device.type == "meta":
+        return _untouched(self)
+    low, high_inclusive = _random_range(self, 0, high)
+    return _random_fill(self, low, high_inclusive, generator)
+
+
+# --- bernoulli -----------------------------------------------------------------------------
+
+
+@native
+def bernoulli__float(self: Tensor, p: float = 0.5, generator=None) -> Tensor:
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
+    if self._dtype.is_complex:
+        raise _not_implemented("bernoulli_scalar_cpu_", self._dtype)
+    if _skip(self):
+        return _untouched(self)
+    return _write(self, _rng(generator, self).random(self._sizes) < p)
+
+
+@native
+def bernoulli__Tensor(self: Tensor, p: Tensor, generator=None) -> Tensor:
+    if self._dtype.is_complex:
+        raise _not_implemented("bernoulli_tensor_cpu_self_", self._dtype)
+    if not p._dtype.is_floating_point:
+        raise _not_implemented("bernoulli_tensor_cpu_p_", p._dtype)
+    if _skip(self):  # PyTorch expands p only when there is something to draw
+        return _untouched(self)
+    expanded = _aten().expand.default(p, self._sizes)
+    probs = expanded._numpy().astype(np.float64)
+    if not (probs >= 0).all() or not (probs <= 1).all():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)"
+        )
+    return _write(self, _rng(generator, self).random(self._sizes) < probs)
+
+
+@native
+def bernoulli(self: Tensor, generator=None) -> Tensor:
+    result = _empty_like(self)
+    return write_fresh(_aten().bernoulli_.Tensor, result, self, generator)
+
+
+@native
+def bernoulli_p(self: Tensor, p: float, generator=None) -> Tensor:
+    result = _empty_like(self)
+    return write_fresh(_aten().bernoulli_.float, result, p, generator)
+
+
+@native
+def bernoulli_out(self: Tensor, generator=None, out: Tensor = None) -> Tensor:
+    resize_output(out, self._sizes, "bernoulli")
+    return _aten().bernoulli_.Tensor(out, self, generator)
+
+
+# --- normal (the functional overloads) ------------------------------------------------------
+
+
+def _normal_from_tensors(out: Tensor, mean, std, generator) -> Tensor:
+    """out = mean + std * N(0, 1), mean and std tensors or numbers (checked by the caller)."""
+    _check_floating(out, "normal_kernel_cpu")
+    if _skip(out):
+        return out
+    values = _normal_values(out, 0.0, 1.0, generator)
+    std = std._numpy() if isinstance(std, Tensor) else std
+    mean = mean._numpy() if isinstance(mean, Tensor) else mean
+    return _write(out, np.broadcast_to(values * std + mean, out._sizes))
+
+
+def _check_std_tensor(std: Tensor) -> None:
+    if std._device.type != "meta" and std.numel() and not (std._numpy() >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+@native
+def normal_Tensor_float(mean: Tensor, std: float = 1.0, generator=None) -> Tensor:
+    _check_std(std)
+    result = _empty_like(mean)
+    return _fresh(_normal_from_tensors, result, mean, std, generator)
+
+
+@native
+def normal_Tensor_float_out(mean: Tensor, std: float = 1.0, generator=None, out=None) -> Tensor:
+    _check_std(std)
+    # ATen broadcasts mean with `out`'s current shape before resizing it
+    resize_output(out, infer_size(mean._sizes, out._sizes), "normal")
+    return _normal_from_tensors(out, mean, std, generator)
+
+
+@native
+def normal_float_Tensor(mean: float, std: Tensor, generator=None) -> Tensor:
+    _check_std_tensor(std)
+    result = _empty_like(std)
+    return _fresh(_normal_from_tensors, result, mean, std, generator)
+
+
+@native
+def normal_float_Tensor_out(mean: float, std: Tensor, generator=None, out=None) -> Tensor:
+    _check_std_tensor(std)
+    resize_output(out, std._sizes, "normal")
+    return _normal_from_tensors(out, mean, std, generator)
+
+
+@native
+def normal_Tensor_Tensor(mean: Tensor, std: Tensor, generator=None) -> Tensor:
+    shape = infer_size(mean._sizes, std._sizes)
+    _check_std_tensor(std)
+    result = _aten().empty.memory_format(shape, mean._dtype, None, mean._device, None, None)
+    return _fresh(_normal_from_tensors, result, mean, std, generator)
+
+
+@native
+def normal_Tensor_Tensor_out(mean: Tensor, std: Tensor, generator=None, out=None) -> Tensor:
+    shape = infer_size(mean._sizes, std._sizes)
+    _check_std_tensor(std)
+    resize_output(out, shape, "normal")
+    return _normal_from_tensors(out, mean, std, generator)
+
+
+@native
+def normal_float_float(
+    mean: float, std: float, size: tuple, generator=None, dtype=None, layout=None, device=None,
+    pin_memory=None,
+) -> Tensor:
+    result = _aten().empty.memory_format(
+        size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
+    )
+    return write_fresh(_aten().normal_.default, result, mean, std, generator)
+
+
+@native
+def normal_float_float_out(
+    mean: float, std: float, size: tuple, generator=None, out: Tensor = None
+) -> Tensor:
+    _check_sizes(size)
+    resize_output(out, tuple(size), "normal")
+    return _aten().normal_.default(out, mean, std, generator)
+
+
+# --- poisson and multinomial ---------------------------------------------------------------
+
+
+@native
+def poisson(self: Tensor, generator=None) -> Tensor:
+    d = self._dtype
+    if not d.is_floating_point:
+        raise _not_implemented("poisson_cpu", d)
+    result = _empty_like(self)
+    if _skip(self):
+        return result
+    rates = self._numpy().astype(np.float64)
+    if not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    rng = _rng(generator, self)
+    huge = rates > 1e15  # NumPy refuses very large rates: a normal approximation is exact enough
+    values = np.asarray(rng.poisson(np.where(huge, 0.0, rates)), dtype=np.float64)
+    if huge.any():
+        big = rates[huge]
+        values[huge] = np.round(big + np.sqrt(big) * rng.standard_normal(big.shape))
+        # an infinite rate is cast through int64, as in ATen
+        values[np.isinf(rates)] = -(2.0**63)
+    result._numpy()[...] = values.astype(d.numpy)
+    return result
+
+
+def _multinomial_checks(self: Tensor, n_sample: int, replacement: bool) -> None:
+    if not 0 < self.dim() <= 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not self._dtype.is_floating_point:
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: "
+            f"{self._dtype.scalar_name}"
+        )
+
+
+def _multinomial_after_out(self: Tensor, n_sample: int, replacement: bool) -> tuple:
+    if n_sample <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and n_sample > self._sizes[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if self._sizes[-1] > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    return (n_sample,) if self.dim() == 1 else (self._sizes[0], n_sample)
+
+
+def _multinomial_draw(self: Tensor, n_sample: int, replacement: bool, generator) -> np.ndarray:
+    probs = self._numpy().astype(np.float64).reshape(-1, self._sizes[-1])
+    rng = _rng(generator, self)
+    if not replacement or n_sample == 1:
+        if not (np.isfinite(probs).all() and (probs >= 0).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (probs.sum(axis=1) == 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        # The exponential race (Gumbel top-k): the n largest p / E, E ~ Exp(1), are a draw
+        # without replacement.
+        with np.errstate(divide="ignore"):
+            keys = probs / rng.standard_exponential(probs.shape)
+        order = np.argsort(-keys, axis=1, kind="stable")
+        return order[:, :n_sample]
+    if not (probs >= 0).all():  # NaN fails this check first, as in ATen
+        raise RuntimeError(
+            "invalid multinomial distribution (encountering probability entry < 0)"
+        )
+    if not np.isfinite(probs).all():
+        raise RuntimeError(
+            "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
+        )
+    totals = probs.sum(axis=1, keepdims=True)
+    if (totals <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    cumulative = np.cumsum(probs / totals, axis=1)
+    u = rng.random((probs.shape[0], n_sample))
+    picks = np.empty((probs.shape[0], n_sample), dtype=np.int64)
+    for row in range(probs.shape[0]):
+        picks[row] = np.searchsorted(cumulative[row], u[row], side="right")
+    # zero-probability categories at the end can never be picked
+    last = probs.shape[1] - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
+    return np.minimum(picks, last[:, None])
+
+
+@native
+def multinomial_out(
+    self: Tensor, num_samples: int, replacement: bool = False, generator=None, out=None
+) -> Tensor:
+    _multinomial_checks(self, num_samples, replacement)
+    if out._dtype is not dt.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out._dtype.scalar_name}")
+    shape = _multinomial_after_out(self, num_samples, replacement)
+    values = None
+    if self._device.type != "meta" and math.prod(shape):
+        values = _multinomial_draw(self, num_samples, replacement, generator)
+    resize_output(out, shape, "multinomial")
+    if values is not None:
+        out._numpy()[...] = values.reshape(shape)
+    out._bump_version()
+    return out
+
+
+@native
+def multinomial(
+    self: Tensor, num_samples: int, replacement: bool = False, generator=None
+) -> Tensor:
+    result = _aten().empty.memory_format((0,), dt.int64, None, self._device, None, None)
+    return write_fresh(
+        lambda t: _aten().multinomial.out(
+            self, num_samples, replacement, generator=generator, out=t
+        ),
+        result,
+    )
