@@ -44,6 +44,9 @@ _attach_sorting(globals())
 # --- autograd: kernels from derivatives.yaml, the engine, grad mode (docs/autograd.md)
 import pyaten.autograd as autograd  # noqa: E402,F401
 
+# --- torch.nn's functions: `pyaten.nn.functional.relu` (docs/nn-functional.md)
+import pyaten.nn as nn  # noqa: E402,F401
+
 # --- torch.fft's functions: `pyaten.fft.rfft` (docs/fft.md)
 import pyaten.fft as fft  # noqa: E402,F401
 
