@@ -446,3 +446,14 @@ def test_anomaly_mode_names_the_node_returning_nan():
 
     same_error(lambda: scenario(pyaten), lambda: scenario(torch))
     assert pyaten.is_anomaly_enabled() is False and pyaten.is_anomaly_check_nan_enabled()
+
+
+def test_inplace_write_without_differentiable_inputs_cuts_the_history():
+    def scenario(m):
+        x = _leaf(m, [1.0, 2.0, 3.0])
+        a = x * 2
+        a.eq_(m.tensor([2.0, 0.0, 6.0], dtype=m.float64))
+        (g,) = m.autograd.grad((a * x).sum(), x)
+        return g, a.requires_grad
+
+    same_scenario(scenario)

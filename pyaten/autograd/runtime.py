@@ -117,7 +117,7 @@ class CopySlices(Node):
         grad_slice = result.as_strided(sizes, strides, offset)
         inner = self.fn.apply((grad_slice.clone(),))
         outputs = [result]
-        if inner[0] is not None:
+        if inner and inner[0] is not None:
             grad_slice.copy_(inner[0])
         else:
             grad_slice.zero_()

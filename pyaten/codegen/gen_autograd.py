@@ -42,6 +42,11 @@ _GEOMETRY = frozenset(
 )
 
 
+# Operators whose kernel sets the autograd metadata itself (PyTorch's MANUAL_AUTOGRAD): no
+# generated kernel, the Autograd key's fallback passes them on.
+MANUAL_AUTOGRAD = frozenset({"detach_"})
+
+
 @dataclass(frozen=True)
 class GeneratedAutograd:
     source: str
@@ -485,6 +490,11 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     call = ", ".join(params)
     tangents = _tangent_expr(e.inputs)
     fw_call = ", ".join(["before" if p == "self" else p for p in params])
+    # A write into a tensor with history is recorded even when no input is differentiable
+    # (`a.eq_(b)`): the old history must not keep receiving gradients.
+    requires = _requires_expr(e.inputs)
+    if not any(a.name == "self" for a in e.inputs):
+        requires = f"self._requires_grad or {requires}"
     lines = [
         f"def {name}(below, {call}):",
         f"    if FW[0] != -1 and {tangents}:",
@@ -492,7 +502,7 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         "        before._fw_grad = self._fw_grad",
         "    else:",
         "        before = None",
-        f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
+        f"    if not (GRAD.enabled and ({requires})):",
         f"        out = run_below(below, {call}) if before is not None else below({call})",
         "        if before is not None:",
         f"            fw_{e.class_name}({fw_call}, (self,))",
@@ -604,6 +614,8 @@ def generate(
         for f in group:
             qualified = _qualified(f.func)
             if qualified in covered or f.has_composite_implicit_autograd_kernel:
+                continue
+            if str(f.func.name) in MANUAL_AUTOGRAD:
                 continue
             kind = f.func.kind
             if kind is SchemaKind.functional:
