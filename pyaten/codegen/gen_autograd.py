@@ -635,6 +635,8 @@ def generate(
         qualified = _qualified(f.func)
         if qualified in covered or f.has_composite_implicit_autograd_kernel:
             continue
+        if str(f.func.name) in MANUAL_AUTOGRAD:
+            continue
         if not any(a.type.is_tensor_like() for a in f.func.arguments):
             continue
         covered.add(qualified)
