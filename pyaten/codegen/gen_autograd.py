@@ -444,7 +444,7 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     outs_expr = "(out,)" if len(schema.returns) == 1 and not list_return else "tuple(out)"
     lines = [
         f"def {name}(below, {call}):" if params else f"def {name}(below):",
-        f"    if not (GRAD.enabled and ({_requires_expr(e.inputs)})):",
+        f"    if not (({_requires_expr(e.inputs)}) and GRAD.enabled):",
         f"        if FW[0] != -1 and {tangents}:",
         f"            out = run_below(below, {call})",
         f"            fw_{e.class_name}({call}, {outs_expr})",
@@ -502,7 +502,7 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         "        before._fw_grad = self._fw_grad",
         "    else:",
         "        before = None",
-        f"    if not (GRAD.enabled and ({requires})):",
+        f"    if not (({requires}) and GRAD.enabled):",
         f"        out = run_below(below, {call}) if before is not None else below({call})",
         "        if before is not None:",
         f"            fw_{e.class_name}({fw_call}, (self,))",
@@ -530,7 +530,7 @@ def _out_kernel(f: NativeFunction, inputs: Sequence[Argument]) -> list[str]:
     call = ", ".join(params)
     return [
         f"def {name}(below, {call}):",
-        f"    if GRAD.enabled and ({_requires_expr(inputs)}):",
+        f"    if ({_requires_expr(inputs)}) and GRAD.enabled:",
         f"        raise_out_requires_grad({schema.name.name!r})",
         f"    return below({call})",
         f"{name}.below_mask = AFTER_AUTOGRAD",
@@ -556,7 +556,7 @@ def _not_implemented_kernel(f: NativeFunction) -> list[str]:
         "        raise NotImplementedError(",
         f"            \"Trying to use forward AD with {schema.name.name} that does not support "
         "it because it has not been implemented yet.\")",
-        f"    if not (GRAD.enabled and ({_requires_expr(tensors)})):",
+        f"    if not (({_requires_expr(tensors)}) and GRAD.enabled):",
         f"        return below({call})",
     ]
     if inplace:
