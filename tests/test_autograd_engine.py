@@ -457,3 +457,13 @@ def test_inplace_write_without_differentiable_inputs_cuts_the_history():
         return g, a.requires_grad
 
     same_scenario(scenario)
+
+
+def test_grad_of_a_non_leaf_warns_as_torch():
+    x = pyaten.ones(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="The .grad attribute of a Tensor that is not a leaf"):
+        assert (x * 2).grad is None
+    y = x * 2
+    y.retain_grad()
+    y.sum().backward()
+    assert y.grad.tolist() == [1.0, 1.0]

@@ -337,6 +337,10 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient (None until a backward pass writes one)."""
+        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+            import warnings
+
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -562,6 +566,14 @@ class Tensor:
 
 
 _new = object.__new__
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
 
 
 def write_fresh(write: Callable[..., object], fresh: Tensor, *args: object) -> object:
