@@ -15,7 +15,11 @@ def _load_generated_api() -> None:
     import pyaten.ops
     from pyaten.native.loader import load
 
-    globals().update(load().functions)
+    # One batch for the operators' kernels and their autograd kernels: each operator's
+    # dispatch table is computed once, at the end (no operator runs in between).
+    with dispatch.registry.batch():
+        globals().update(load().functions)
+        import pyaten.autograd  # noqa: F401 - registers the kernels of derivatives.yaml
     globals()["ops"] = pyaten.ops
 
 

@@ -9,7 +9,6 @@ parses neither file. Each kernel is registered at the `Autograd` alias key.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import sys
 import threading
 from pathlib import Path
@@ -42,6 +41,18 @@ def _cache_key(texts: list[str]) -> str:
     return digest.hexdigest()[:16]
 
 
+def _prune_old(current: Path, keep: int = 4) -> None:
+    """Keep only the newest few generated modules (each YAML edit makes a new one)."""
+    try:
+        old = sorted(current.parent.glob("autograd_*.py"), key=lambda p: p.stat().st_mtime)
+        for path in old[:-keep]:
+            if path != current:
+                path.unlink(missing_ok=True)
+                path.with_suffix(".code").unlink(missing_ok=True)
+    except OSError:
+        pass  # another process pruned at the same time
+
+
 def generated_source() -> str:
     """The generated module's text (always freshly generated)."""
     from pyaten.codegen.gen_autograd import generate
@@ -64,9 +75,9 @@ def load() -> ModuleType:
         path = native_loader.GENERATED_DIR / f"autograd_{_cache_key(texts)}.py"
         if not path.exists():
             native_loader._write_atomic(path, generated_source())
-        spec = importlib.util.spec_from_file_location("pyaten._generated.autograd", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+            _prune_old(path)
+        # marshalled beside the source, as the native module is (no .pyc needed)
+        module = native_loader._exec_cached("pyaten._generated.autograd", path)
         key = parse_dispatch_key("Autograd")
         with dispatch_registry.batch():
             for operator, kernel, site in module.REGISTRATIONS:

@@ -33,7 +33,7 @@ from pyaten.dispatch.keys import (
     display_name,
     table_index,
 )
-from pyaten.dispatch.rules import AMBIGUOUS, Kernel, Resolution, compute_table
+from pyaten.dispatch.rules import AMBIGUOUS, Kernel, Resolution, table_and_fallthroughs
 from pyaten.dispatch.tls import DEFAULT_INCLUDED, DEFAULT_KEEP, NONDEFAULT, STATE
 
 _CACHE_LIMIT = 4096  # distinct key sets seen by one operator before its cache is reset
@@ -50,8 +50,10 @@ class OperatorEntry:
         self.schema_debug = ""
         self.tags: tuple[str, ...] = ()
         self.kernels: dict[DispatchKey, list[Kernel]] = {}
-        self.table: tuple[Resolution, ...] = ()
+        self._table: tuple[Resolution, ...] = ()
         self._masks: tuple[int, ...] = (FULL_RAW,) * NUM_BACKENDS
+        self._stale = False  # a global fallback changed since the table was computed
+        self._fallbacks: list[Kernel | None] = []
         self._cache: dict[int, Callable] = {}
         self._redispatch_cache: dict[int, Callable] = {}
         self.call: Callable[..., Any] = self._undefined_call
@@ -83,12 +85,33 @@ class OperatorEntry:
     def active_kernels(self) -> dict[DispatchKey, Kernel]:
         return {key: stack[-1] for key, stack in self.kernels.items() if stack}
 
+    @property
+    def table(self) -> tuple[Resolution, ...]:
+        if self._stale:
+            self._refresh()
+        return self._table
+
+    def mark_stale(self, fallbacks: list[Kernel | None]) -> None:
+        """A global fallback changed: drop cached call targets now, recompute the table when
+        next needed (one fallback registration need not recompute every operator's)."""
+        self._fallbacks = fallbacks
+        self._stale = True
+        self._cache.clear()
+        self._redispatch_cache.clear()
+
+    def _refresh(self) -> None:
+        with LOCK:
+            if self._stale:
+                self.rebuild(self._fallbacks)
+
     def rebuild(self, fallbacks: list[Kernel | None]) -> None:
         """Recompute the table, the fallthrough masks, and drop cached call targets."""
-        self.table = compute_table(self.active_kernels(), fallbacks)
+        self._stale = False
+        self._fallbacks = fallbacks
+        self._table, fallthroughs = table_and_fallthroughs(self.active_kernels(), fallbacks)
         masks = [FULL_RAW] * NUM_BACKENDS
-        for slot, res in enumerate(self.table):
-            if slot and res.is_fallthrough:
+        for slot in fallthroughs:
+            if slot:
                 bits = SLOT_BITS[slot]
                 functionality = bits & ~BACKEND_MASK
                 backend = (bits & BACKEND_MASK).bit_length()
@@ -108,6 +131,8 @@ class OperatorEntry:
 
     def dispatch_keyset(self, raw: int) -> int:
         """The key set after the fallthrough mask of the backend row of `raw` (post-TLS)."""
+        if self._stale:
+            self._refresh()
         row = (raw & BACKEND_MASK).bit_length()
         return raw & self._masks[row - 1 if row else 0]
 

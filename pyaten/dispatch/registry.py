@@ -257,7 +257,7 @@ def _clear_fallbacks(slots: list[int]) -> None:
 
 def _rebuild_all() -> None:
     for entry in _OPERATORS.values():
-        entry.rebuild(_FALLBACKS)
+        entry.mark_stale(_FALLBACKS)
 
 
 def global_fallback(slot: int) -> Kernel | None:

@@ -147,11 +147,73 @@ def alias_slots(key: DispatchKey) -> frozenset[int]:
     return frozenset() if slot is None or slot == 0 else frozenset([slot])
 
 
+# Note: table plans
+#     Which registration serves each slot depends only on which keys have a kernel (and on
+#     the global fallbacks), not on the kernels themselves, and most operators share one of a
+#     few key patterns (CPU+Meta+Autograd, CompositeImplicitAutograd alone...). So the
+#     resolution runs once per (keys, fallbacks) pattern with placeholder kernels, and each
+#     operator's table is that plan with its own kernels filled in: import computes ~2,600
+#     tables, and this makes each a tuple comprehension.
+_PLANS: dict[tuple, tuple] = {}
+_PLAN_LIMIT = 512
+
+
 def compute_table(
     active: Mapping[DispatchKey, Kernel],
     fallbacks: Sequence[Kernel | None],
 ) -> tuple[Resolution, ...]:
     """Resolve all 137 slots from the active kernel per registration key and the fallbacks."""
+    return table_and_fallthroughs(active, fallbacks)[0]
+
+
+def table_and_fallthroughs(
+    active: Mapping[DispatchKey, Kernel],
+    fallbacks: Sequence[Kernel | None],
+) -> tuple[tuple[Resolution, ...], tuple[int, ...]]:
+    """The table, and the slots it serves with a fallthrough (see Note: table plans)."""
+    pattern = (
+        tuple(sorted((int(k), kern.fallthrough) for k, kern in active.items())),
+        tuple(fallbacks),
+    )
+    plan = _PLANS.get(pattern)
+    if plan is None:
+        plan = _PLANS[pattern] = _plan(active, fallbacks)
+        if len(_PLANS) > _PLAN_LIMIT:
+            _PLANS.clear()
+            _PLANS[pattern] = plan
+    pairs, slots, fallthroughs = plan
+    made = [Resolution(active[key], rule) for key, rule in pairs]
+    return tuple([made[x] if x.__class__ is int else x for x in slots]), fallthroughs
+
+
+def _plan(active: Mapping[DispatchKey, Kernel], fallbacks: Sequence[Kernel | None]) -> tuple:
+    placeholders = {
+        k: Kernel(None, k, fallthrough=kern.fallthrough, debug=f"<plan {k.name}>")
+        for k, kern in active.items()
+    }
+    by_kernel = {id(kern): k for k, kern in placeholders.items()}
+    pairs: list[tuple[DispatchKey, str]] = []
+    slots: list[Resolution | int] = []
+    fallthroughs = []
+    for slot, res in enumerate(_resolve(placeholders, fallbacks)):
+        if res.is_fallthrough:
+            fallthroughs.append(slot)
+        key = by_kernel.get(id(res.kernel)) if res.kernel is not None else None
+        if key is None:
+            slots.append(res)  # a fallback, missing or ambiguous: the same for every operator
+            continue
+        pair = (key, res.rule)
+        if pair not in pairs:
+            pairs.append(pair)
+        slots.append(pairs.index(pair))
+    return tuple(pairs), tuple(slots), tuple(fallthroughs)
+
+
+def _resolve(
+    active: Mapping[DispatchKey, Kernel],
+    fallbacks: Sequence[Kernel | None],
+) -> tuple[Resolution, ...]:
+    """The resolution itself (see Note: table plans)."""
     # Bit patterns of registered non-alias keys, for the "backend kernel present" tests.
     non_alias_bits = [KEY_BITS[int(k)] for k in active if not k.is_alias]
     cea = active.get(CEA)

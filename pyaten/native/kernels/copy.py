@@ -294,6 +294,12 @@ def copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     return result
 
 
+@native
+def copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """`copy` on Meta tensors: the same checks, no data (PyTorch registers a Meta kernel)."""
+    return copy(self, src, non_blocking)
+
+
 def _fill_value(self: Tensor, value):
     if isinstance(value, Tensor):
         if len(value._sizes) != 0:
