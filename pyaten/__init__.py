@@ -48,15 +48,15 @@ _attach_sorting(globals())
 # --- autograd: kernels from derivatives.yaml, the engine, grad mode (docs/autograd.md)
 import pyaten.autograd as autograd  # noqa: E402,F401
 
-# --- torch.nn's functions: `pyaten.nn.functional.relu` (docs/nn-functional.md)
-import pyaten.nn as nn  # noqa: E402,F401
-
 # --- torch.fft's functions: `pyaten.fft.rfft` (docs/fft.md)
 import pyaten.fft as fft  # noqa: E402,F401
 
 # --- torch.linalg's functions: `pyaten.linalg.inv` (docs/linalg.md); torch.functional's
 # einsum, tensordot, chain_matmul and norm wrappers in place of their bare bindings
 import pyaten.linalg as linalg  # noqa: E402,F401
+
+# --- torch.nn's functions: `pyaten.nn.functional.relu` (docs/nn-functional.md)
+import pyaten.nn as nn  # noqa: E402,F401
 from pyaten.autograd.anomaly_mode import (  # noqa: E402,F401
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
