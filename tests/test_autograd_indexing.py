@@ -22,10 +22,7 @@ put scatter scatter_add sort take take_along_dim topk msort argsort
 SECOND_ORDER = frozenset({"gather", "index_select", "scatter_add", "take", "masked_select"})
 
 # OpInfo variants left out, with the reason.
-_MASK_NAME = ("the generated backward node names its input mask `mask`, which an argument "
-              "named `mask` overwrites (pyaten/codegen/gen_autograd.py)")
-NOT_YET: dict[tuple[str, str], str] = {("masked_fill", ""): _MASK_NAME,
-                                       ("masked_scatter", ""): _MASK_NAME}
+NOT_YET: dict[tuple[str, str], str] = {}
 
 MAX_SAMPLES = 4
 
@@ -57,7 +54,5 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hand_written_gradients(name) -> None:
-    if name == "masked_fill_tensor_value":
-        pytest.xfail(_MASK_NAME)
     f, inputs = CASES[name]
     check_grads(lambda *xs: f(pyaten, *xs), lambda *xs: f(torch, *xs), inputs)

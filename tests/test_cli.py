@@ -72,7 +72,8 @@ def test_dispatch_groups_say_what_serves_them(capsys) -> None:
     assert "rule    kernel: a kernel registered directly" in blocks["CPU"][1]
     assert "wrapper_CPU_add_Tensor (registered for CPU)" in blocks["CPU"][1]
     autograd_keys, autograd = blocks["AutogradOther"]
-    assert "AutogradCPU" in autograd_keys and "kernel  autograd_fallback" in autograd
+    assert "AutogradCPU" in autograd_keys and "kernel  ag_add_Tensor" in autograd
+    assert "at      pyaten/autograd/derivatives.yaml:" in autograd
     # One fallback function per key, registered on one line: `<key>` stands for the key.
     python_keys, python = blocks["Python"]
     assert "Functionalize" in python_keys and "kernel  <key>_fallback" in python

@@ -196,8 +196,9 @@ def _node_class(e: _Entry) -> list[str]:
         "",
         "    def apply(node, grads):",
         "        grad = grads[0]",
-        "        mask = node.input_mask()",
-        "        grad_input_mask = mask",
+        # `needed_` rather than `mask`: an argument may be named mask (masked_fill).
+        "        needed_ = node.input_mask()",
+        "        grad_input_mask = needed_",
     ]
     input_index = {a.name: i for i, a in enumerate(e.inputs)}
     named_returns = [r.name for r in e.schema.returns]
@@ -205,7 +206,7 @@ def _node_class(e: _Entry) -> list[str]:
         indices = [input_index[n] for n in f.names if n in input_index]
         if not indices:
             continue
-        cond = " or ".join(f"mask[{i}]" for i in indices)
+        cond = " or ".join(f"needed_[{i}]" for i in indices)
         lines.append(f"        if {cond}:")
         names, _ = _uses(f.formula)
         for a, how in saved:
