@@ -291,36 +291,40 @@ class SavedTensor:
 class TensorGeometry:
     """What a formula reads of a tensor it only asks the shape or dtype of (nothing saved)."""
 
-    __slots__ = ("shape", "dtype", "device", "_strides", "_offset")
+    __slots__ = ("_sizes", "dtype", "device", "_strides", "_offset")
 
     def __init__(self, t: Tensor) -> None:
-        from pyaten.core.size import Size
-
-        self.shape = Size(t._sizes)
+        self._sizes = t._sizes
         self.dtype = t._dtype
         self.device = t._device
         self._strides = t._strides
         self._offset = t._offset
 
+    @property
+    def shape(self) -> Any:
+        from pyaten.core.size import Size
+
+        return Size(self._sizes)
+
     def storage_offset(self) -> int:
         return self._offset
 
     def size(self, dim: int | None = None) -> Any:
-        return self.shape if dim is None else self.shape[dim]
+        return self.shape if dim is None else self._sizes[dim]
 
     def stride(self, dim: int | None = None) -> Any:
         return self._strides if dim is None else self._strides[dim]
 
     def dim(self) -> int:
-        return len(self.shape)
+        return len(self._sizes)
 
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self._sizes)
 
     def numel(self) -> int:
         n = 1
-        for s in self.shape:
+        for s in self._sizes:
             n *= s
         return n
 

@@ -19,7 +19,7 @@ from pyaten.autograd.engine import empty_strided
 from pyaten.autograd.graph import Node, gradient_edge, set_history
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch.keys import AFTER_AUTOGRAD as _AFTER_AUTOGRAD_SET
-from pyaten.dispatch.tls import AUTOGRAD_BITS, STATE, _set
+from pyaten.dispatch.tls import call_below_autograd
 
 AFTER_AUTOGRAD = _AFTER_AUTOGRAD_SET.raw
 
@@ -40,14 +40,8 @@ __all__ = [
 ]
 
 
-def run_below(below: Callable, *args: Any) -> Any:
-    """Call the kernel below autograd with the autograd keys excluded for nested calls."""
-    included, excluded = STATE.included, STATE.excluded
-    _set(included, excluded | AUTOGRAD_BITS)
-    try:
-        return below(*args)
-    finally:
-        _set(included, excluded)
+# The call below autograd, with the autograd keys excluded for the calls it makes.
+run_below = call_below_autograd
 
 
 def check_inplace(t: Tensor) -> None:

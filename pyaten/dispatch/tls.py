@@ -155,3 +155,34 @@ class ResetTLSGuard(_Guard):
 
     def _apply(self, included: int, excluded: int) -> tuple[int, int]:
         return DEFAULT_INCLUDED, DEFAULT_EXCLUDED
+
+
+_KEEP_BELOW_AUTOGRAD = ~((DEFAULT_EXCLUDED | AUTOGRAD_BITS) & FUNCTIONALITY_MASK)
+
+
+def call_below_autograd(fn, *args):  # noqa: ANN001, ANN002, ANN201 - the hot path
+    """`fn(*args)` with the autograd keys excluded on this thread (what an autograd kernel
+    does around the call below it): `AutoDispatchBelowAutograd` without the guard object,
+    since every recorded operator call pays for it."""
+    state = STATE
+    excluded = state.excluded
+    if excluded & AUTOGRAD_BITS == AUTOGRAD_BITS:
+        return fn(*args)
+    included = state.included
+    if included == DEFAULT_INCLUDED and excluded == DEFAULT_EXCLUDED:
+        with _COUNT_LOCK:
+            NONDEFAULT[0] += 1
+        state.excluded = DEFAULT_EXCLUDED | AUTOGRAD_BITS
+        state.keep = _KEEP_BELOW_AUTOGRAD
+        try:
+            return fn(*args)
+        finally:
+            state.excluded = DEFAULT_EXCLUDED
+            state.keep = DEFAULT_KEEP
+            with _COUNT_LOCK:
+                NONDEFAULT[0] -= 1
+    _set(included, excluded | AUTOGRAD_BITS)
+    try:
+        return fn(*args)
+    finally:
+        _set(included, excluded)
