@@ -206,9 +206,11 @@ def execute(
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or []
-            grads = _run_tensor_hooks(node, grads)
-            for nr, index in captures.get(node, ()):
-                captured[index] = grads[nr] if nr < len(grads) else None
+            if node._tensor_pre_hooks or node._retains_grad or node.__class__ is AccumulateGrad:
+                grads = _run_tensor_hooks(node, grads)
+            if captures:
+                for nr, index in captures.get(node, ()):
+                    captured[index] = grads[nr] if nr < len(grads) else None
             if runs is not None and node not in runs:
                 continue
             outputs = _call(node, grads, keep_graph)
@@ -216,7 +218,9 @@ def execute(
                 if child is None or (wanted is not None and child not in wanted):
                     continue
                 if grad is not None:
-                    grad = _fit(node, index, grad, child, nr)
+                    meta = child.input_meta[nr] if nr < len(child.input_meta) else None
+                    if meta is not None and (grad._sizes != meta[0] or grad._dtype is not meta[1]):
+                        grad = _fit(node, index, grad, child, nr)
                     _add_to_buffer(buffers, child, nr, grad)
                 left = dependencies[child] - 1
                 dependencies[child] = left
@@ -279,12 +283,14 @@ def _call(node: Node, grads: list, keep_graph: bool) -> Sequence[Any]:
         if grads and grads[0] is not None:
             node.apply((grads[0],))
         return ()
-    if all(g is None for g in grads):
-        outputs: Sequence[Any] = [None] * len(node.next_functions)
-    else:
-        if node._released:
-            node._raise_released()
-        outputs = node.apply(tuple(grads))
+    for g in grads:
+        if g is not None:
+            if node._released:
+                node._raise_released()
+            outputs: Sequence[Any] = node.apply(tuple(grads))
+            break
+    else:  # no gradient arrived: nothing flows on
+        outputs = [None] * len(node.next_functions)
     if node._hooks:
         for hook in list(node._hooks):
             new = hook(tuple(outputs), tuple(grads))
