@@ -37,16 +37,7 @@ METHODS = frozenset("view view_as reshape_as expand expand_as contiguous __getit
                     "unfold".split())
 
 # OpInfo variants left out, with the reason.
-_LIST_RETURN = ("engine: the Autograd kernel of an operator returning Tensor[] wraps the list as "
-                "one output, so no output gets the node (gen_autograd._functional_kernel)")
-NOT_YET: dict[tuple[str, str], str] = {
-    ("split", ""): _LIST_RETURN,
-    ("split", "list_args"): _LIST_RETURN,
-    ("split_with_sizes", ""): _LIST_RETURN,
-    ("unbind", ""): _LIST_RETURN,
-    ("__getitem__", ""): "engine: a None in a Tensor?[] argument (x[:, idx]) is saved as "
-                         "SavedTensor(None), which raises (gen_autograd._save_inputs_lines)",
-}
+NOT_YET: dict[tuple[str, str], str] = {}
 
 # Keep the module quick on two cores.
 MAX_SAMPLES = 8
@@ -370,10 +361,8 @@ def test_other_gradients(name) -> None:
           second_order=name in SECOND_ORDER_CASES)
 
 
-@pytest.mark.xfail(reason="engine: list returns and None in Tensor?[] (see module)",
-                   strict=False)
 @pytest.mark.parametrize("name", sorted(BLOCKED_BY_ENGINE))
-def test_blocked_by_engine(name) -> None:
+def test_list_returns_and_none_indices(name) -> None:
     f, shapes = BLOCKED_BY_ENGINE[name]
     _both(f, *[_r(*s, seed=i) for i, s in enumerate(shapes)])
 
@@ -435,9 +424,6 @@ def test_out_with_grad_raises_like_torch(name) -> None:
                lambda: f(torch, x_t, torch.empty(0, dtype=torch.float64)))
 
 
-@pytest.mark.xfail(reason="engine: a formula reading a Tensor[] argument saves the tensors "
-                          "themselves (cat needs only their sizes), so a later in-place write "
-                          "to an input trips the version check", strict=False)
 def test_cat_input_written_after() -> None:
     def f(m, x, y):
         a = x.clone()

@@ -34,6 +34,7 @@ __all__ = [
     "wrap_dims",
     "scalar",
     "not_implemented",
+    "geometry",
 ]
 
 zeros_like = pyaten.zeros_like
@@ -97,6 +98,12 @@ def restore_reduced_dims(grad: Tensor, dims: Any, keepdim: bool, sizes: Sequence
 def reduce_backward(grad: Tensor, dims: Any, keepdim: bool, sizes: Sequence[int]) -> Tensor:
     """The gradient of a sum over `dims`: the output gradient expanded to the input."""
     return restore_reduced_dims(grad, dims, keepdim, sizes).expand(tuple(sizes))
+
+
+def geometry(saved: Any) -> Any:
+    """Marks, in a formula, an argument a helper reads only the shapes and dtypes of: the
+    generated node then keeps their geometry instead of the tensors (`cat`'s inputs)."""
+    return saved
 
 
 def not_implemented(name: str) -> Tensor:

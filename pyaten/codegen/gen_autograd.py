@@ -107,8 +107,12 @@ def _uses(expr: str) -> tuple[set[str], set[str]]:
         if isinstance(node, ast.Name):
             names.add(node.id)
             parent = parents.get(id(node))
-            if not (isinstance(parent, ast.Attribute) and parent.attr in _GEOMETRY):
-                other_use.add(node.id)
+            if isinstance(parent, ast.Attribute) and parent.attr in _GEOMETRY:
+                continue
+            if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                    and parent.func.id == "geometry"):
+                continue  # `geometry(tensors)`: a helper reads only their shapes and dtypes
+            other_use.add(node.id)
     return names, names - other_use
 
 
