@@ -626,6 +626,13 @@ _AUTOGEN_CASES = {
     "_cdist_forward.out": lambda m: ((m.tensor([[0.0, 0.0]]), m.tensor([[3.0, 4.0]]), 1.0,
                                       None), "float32"),
     "linalg_matrix_exp.out": lambda m: ((m.zeros(2, 2),), "float32"),
+    "_cholesky_solve_helper.out": lambda m: ((m.ones(2, 1), m.tensor([[1.0, 0.0], [0.0, 2.0]]),
+                                              False), "float32"),
+    "binary_cross_entropy_with_logits.out": lambda m: ((m.tensor([0.0, 2.0]),
+                                                        m.tensor([1.0, 0.0])), "float32"),
+    "_ctc_loss_backward.out": lambda m: ((m.ones(1), m.zeros(1, 1, 2), m.zeros(1, 0).long(),
+                                          [1], [0], m.zeros(1), m.zeros(1, 1, 1), 0),
+                                         "float32"),
 }
 
 
@@ -633,6 +640,9 @@ _AUTOGEN_CASES = {
 _AUTOGEN_TWO_OUTPUTS = {
     "std_mean.correction_out": lambda m: ((m.arange(6.0).reshape(2, 3),), {"dim": [1]}),
     "var_mean.correction_out": lambda m: ((m.arange(6.0).reshape(2, 3),), {"correction": 0}),
+    "_ctc_loss.out": lambda m: ((m.zeros(2, 1, 2), m.tensor([[1]]), [2], [1]), {}),
+    "_ctc_loss.Tensor_out": lambda m: ((m.zeros(2, 1, 2), m.tensor([[1]]), m.tensor([2]),
+                                        m.tensor([1])), {}),
 }
 
 

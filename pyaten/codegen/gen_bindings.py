@@ -71,6 +71,8 @@ def _literal_default(arg_type: Any, value: object) -> str | None:
     if isinstance(base, BaseType) and base.name in ("ScalarType", "MemoryFormat", "Layout",
                                                     "Device"):
         return None
+    if value == "Mean" and isinstance(base, BaseType) and base.name in ("int", "SymInt"):
+        return "1"  # at::Reduction::Mean (`int reduction=Mean`)
     if type(value) in (int, float, bool, str):
         text = repr(value)
         return text if "inf" not in text and "nan" not in text else None

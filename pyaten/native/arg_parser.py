@@ -240,6 +240,8 @@ def convert_default(t: Type, value: object) -> object:
             return runtime.layout_by_name(value)
         if base.name == "Device" and isinstance(value, str):
             return as_device(value)
+        if base.name in ("int", "SymInt") and value == "Mean":
+            return 1  # at::Reduction::Mean (`int reduction=Mean`)
     if isinstance(base, ListType):
         if isinstance(value, (list, tuple)):
             return tuple(value)
@@ -449,7 +451,7 @@ class ParsedSignature:
             entry = self.out_entry
             outs = out if self.n_outs > 1 else (out,)
             if self.requires_grad_index is not None:
-                _check_out_options(self.by_name, values, out)
+                _check_out_options(self, values, out)
             if self.n_outs > 1 and len(outs) != self.n_outs:
                 raise ArgumentParseError(
                     f"{self.name}(): argument 'out' must be tuple of {self.n_outs} Tensors, "
@@ -470,12 +472,15 @@ class ParsedSignature:
         return result
 
 
-def _check_out_options(by_name: dict, values: list, out: object) -> None:
+def _check_out_options(parsed: ParsedSignature, values: list, out: object) -> None:
     """A factory given `out=` and `dtype=`/`layout=`/`device=`: they must describe `out`
-    (PyTorch's check_out_type_matches, with its messages)."""
+    (PyTorch's check_out_type_matches, with its messages). A schema default (`randint`'s
+    `dtype=long`) counts as not given."""
     def given(name: str) -> object:
-        index = by_name.get(name)
-        return None if index is None else values[index]
+        index = parsed.by_name.get(name)
+        if index is None or values[index] is parsed.params[index].default:
+            return None
+        return values[index]
 
     dtype, layout, device = given("dtype"), given("layout"), given("device")
     if dtype is not None and dtype is not out.dtype:

@@ -49,6 +49,7 @@ FAMILIES: tuple[str, ...] = (
     "complex",
     "fft",
     "autograd_ops",
+    "loss",
 )
 
 LOADED: list[str] = []

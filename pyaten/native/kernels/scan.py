@@ -75,6 +75,12 @@ def _softmax_compute(self: Tensor, dim: int, half_to_float: bool, log: bool, out
     if self._dtype not in FLOATING_AND_REDUCED:
         raise unsupported_dtype(kernel, self._dtype)
     x, axis = _along(self._numpy().astype(_acc(self._dtype), copy=False), wrapped, ndim)
+    target = out._numpy()
+    if log and x.ndim == 2 and axis == 1 and target.dtype == x.dtype \
+            and target.shape == x.shape and target.flags.c_contiguous:
+        # the last-dim case (cross_entropy's): computed in place in `out`, no temporaries
+        quiet_call(_log_softmax_into, x, target)
+        return
     result = quiet_call(_log_softmax if log else _softmax, x, axis)
     assign(out._numpy(), result.reshape(out._numpy().shape))
 
@@ -83,6 +89,12 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     shifted = x - np.max(x, axis=axis, keepdims=True)
     e = np.exp(shifted)
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax_into(x: np.ndarray, out: np.ndarray) -> None:
+    np.subtract(x, np.max(x, axis=1, keepdims=True), out=out)
+    total = np.sum(np.exp(out), axis=1, keepdims=True)
+    np.subtract(out, np.log(total, out=total), out=out)
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
