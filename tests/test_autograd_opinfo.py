@@ -18,6 +18,7 @@ from _grad_helpers import check_opinfo_grads, opinfo_grad_cases
 GRAD_SURFACE = frozenset("""
 add sub mul div neg exp sum mm clone
 addmm addmv addr baddbmm addbmm dot vdot mv linalg.cross linalg.vector_norm linalg.inv
+linalg.solve_triangular
 """.split())
 
 # Second order (the gradient of the gradient) compared too.

@@ -605,3 +605,61 @@ def test_opinfo_samples_match_torch(info):
             assert_same_outcome(lambda ours=ours, kwargs=kwargs: _call(ours_fn, *ours, **kwargs),
                                 lambda theirs=theirs, s=sample: _call(info.op, *theirs, **s.kwargs),
                                 rtol=1e-6, atol=1e-6)
+
+
+# ---- triangular solves, vander, cond, legacy lu / cholesky forms ---------------------------------
+
+
+def _extra_inputs():
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 3, dtype=torch.float64, generator=g) + 3 * torch.eye(3, dtype=torch.float64)
+    chol = torch.linalg.cholesky(a @ a.T)
+    b = torch.randn(3, 2, dtype=torch.float64, generator=g)
+    return a, chol, b
+
+
+EXTRA_CASES = [
+    lambda m, c, a, ch, b: m.linalg.solve_triangular(c(a).triu(), c(b), upper=True),
+    lambda m, c, a, ch, b: m.linalg.solve_triangular(c(a).tril(), c(b.T), upper=False,
+                                                     left=False),
+    lambda m, c, a, ch, b: m.linalg.solve_triangular(c(a), c(b), upper=True, unitriangular=True),
+    lambda m, c, a, ch, b: m.linalg.solve_triangular(c(a), c(b[0]), upper=True),
+    lambda m, c, a, ch, b: m.linalg.solve_triangular(c(a), c(b.T), upper=True),
+    lambda m, c, a, ch, b: m.linalg.vander(c(b[:, 0])),
+    lambda m, c, a, ch, b: m.linalg.vander(c(b[:, 0]), N=5),
+    lambda m, c, a, ch, b: m.linalg.vander(c(torch.tensor([1, 2, 3])), N=2),
+    lambda m, c, a, ch, b: m.linalg.vander(c(torch.tensor(2.0))),
+    lambda m, c, a, ch, b: m.linalg.cond(c(a)),
+    lambda m, c, a, ch, b: m.linalg.cond(c(a), -2),
+    lambda m, c, a, ch, b: m.linalg.cond(c(a), 1),
+    lambda m, c, a, ch, b: m.linalg.cond(c(a), float("inf")),
+    lambda m, c, a, ch, b: m.linalg.cond(c(a), "fro"),
+    lambda m, c, a, ch, b: m.linalg.cond(c(a), "nuc"),
+    lambda m, c, a, ch, b: m.linalg.cond(c(b), 1),
+    lambda m, c, a, ch, b: m.linalg.cond(c(b), 3),
+    lambda m, c, a, ch, b: m.linalg.cond(c(b), "fro"),
+    lambda m, c, a, ch, b: m.linalg.cond(c(b[0])),
+    lambda m, c, a, ch, b: m.linalg.cond(c(torch.zeros(0, 0))),
+    lambda m, c, a, ch, b: m.linalg.cond(c(torch.zeros(2, 2)), 1),
+    lambda m, c, a, ch, b: m.cholesky_solve(c(b), c(ch)),
+    lambda m, c, a, ch, b: m.cholesky_solve(c(b.T), c(ch)),
+    lambda m, c, a, ch, b: m.cholesky_solve(c(b), c(ch.T), upper=True),
+    lambda m, c, a, ch, b: m.cholesky_solve(c(b[0]), c(ch)),
+    lambda m, c, a, ch, b: m.cholesky_inverse(c(ch)),
+    lambda m, c, a, ch, b: m.cholesky_inverse(c(ch.T), upper=True),
+    lambda m, c, a, ch, b: m.cholesky_inverse(c(b)),
+    lambda m, c, a, ch, b: m.lu_unpack(*m.linalg.lu_factor(c(b))),
+    lambda m, c, a, ch, b: m.lu_unpack(*m.linalg.lu_factor(c(a)), unpack_data=False),
+    lambda m, c, a, ch, b: m.lu_unpack(c(b), c(torch.tensor([5, 5], dtype=torch.int32))),
+    lambda m, c, a, ch, b: m.lu_solve(c(b), *m.linalg.lu_factor(c(a))),
+    lambda m, c, a, ch, b: m.orgqr(c(a), c(b[:, 0])),
+    lambda m, c, a, ch, b: c(a).orgqr(c(b[:, 0])),
+]
+
+
+@pytest.mark.parametrize("index", range(len(EXTRA_CASES)))
+def test_triangular_cond_and_legacy_forms_match_torch(index):
+    fn = EXTRA_CASES[index]
+    inputs = _extra_inputs()
+    assert_same_outcome(lambda: _call(fn, pyaten, from_torch, *inputs),
+                        lambda: _call(fn, torch, lambda t: t, *inputs), rtol=1e-8, atol=1e-8)

@@ -40,35 +40,63 @@ def _empty_long(device) -> Tensor:
     return empty_tensor((0,), dt.int64, device)
 
 
-def _flat_unique(arr: np.ndarray, consecutive: bool):
-    """(values, inverse, counts) of a 1-d array; each NaN is a value of its own."""
-    keyed = _ordered(arr)
-    if consecutive:
-        if keyed.size == 0:
-            starts = np.zeros(0, np.int64)
-        else:
-            starts = np.flatnonzero(np.concatenate(([True], keyed[1:] != keyed[:-1])))
-        inverse = np.cumsum(np.isin(np.arange(keyed.size), starts)) - 1
-        counts = np.diff(np.append(starts, keyed.size))
-        return arr[starts], inverse, counts
-    order = np.argsort(keyed, kind="stable")
-    ordered = keyed[order]
+def _runs(ordered: np.ndarray) -> np.ndarray:
+    """True where a new value starts (NaN equals nothing, so each NaN starts a run)."""
     new = np.ones(ordered.size, bool)
     if ordered.size:
-        new[1:] = ordered[1:] != ordered[:-1]
-    group = np.cumsum(new) - 1
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return new
+
+
+def _dense_unique(arr: np.ndarray, need_inverse: bool):
+    """unique of integers spanning a range no wider than the array: counted, not sorted."""
+    low, high = int(arr.min()), int(arr.max())
+    if high - low > 2 * arr.size:
+        return None
+    shifted = arr.astype(np.int64) - low
+    tally = np.bincount(shifted, minlength=high - low + 1)
+    present = np.flatnonzero(tally)
+    values = (present + low).astype(arr.dtype)
+    inverse = None
+    if need_inverse:
+        inverse = (np.cumsum(tally > 0) - 1)[shifted]
+    return values, inverse, tally[present]
+
+
+def _flat_unique(arr: np.ndarray, consecutive: bool, need_inverse: bool = True):
+    """(values, inverse, counts) of a 1-d array; each NaN is a value of its own. Without
+    `need_inverse` the inverse is None and a plain sort suffices (no argsort)."""
+    keyed = _ordered(arr)
+    if consecutive:
+        new = _runs(keyed)
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, keyed.size))
+        return arr[starts], np.cumsum(new) - 1, counts
+    if keyed.dtype.kind in "iub" and keyed.size:
+        found = _dense_unique(keyed, need_inverse)
+        if found is not None:
+            return found
+    if not need_inverse:
+        ordered = np.sort(keyed)
+        new = _runs(ordered)
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, ordered.size))
+        return ordered[starts].astype(arr.dtype, copy=False), None, counts
+    order = np.argsort(keyed, kind="stable")
+    ordered = keyed[order]
+    new = _runs(ordered)
     inverse = np.empty(ordered.size, np.int64)
-    inverse[order] = group
+    inverse[order] = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
     counts = np.diff(np.append(starts, ordered.size))
-    return arr[order][starts], inverse, counts
+    return arr[order[starts]], inverse, counts
 
 
 def _unique_flat(self: Tensor, return_inverse: bool, return_counts: bool, name: str,
                  consecutive: bool = False):
     _unique_dtype_check(self, name)
     arr = self._numpy().reshape(-1)
-    values, inverse, counts = _flat_unique(arr, consecutive)
+    values, inverse, counts = _flat_unique(arr, consecutive, return_inverse)
     device = self._device
     inverse_t = _new(inverse.reshape(self._sizes), dt.int64, device) if return_inverse \
         else _empty_long(device)

@@ -187,12 +187,9 @@ def _like(self: Tensor, dtype, device, memory_format) -> Tensor:
     device = self.device if device is None else make_device(device)
     if memory_format_name(memory_format) == "preserve_format" and self.device == device:
         strides = like_strides(self, memory_format)
-        return _aten().empty_strided.default(
-            self._sizes, strides, dtype=dtype, device=device
-        )
-    return _aten().empty.memory_format(
-        self._sizes, dtype=dtype, device=device, memory_format=memory_format
-    )
+        # every argument positional, in schema order: the handle's fast path (no parsing)
+        return _aten().empty_strided.default(self._sizes, strides, dtype, None, device, None)
+    return _aten().empty.memory_format(self._sizes, dtype, None, device, None, memory_format)
 
 
 @native

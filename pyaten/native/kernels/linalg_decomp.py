@@ -390,7 +390,7 @@ def linalg_lu_factor_out(A: Tensor, pivot: bool, LU: Tensor, pivots: Tensor):  #
     return LU, pivots
 
 
-def _unpack(lu: np.ndarray, piv: np.ndarray):
+def unpack_lu(lu: np.ndarray, piv: np.ndarray):
     """(P, L, U) of LAPACK's packed LU and 1-based pivots, A = P L U."""
     m, n = lu.shape[-2:]
     k = min(m, n)
@@ -427,7 +427,7 @@ def linalg_lu_out(op, A: Tensor, pivot: bool, P: Tensor, L: Tensor, U: Tensor) -
     piv = np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), np.int32)
     codes = np.zeros(a.shape[:-2], np.int32)
     lu_batched(a, lu, piv, codes)
-    p, lower, upper = _unpack(lu, piv)
+    p, lower, upper = unpack_lu(lu, piv)
     _store(P, p)
     _store(L, lower)
     _store(U, upper)

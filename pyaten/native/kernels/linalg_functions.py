@@ -387,3 +387,268 @@ def linalg_tensorsolve(self: Tensor, other: Tensor, dims=None) -> Tensor:
 @native
 def linalg_tensorsolve_out(self: Tensor, other: Tensor, dims, out: Tensor) -> Tensor:
     return copy_into(linalg_tensorsolve(self, other, dims), out, "tensorsolve", check=False)
+
+
+# --- solve_triangular, vander, cond, orgqr, lu_solve/lu_unpack, cholesky_solve/inverse ----------
+
+
+def _triangular_shapes(A: Tensor, B: Tensor, left: bool) -> tuple:  # noqa: N803
+    api = "linalg.solve_triangular"
+    check_matrix(A, api)
+    check_matrix(B, api, "B")
+    check_square(A, api)
+    n = A._sizes[-1]
+    rows, cols = B._sizes[-2:]
+    if (left and rows != n) or (not left and cols != n):
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"{api}: Incompatible shapes of A and B for the equation {equation} "
+            f"({n}x{n} and {rows}x{cols})"
+        )
+    batch = broadcast_shapes(api, tuple(A._sizes[:-2]), tuple(B._sizes[:-2]))
+    return batch + (rows, cols)
+
+
+def _triangular_solve(A: Tensor, B: Tensor, upper: bool, left: bool,  # noqa: N803
+                      unitriangular: bool, result: Tensor) -> None:
+    if not (A._dtype.is_floating_point or A._dtype.is_complex) or A._dtype in (
+            dt.float16, dt.bfloat16, dt.complex32):
+        raise NotImplementedError(
+            f'"triangular_solve_cpu" not implemented for \'{A._dtype.scalar_name}\''
+        )
+    if result._device.type == "meta" or result.numel() == 0:
+        return
+    sizes = tuple(result._sizes)
+    n = A._sizes[-1]
+    a = np.broadcast_to(A._numpy(), sizes[:-2] + (n, n))
+    b = np.broadcast_to(B._numpy().astype(a.dtype, copy=False), sizes)
+    solve = scipy_linalg.load().solve_triangular
+    x = np.empty(sizes, a.dtype)
+    for index in batches(sizes[:-2]):
+        if left:
+            x[index] = solve(a[index], b[index], lower=not upper, unit_diagonal=unitriangular,
+                             check_finite=False)
+        else:  # X A = B  <=>  A^T X^T = B^T
+            x[index] = solve(a[index], b[index].T, trans="T", lower=not upper,
+                             unit_diagonal=unitriangular, check_finite=False).T
+    _store(result, x)
+
+
+@native
+def linalg_solve_triangular(self: Tensor, B: Tensor, upper: bool, left: bool = True,  # noqa: N803
+                            unitriangular: bool = False) -> Tensor:
+    sizes = _triangular_shapes(self, B, left)
+    result = empty_tensor(sizes, self._dtype, self._device, column_major(sizes))
+    _triangular_solve(self, B, upper, left, unitriangular, result)
+    return result
+
+
+@native
+def linalg_solve_triangular_out(self: Tensor, B: Tensor, upper: bool, left: bool,  # noqa: N803
+                                unitriangular: bool, out: Tensor) -> Tensor:
+    result = linalg_solve_triangular(self, B, upper, left, unitriangular)
+    return copy_into(result, out, "linalg.solve_triangular")
+
+
+@native
+def linalg_vander_symint(x: Tensor, N=None) -> Tensor:  # noqa: N803
+    aten = _aten()
+    n = N if N is not None else (x._sizes[-1] if x._sizes else 0)
+    if n <= 1 or not x._sizes:
+        raise RuntimeError("N must be greater than 1.")
+    shape = tuple(x._sizes) + (n - 1,)
+    powers = aten.cumprod.default(aten.expand.default(aten.unsqueeze.default(x, -1), shape, False),
+                                  -1, None)
+    ones = aten.new_ones.default(powers, tuple(x._sizes) + (1,), None, None, None, None)
+    return aten.cat.default([ones, powers], -1)
+
+
+def _cond(self: Tensor, ord) -> Tensor:  # noqa: A002
+    if self.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    aten = _aten()
+    if isinstance(ord, str):
+        check_square(self, f"linalg.cond(ord={ord})")
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.cond got an invalid norm type: {ord}")
+    else:
+        ord = 2 if ord is None else ord  # noqa: A001
+        if ord not in (1, -1, 2, -2, math.inf, -math.inf):
+            raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(ord)}")
+    if self.numel() == 0:
+        return aten.new_zeros.default(self, self._sizes[:-2], self._dtype.to_real(), None,
+                                      None, None)
+    if not isinstance(ord, str) and abs(ord) == 2:
+        values = aten.linalg_svdvals.default(self, None)
+        largest = aten.narrow.default(values, -1, 0, 1)
+        smallest = aten.narrow.default(values, -1, -1, 1)
+        ratio = aten.div.Tensor(smallest, largest) if ord == -2 else \
+            aten.div.Tensor(largest, smallest)
+        return aten.squeeze.dim(ratio, -1)
+    if not isinstance(ord, str):
+        check_square(self, f"linalg.cond(ord={_ord_text(ord)})")
+    inverse, info = aten.linalg_inv_ex.default(self, False)
+    if isinstance(ord, str):
+        norm = lambda t: aten.linalg_matrix_norm.str_ord(t, ord, [-2, -1], False, None)  # noqa: E731
+    else:
+        norm = lambda t: aten.linalg_matrix_norm.default(t, ord, [-2, -1], False, None)  # noqa: E731
+    result = aten.mul.Tensor(norm(self), norm(inverse))
+    singular = aten.gt.Scalar(info, 0)
+    return aten.masked_fill.Scalar(result, singular, math.inf)
+
+
+def _ord_text(ord) -> str:  # noqa: A002
+    if isinstance(ord, float) and math.isinf(ord):
+        return "inf" if ord > 0 else "-inf"
+    return str(int(ord)) if float(ord).is_integer() else str(ord)
+
+
+@native
+def linalg_cond(self: Tensor, p=None) -> Tensor:
+    return _cond(self, p)
+
+
+@native
+def linalg_cond_p_str(self: Tensor, p: str) -> Tensor:
+    return _cond(self, p)
+
+
+@native
+def linalg_cond_out(self: Tensor, p, out: Tensor) -> Tensor:
+    return copy_into(_cond(self, p), out, "linalg.cond")
+
+
+@native
+def linalg_cond_p_str_out(self: Tensor, p: str, out: Tensor) -> Tensor:
+    return copy_into(_cond(self, p), out, "linalg.cond")
+
+
+@native
+def orgqr(self: Tensor, input2: Tensor) -> Tensor:
+    return _aten().linalg_householder_product.default(self, input2)
+
+
+@native
+def orgqr_out(self: Tensor, input2: Tensor, out: Tensor) -> Tensor:
+    return _aten().linalg_householder_product.out(self, input2, out=out)
+
+
+@native
+def lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    return _aten().linalg_lu_solve.default(LU_data, LU_pivots, self, True, False)
+
+
+@native
+def lu_solve_out(self: Tensor, LU_data: Tensor, LU_pivots: Tensor, out: Tensor) -> Tensor:  # noqa: N803
+    return _aten().linalg_lu_solve.out(LU_data, LU_pivots, self, True, False, out=out)
+
+
+@native
+def meta_lu_unpack(op, LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+                   unpack_pivots: bool = True) -> None:
+    check_matrix(LU_data, "torch.lu_unpack")
+    batch, (m, n) = LU_data._sizes[:-2], LU_data._sizes[-2:]
+    k = min(m, n)
+    dtype, device = LU_data._dtype, LU_data._device
+    op.set_output(0, batch + (m, m) if unpack_pivots else (0,), dtype, device)
+    op.set_output(1, batch + (m, k) if unpack_data else (0,), dtype, device)
+    op.set_output(2, batch + (k, n) if unpack_data else (0,), dtype, device)
+
+
+@native
+def lu_unpack_out(op, LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool,  # noqa: N803
+                  unpack_pivots: bool, P: Tensor, L: Tensor, U: Tensor) -> None:  # noqa: N803
+    from pyaten.native.kernels.linalg_decomp import unpack_lu
+
+    lu, piv = LU_data._numpy(), LU_pivots._numpy()
+    m = lu.shape[-2]
+    if piv.size and (piv.min() < 1 or piv.max() > m):
+        raise RuntimeError(
+            "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you "
+            "properly pass the result of lu_factor?"
+        )
+    p, lower, upper = unpack_lu(lu, piv)
+    if unpack_pivots:
+        _store(P, p)
+    if unpack_data:
+        _store(L, lower)
+        _store(U, upper)
+
+
+def _cholesky_solve_checks(self: Tensor, input2: Tensor) -> None:
+    if self.dim() < 2:
+        raise RuntimeError(
+            f"b should have at least 2 dimensions, but has {self.dim()} dimensions instead"
+        )
+    if input2.dim() < 2:
+        raise RuntimeError(
+            f"u should have at least 2 dimensions, but has {input2.dim()} dimensions instead"
+        )
+    if self._dtype is not input2._dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{self._dtype.scalar_name} and A of type {input2._dtype.scalar_name} instead."
+        )
+    n = input2._sizes[-1]
+    if input2._sizes[-2] != n or self._sizes[-2] != n:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+            f"{input2._sizes[-2]} by {n} but each b matrix is {self._sizes[-2]} by "
+            f"{self._sizes[-1]}"
+        )
+
+
+@native
+def _cholesky_solve_helper_cpu(self: Tensor, A: Tensor, upper: bool) -> Tensor:  # noqa: N803
+    batch = broadcast_shapes("cholesky_solve", tuple(self._sizes[:-2]), tuple(A._sizes[:-2]))
+    sizes = batch + tuple(self._sizes[-2:])
+    result = empty_tensor(sizes, self._dtype, self._device, column_major(sizes))
+    if self._device.type == "meta" or result.numel() == 0:
+        return result
+    n = A._sizes[-1]
+    factor = np.broadcast_to(A._numpy(), batch + (n, n))
+    b = np.broadcast_to(self._numpy(), sizes)
+    solve = scipy_linalg.load().cho_solve
+    x = np.empty(sizes, factor.dtype)
+    for index in batches(batch):
+        x[index] = solve((factor[index], not upper), b[index], check_finite=False)
+    _store(result, x)
+    return result
+
+
+@native
+def cholesky_solve(self: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    _cholesky_solve_checks(self, input2)
+    return _aten()._cholesky_solve_helper.default(self, input2, upper)
+
+
+@native
+def cholesky_solve_out(self: Tensor, input2: Tensor, upper: bool, out: Tensor) -> Tensor:
+    return copy_into(cholesky_solve(self, input2, upper), out, "cholesky_solve")
+
+
+@native
+def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
+    check_square(self, "cholesky_inverse")
+    if not (self._dtype.is_floating_point or self._dtype.is_complex) or self._dtype in (
+            dt.float16, dt.bfloat16, dt.complex32):
+        raise NotImplementedError(
+            f'"cholesky_inverse_out_cpu" not implemented for \'{self._dtype.scalar_name}\''
+        )
+    result = empty_tensor(self._sizes, self._dtype, self._device, column_major(self._sizes))
+    if self._device.type == "meta" or result.numel() == 0:
+        return result
+    factor = self._numpy()
+    n = factor.shape[-1]
+    eye = np.eye(n, dtype=factor.dtype)
+    solve = scipy_linalg.load().cho_solve
+    x = np.empty(factor.shape, factor.dtype)
+    for index in batches(factor.shape[:-2]):
+        x[index] = solve((factor[index], not upper), eye, check_finite=False)
+    _store(result, x)
+    return result
+
+
+@native
+def cholesky_inverse_out(self: Tensor, upper: bool, out: Tensor) -> Tensor:
+    return copy_into(cholesky_inverse(self, upper), out, "cholesky_inverse")

@@ -38,11 +38,6 @@ def _empty_like(t: Tensor) -> Tensor:
     return _aten().empty_like.default(t, None, None, None, None, None)
 
 
-def _fresh(write, fresh: Tensor, *args, **kwargs):
-    """`write(fresh, *args, **kwargs)` on a tensor this kernel just made: no version bump."""
-    return write_fresh(lambda t: write(t, *args, **kwargs), fresh)
-
-
 def _not_implemented(kernel: str, dtype) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_name}\'')
 
@@ -58,7 +53,7 @@ def _num(x: float) -> str:
 
 def _skip(self: Tensor) -> bool:
     """Nothing to draw: a Meta tensor (shape only) or an empty one."""
-    return self._device.type == "meta" or self.numel() == 0
+    return self._device.type == "meta" or 0 in self._sizes
 
 
 def _untouched(self: Tensor) -> Tensor:
@@ -76,8 +71,12 @@ def _draw_dtype(dtype) -> type:
 
 
 def _write(self: Tensor, values: np.ndarray) -> Tensor:
-    with np.errstate(invalid="ignore", over="ignore"):
-        self._numpy()[...] = values.astype(self._dtype.numpy, copy=False)
+    target = self._numpy()
+    if values.dtype == target.dtype:
+        target[...] = values
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):  # wraps as C++'s casts do
+            target[...] = values.astype(target.dtype)
     self._bump_version()
     return self
 
@@ -110,11 +109,19 @@ def _check_floating(self: Tensor, kernel: str) -> None:
 # --- uniform_ and normal_ ------------------------------------------------------------------
 
 
+# The largest finite value of each floating dtype (bfloat16's is float32's, rounded).
+_FLOAT_MAX = {
+    dt.float16: 65504.0,
+    dt.bfloat16: 3.3895313892515355e38,
+    dt.float32: float(np.finfo(np.float32).max),
+    dt.float64: float(np.finfo(np.float64).max),
+}
+
+
 def _uniform_bounds(self: Tensor, low: float, high: float) -> None:
     d = self._dtype.to_real()
-    info = np.finfo(d.numpy if d is not dt.bfloat16 else np.float32)
-    lowest, highest = (-3.3895313892515355e38, 3.3895313892515355e38) if d is dt.bfloat16 else (
-        float(info.min), float(info.max))
+    highest = _FLOAT_MAX[d]
+    lowest = -highest
     for value, name in ((low, "from"), (high, "to")):
         if not lowest <= value <= highest:
             raise RuntimeError(f"{name} is out of bounds for {d.cpp_name}")
@@ -137,7 +144,7 @@ def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0, generator=None) 
         return _untouched(self)
     _check_floating(self, "check_uniform_bounds")
     _uniform_bounds(self, low, high)
-    if self.numel() == 0:
+    if 0 in self._sizes:
         return _untouched(self)
     target = _direct_target(self)
     if target is not None:  # draw straight into the tensor's memory, then scale in place
@@ -175,7 +182,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -
         return _untouched(self)
     _check_std(std)
     _check_floating(self, "normal_kernel_cpu")
-    if self.numel() == 0:
+    if 0 in self._sizes:
         return _untouched(self)
     target = _direct_target(self)
     if target is not None:
@@ -317,20 +324,11 @@ def _random_range(self: Tensor, low: int, high: int | None) -> tuple[int, int]:
 def _random_fill(self: Tensor, low: int, high_inclusive: int, generator) -> Tensor:
     if _skip(self):
         return _untouched(self)
+    # int64 holds every range: `from`/`to` are int64 arguments
     values = _rng(generator, self).integers(
         low, high_inclusive, self._sizes, dtype=np.int64, endpoint=True
-    ) if high_inclusive <= _INT64_MAX and low >= -(2**63) else _wide_integers(
-        _rng(generator, self), low, high_inclusive, self._sizes
     )
     return _write(self, values)
-
-
-def _wide_integers(rng, low: int, high_inclusive: int, sizes: tuple) -> np.ndarray:
-    # A range past int64 (only float ranges reach it): draw offsets as Python integers.
-    span = high_inclusive - low + 1
-    count = math.prod(sizes)
-    offsets = [int.from_bytes(rng.bytes(16), "little") % span for _ in range(count)]
-    return np.array([low + o for o in offsets], dtype=np.float64).reshape(sizes)
 
 
 @native
@@ -434,7 +432,7 @@ def _check_std_tensor(std: Tensor) -> None:
 def normal_Tensor_float(mean: Tensor, std: float = 1.0, generator=None) -> Tensor:
     _check_std(std)
     result = _empty_like(mean)
-    return _fresh(_normal_from_tensors, result, mean, std, generator)
+    return write_fresh(_normal_from_tensors, result, mean, std, generator)
 
 
 @native
@@ -449,7 +447,7 @@ def normal_Tensor_float_out(mean: Tensor, std: float = 1.0, generator=None, out=
 def normal_float_Tensor(mean: float, std: Tensor, generator=None) -> Tensor:
     _check_std_tensor(std)
     result = _empty_like(std)
-    return _fresh(_normal_from_tensors, result, mean, std, generator)
+    return write_fresh(_normal_from_tensors, result, mean, std, generator)
 
 
 @native
@@ -464,7 +462,7 @@ def normal_Tensor_Tensor(mean: Tensor, std: Tensor, generator=None) -> Tensor:
     shape = infer_size(mean._sizes, std._sizes)
     _check_std_tensor(std)
     result = _aten().empty.memory_format(shape, mean._dtype, None, mean._device, None, None)
-    return _fresh(_normal_from_tensors, result, mean, std, generator)
+    return write_fresh(_normal_from_tensors, result, mean, std, generator)
 
 
 @native

@@ -18,7 +18,6 @@ from pyaten.core.views import resize_tensor_
 from pyaten.native.kernels.factory import _check_sizes
 from pyaten.native.kernels.random import (
     _float_digits,
-    _fresh,
     _int_bounds,
     _not_implemented,
     _rng,

@@ -218,11 +218,28 @@ def topk_out_cpu(op, self: Tensor, k: int, dim: int, largest: bool, sorted: bool
 # --- nonzero, argwhere --------------------------------------------------------------------------
 
 
-def _nonzero_positions(self: Tensor) -> np.ndarray:
+def _nonzero_columns(self: Tensor) -> tuple[tuple, int]:
+    """(one array of positions per dim, how many nonzero elements)."""
     arr = self._numpy()
     if arr.dtype == dt.COMPLEX32_NUMPY:
         arr = dt.compute_array(arr)
-    return np.argwhere(arr)
+    if arr.ndim == 0:
+        return (), int(bool(arr))
+    columns = np.nonzero(arr)
+    return columns, columns[0].size
+
+
+def _write_columns(out: Tensor, columns: tuple) -> None:
+    target = out._numpy()
+    for d, column in enumerate(columns):
+        target[:, d] = column
+
+
+def _nonzero_positions(self: Tensor) -> np.ndarray:
+    columns, count = _nonzero_columns(self)
+    if not columns:
+        return np.zeros((count, 0), np.int64)
+    return np.stack(columns, axis=1)
 
 
 def _meta_refuses(name: str) -> NotImplementedError:
@@ -234,9 +251,9 @@ def _meta_refuses(name: str) -> NotImplementedError:
 
 @native
 def nonzero_cpu(self: Tensor) -> Tensor:
-    positions = _nonzero_positions(self)
-    out = empty_tensor(positions.shape, dt.int64, self._device)
-    _store(out, positions)
+    columns, count = _nonzero_columns(self)
+    out = empty_tensor((count, self.dim()), dt.int64, self._device)
+    _write_columns(out, columns)
     return out
 
 
@@ -247,9 +264,9 @@ def nonzero_out_cpu(self: Tensor, out: Tensor) -> Tensor:
             "nonzero: Expected out tensor to have scalar type Long but got scalar type"
             f"{out._dtype.scalar_name}"
         )
-    positions = _nonzero_positions(self)
-    resize_output(out, positions.shape, "nonzero")
-    _store(out, positions)
+    columns, count = _nonzero_columns(self)
+    resize_output(out, (count, self.dim()), "nonzero")
+    _write_columns(out, columns)
     out._bump_version()
     return out
 
