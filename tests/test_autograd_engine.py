@@ -467,3 +467,75 @@ def test_grad_of_a_non_leaf_warns_as_torch():
     y.retain_grad()
     y.sum().backward()
     assert y.grad.tolist() == [1.0, 1.0]
+
+
+# --- creation of views: in-place view operations, no_grad views, multi-output views -------
+
+@pytest.mark.parametrize("ops", [
+    ("transpose_",), ("t_", "unsqueeze_", "squeeze_"), ("unsqueeze_",), ("squeeze_",),
+])
+def test_inplace_view_op_on_a_view_then_a_write(ops):
+    def scenario(m):
+        a = _leaf(m, np.arange(12.0).reshape(3, 4).tolist())
+        b = a.clone()
+        v = b[0:2] if ops != ("squeeze_",) else b[0:1]
+        for op in ops:
+            v = getattr(v, op)(*((0, 1) if op == "transpose_" else (0,) if op in (
+                "unsqueeze_",) else ()))
+        v.mul_(m.arange(1.0, 1.0 + v.numel(), dtype=m.float64).reshape(v.shape))
+        (b * b).sum().backward()
+        return (tuple(v.shape), type(b.grad_fn).__name__, type(v.grad_fn).__name__, a.grad)
+    same_scenario(scenario)
+
+
+def test_view_made_in_no_grad_mode_cannot_be_written_with_grad_enabled():
+    def nonleaf_base(m):
+        b = _leaf(m, [1.0, 2.0, 3.0]) * 1
+        with m.no_grad():
+            v = b[0:2]
+        flags = (v.requires_grad, v.is_leaf, v.grad_fn is None)
+        v.mul_(2)
+        return flags
+
+    def leaf_base(m):
+        a = _leaf(m, [1.0, 2.0, 3.0])
+        with m.no_grad():
+            v = a[0:2]
+        v.add_(1)
+
+    def written_in_no_grad(m):
+        b = _leaf(m, [1.0, 2.0, 3.0]) * 1
+        with m.no_grad():
+            v = b[0:2]
+            v.mul_(2)
+        return b.detach(), v.requires_grad
+
+    def base_without_grad(m):
+        b = m.tensor([1.0, 2.0, 3.0])
+        with m.no_grad():
+            v = b[0:2]
+        v.mul_(2)
+        return b, v.requires_grad
+
+    for scenario in (nonleaf_base, leaf_base, written_in_no_grad, base_without_grad):
+        same_scenario(scenario)
+
+
+@pytest.mark.parametrize("split", ["unbind", "split", "chunk", "split_with_sizes"])
+def test_outputs_of_a_multi_view_call_cannot_be_written_in_place(split):
+    def scenario(m):
+        b = _leaf(m, np.ones((4, 6)).tolist()).clone()
+        pieces = {"unbind": lambda: b.unbind(), "split": lambda: b.split(2),
+                  "chunk": lambda: b.chunk(2),
+                  "split_with_sizes": lambda: b.split_with_sizes([1, 3])}[split]()
+        pieces[1].mul_(2)
+    same_scenario(scenario)
+
+
+def test_rsub_with_a_number_records_the_scalar_overload():
+    def scenario(m):
+        a = _leaf(m, [1.0, 2.0])
+        names = [type(x.grad_fn).__name__ for x in (m.rsub(a, 2), 2 - a, m.rsub(a, a))]
+        (2 - a).sum().backward()
+        return names, a.grad
+    same_scenario(scenario)

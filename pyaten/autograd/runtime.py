@@ -37,6 +37,9 @@ __all__ = [
     "any_tangent",
     "tangent",
     "element_wise",
+    "mark_views",
+    "NO_GRAD_VIEW",
+    "view_geometry",
 ]
 
 
@@ -45,7 +48,10 @@ run_below = call_below_autograd
 
 
 def check_inplace(t: Tensor) -> None:
-    """PyTorch's errors for writing in place into a leaf that requires grad, or a view of one."""
+    """PyTorch's errors for writing in place into a leaf that requires grad, or a view of one,
+    or a view autograd cannot rebase (made in no_grad mode, or one of several outputs)."""
+    if t._view_creation is not None:
+        _check_view_creation(t)
     if t.grad_fn is None and t._requires_grad:
         base = t._base
         if base is not None and base.grad_fn is None and base._requires_grad:
@@ -63,6 +69,47 @@ def check_inplace(t: Tensor) -> None:
         )
 
 
+def _check_view_creation(t: Tensor) -> None:
+    how = t._view_creation
+    if t._base is None or not t._base.requires_grad:
+        return
+    if how[0] == "no_grad":
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked)."
+        )
+    raise RuntimeError(
+        f"Output {t.output_nr} of {how[1]} is a view and is being modified inplace. This view "
+        "is the output of a function that returns multiple views. Such functions do not allow "
+        "the output views to be modified inplace. You should replace the inplace operation by "
+        "an out-of-place one."
+    )
+
+
+def mark_views(outputs: Any, how: tuple) -> None:
+    """Remember how these views were made (Note: in-place operations on views)."""
+    if isinstance(outputs, Tensor):
+        if outputs._base is not None:
+            outputs._view_creation = how
+        return
+    for t in outputs:
+        if isinstance(t, Tensor) and t._base is not None:
+            t._view_creation = how
+
+
+NO_GRAD_VIEW = ("no_grad",)
+
+
+def view_geometry(t: Tensor) -> tuple | None:
+    """A view's geometry before an in-place view operation (transpose_) changes it."""
+    if t._base is None:
+        return None
+    return (t._sizes, t._strides, t._offset)
+
+
 def raise_out_requires_grad(name: str) -> None:
     raise RuntimeError(
         f"{name}(): functions with out=... arguments don't support automatic differentiation, "
@@ -70,13 +117,16 @@ def raise_out_requires_grad(name: str) -> None:
     )
 
 
-def rebase_history(t: Tensor, node: Node) -> None:
-    """`t` was just written in place by the call `node` records (Note: in-place on views)."""
+def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
+    """`t` was just written in place by the call `node` records (Note: in-place on views);
+    `before`: the view's geometry before an in-place view operation changed it."""
     base = t._base
     if base is None:
         set_history((t,), node)
         return
     copy = CopySlices(base, t, node)
+    if before is not None:
+        copy.before = (before[0], before[1], before[2] - base._offset)
     copy.next_functions = (gradient_edge(base),) + node.next_functions[1:]
     set_history((base,), copy)
     view = AsStridedBackward0(base, t)
@@ -91,7 +141,7 @@ def _geometry(base: Tensor, view: Tensor) -> tuple:
 class CopySlices(Node):
     """The base's node after an in-place write through one of its views."""
 
-    __slots__ = ("base_sizes", "base_strides", "view", "fn")
+    __slots__ = ("base_sizes", "base_strides", "view", "before", "fn")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"  # PyTorch's C++ name, as its name() reports
@@ -101,6 +151,7 @@ class CopySlices(Node):
         self.base_sizes = base._sizes
         self.base_strides = base._strides
         self.view = _geometry(base, view)
+        self.before = None
         self.fn = fn
 
     def apply(self, grads: tuple) -> tuple:
@@ -111,6 +162,9 @@ class CopySlices(Node):
         grad_slice = result.as_strided(sizes, strides, offset)
         inner = self.fn.apply((grad_slice.clone(),))
         outputs = [result]
+        if self.before is not None:  # the input had the view's old geometry (transpose_)
+            grad_slice.zero_()
+            grad_slice = result.as_strided(*self.before)
         if inner and inner[0] is not None:
             grad_slice.copy_(inner[0])
         else:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -454,18 +455,34 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         f"            out = run_below(below, {call})",
         f"            fw_{e.class_name}({call}, {outs_expr})",
         "            return out",
-        f"        return below({call})",
+    ]
+    if schema.is_view:  # a view of a tensor requiring grad made in no_grad mode is marked
+        lines += [
+            f"        out = below({call})",
+            f"        if {_requires_expr(e.inputs)}:",
+            "            mark_views(out, NO_GRAD_VIEW)",
+            "        return out",
+        ]
+    else:
+        lines.append(f"        return below({call})")
+    lines += [
         f"    node = {e.class_name}()",
         *_edges_lines(e),
         *_save_inputs_lines(e, inplace=False),
         f"    out = run_below(below, {call})",
     ]
+    for a, how in e.saved_inputs():  # written arguments: saved at their new version
+        if how == "tensor" and a.is_write:
+            lines.append(f"    node.s_{a.name} = SavedTensor({_local(a.name)})")
     n = len(schema.returns)
     tensor_inputs = [_local(a.name) for a in schema.arguments if _is_tensor(a)]
     inputs_tuple = f"({', '.join(tensor_inputs)}{',' if len(tensor_inputs) == 1 else ''})"
     if list_return:  # `Tensor[]`: each piece is an output of the node (split, unbind)
         lines.append("    outs = tuple(out)")
         lines.append(f"    set_outputs(node, outs, (True,) * len(outs), {inputs_tuple})")
+        if schema.is_view:  # several views of one call cannot be written in place
+            shown = re.sub(r"Backward\d*$", "", e.class_name)
+            lines.append(f"    mark_views(outs, ('multi_output', {shown!r}))")
     elif n == 1 and e.out_diff[0]:
         same = "".join(f" and out is not {t}" for t in tensor_inputs)
         lines += [
@@ -508,6 +525,8 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         "    else:",
         "        before = None",
         f"    if not (({requires}) and GRAD.enabled):",
+        "        if self._view_creation is not None and GRAD.enabled:",
+        "            check_inplace(self)",
         f"        out = run_below(below, {call}) if before is not None else below({call})",
         "        if before is not None:",
         f"            fw_{e.class_name}({fw_call}, (self,))",
@@ -516,9 +535,18 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         f"    node = {e.class_name}()",
         *_edges_lines(e),
         *_save_inputs_lines(e, inplace=True),
-        f"    out = run_below(below, {call})",
-        "    rebase_history(self, node)",
     ]
+    if "inplace_view" in f.tags:  # transpose_ & co. change the view (Note: in-place on views)
+        lines += [
+            "    before_view = view_geometry(self)",
+            f"    out = run_below(below, {call})",
+            "    rebase_history(self, node, before_view)",
+        ]
+    else:
+        lines += [
+            f"    out = run_below(below, {call})",
+            "    rebase_history(self, node)",
+        ]
     for _, local in e.saved_results():
         lines.append(f"    node.r_{local} = SavedTensor(self, True)")
     lines.append("    if before is not None:")
@@ -587,6 +615,7 @@ from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.runtime import (
     AFTER_AUTOGRAD, any_requires_grad, any_tangent, check_inplace, element_wise,
     original, raise_out_requires_grad, rebase_history, record_not_implemented, run_below,
+    view_geometry, mark_views, NO_GRAD_VIEW,
     set_outputs, tangent,
 )
 from pyaten.autograd.formulas import *
@@ -623,7 +652,9 @@ def generate(
             if str(f.func.name) in MANUAL_AUTOGRAD:
                 continue
             kind = f.func.kind
-            if kind is SchemaKind.functional:
+            # a `mutable` schema (`rrelu_with_noise`'s `Tensor(b!) noise`) is recorded as a
+            # functional one; the arguments it writes are saved after the call
+            if kind is SchemaKind.functional or kind is SchemaKind.mutable:
                 body = _functional_kernel(e, f)
             elif kind is SchemaKind.inplace:
                 body = _inplace_kernel(e, f)

@@ -53,8 +53,8 @@ HIDDEN_OVERLOADS: frozenset[str] = frozenset(
 NUMBERS_AS_TENSORS: frozenset[str] = frozenset(
     """add add_ add_out div div_ div_out divide divide_ divide_out mul mul_ mul_out multiply
     multiply_ multiply_out sub sub_ sub_out subtract subtract_ subtract_out true_divide
-    true_divide_ true_divide_out to _to_copy copy_ floor_divide floor_divide_ floor_divide_out
-    rsub""".split()
+    true_divide_ true_divide_out to _to_copy copy_ floor_divide floor_divide_
+    floor_divide_out""".split()
 )
 
 # Keyword arguments that make a schema a factory: Python adds `requires_grad=False`.

@@ -307,9 +307,18 @@ class Tensor:
         return id(self)
 
     # ------------------------------------------------------------------ autograd fields
+    # How a view was made, when autograd must remember it (PyTorch's CreationMeta): None, or
+    # ("no_grad",) for a view of a tensor requiring grad made in no_grad mode, or
+    # ("multi_output", "Unbind") for one of several views returned by one call.
+    _view_creation: tuple | None = None
+
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        if self._requires_grad:
+            return True
+        # a view made in no_grad mode still requires grad through its base, as in PyTorch
+        return self._view_creation is not None and self._base is not None \
+            and self._base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

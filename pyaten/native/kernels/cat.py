@@ -231,8 +231,8 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
     split_size = (size + chunks - 1) // chunks
     if split_size == 0 and size == 0:
         # every chunk of an empty dim is empty, and there are `chunks` of them
-        return split_with_sizes(self, (0,) * chunks, d)
-    return split(self, split_size, d)
+        return aten_ops().split_with_sizes.default(self, (0,) * chunks, d)
+    return aten_ops().split.Tensor(self, split_size, d)  # through the dispatcher, as ATen
 
 
 @native
