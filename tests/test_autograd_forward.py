@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 from _grad_helpers import _pyaten_callable, _substitute, _tensors
-from _helpers import from_torch, run_both, to_numpy
+from _helpers import assert_same, from_torch, run_both, to_numpy
 
 import pyaten
 
@@ -24,10 +24,7 @@ _MODULES = ("test_autograd_opinfo", "test_autograd_pointwise", "test_autograd_bi
             "test_autograd_reduce", "test_autograd_shape", "test_autograd_indexing")
 
 # OpInfo names (or name.variant) left out, with the reason.
-_FFT = "pyaten.fft's s= padding/cropping drops tangents (the composite's copy into a new buffer)"
 NOT_YET: dict[str, str] = {
-    **{f"fft.{n}": _FFT for n in ("fft", "fft2", "fftn", "rfft", "rfft2", "rfftn", "ifft",
-                                  "ifft2", "ifftn", "ihfft", "ihfft2", "ihfftn")},
     "_softmax_backward_data": "no result: formula for the backward helper yet",
     "as_strided.partial_views": "samples view a larger storage, which from_torch copies",
     "where": "the OpInfo's op takes (self, condition, other)",
@@ -115,3 +112,19 @@ def test_forward_mode_matches_torch(info) -> None:
             assert g is not None, "pyaten gave no tangent"
             assert tuple(g.shape) == tuple(e.shape)
             np.testing.assert_allclose(to_numpy(g), to_numpy(e), rtol=1e-6, atol=1e-7)
+
+
+def test_inplace_writes_into_views_carry_tangents_to_the_base():
+    def scenario(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.arange(4.0, dtype=m.float64),
+                             m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64))
+            base = m.zeros(3, 6, dtype=m.float64)
+            base[1, :4].copy_(x)
+            base[:, 1:3].mul_(3)
+            view = base.t()[2:5]
+            view.add_(x[:3].unsqueeze(1))
+            return fw.unpack_dual(base).tangent, fw.unpack_dual(view).tangent
+    ours, theirs = scenario(pyaten), scenario(torch)
+    assert_same(ours, theirs)

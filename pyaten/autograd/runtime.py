@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyaten.autograd.engine import empty_strided
+from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.graph import Node, gradient_edge, set_history
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch.keys import AFTER_AUTOGRAD as _AFTER_AUTOGRAD_SET
@@ -40,6 +41,7 @@ __all__ = [
     "mark_views",
     "NO_GRAD_VIEW",
     "view_geometry",
+    "view_tangent_to_base",
 ]
 
 
@@ -108,6 +110,32 @@ def view_geometry(t: Tensor) -> tuple | None:
     if t._base is None:
         return None
     return (t._sizes, t._strides, t._offset)
+
+
+def view_tangent_to_base(view: Tensor) -> None:
+    """Forward mode after an in-place write into a view: the base's tangent takes the view's
+    (zeros elsewhere when the base had none), and the view's tangent becomes a view of it."""
+    tangent = view._fw_grad
+    if tangent is None:
+        return
+    base = view._base
+    level, FW[0] = FW[0], -1
+    try:
+        whole = base._fw_grad
+        if whole is None or whole._strides != base._strides or whole._offset != 0:
+            fresh = empty_strided(base._sizes, base._strides, tangent)
+            if whole is None:
+                fresh.zero_()
+            else:
+                fresh.copy_(whole)
+            whole = fresh
+            set_tangent(base, whole)
+        region = whole.as_strided(view._sizes, view._strides, view._offset - base._offset)
+        if region is not tangent:
+            region.copy_(tangent)
+        view._fw_grad = region
+    finally:
+        FW[0] = level
 
 
 def raise_out_requires_grad(name: str) -> None:

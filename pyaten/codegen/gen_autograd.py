@@ -530,6 +530,8 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         f"        out = run_below(below, {call}) if before is not None else below({call})",
         "        if before is not None:",
         f"            fw_{e.class_name}({fw_call}, (self,))",
+        "            if self._base is not None:",
+        "                view_tangent_to_base(self)",
         "        return out",
         "    check_inplace(self)",
         f"    node = {e.class_name}()",
@@ -551,6 +553,8 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         lines.append(f"    node.r_{local} = SavedTensor(self, True)")
     lines.append("    if before is not None:")
     lines.append(f"        fw_{e.class_name}({fw_call}, (self,))")
+    lines.append("        if self._base is not None:")
+    lines.append("            view_tangent_to_base(self)")
     lines.append("    return out")
     lines.append(f"{name}.below_mask = AFTER_AUTOGRAD")
     return lines + ["", ""]
@@ -615,7 +619,7 @@ from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.runtime import (
     AFTER_AUTOGRAD, any_requires_grad, any_tangent, check_inplace, element_wise,
     original, raise_out_requires_grad, rebase_history, record_not_implemented, run_below,
-    view_geometry, mark_views, NO_GRAD_VIEW,
+    view_geometry, mark_views, NO_GRAD_VIEW, view_tangent_to_base,
     set_outputs, tangent,
 )
 from pyaten.autograd.formulas import *
