@@ -21,6 +21,8 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import MemOverlap, empty_tensor, has_internal_overlap
+from pyaten.native import compiled
+from pyaten.native.compiled import same_size_uint
 from pyaten.native.family import unsupported_dtype
 from pyaten.native.kernels.copy import (
     assign,
@@ -172,6 +174,9 @@ def gather_out(op, self: Tensor, dim: int, index: Tensor, sparse_grad: bool, out
         return
     dim = wrap_dim(dim, self.dim())
     positions = index._numpy()
+    fast = compiled.loops(positions.size)
+    if fast is not None and _compiled_gather(fast, self._numpy(), positions, dim, out._numpy()):
+        return
     _check_bounds(positions, dim, _size1(self, dim))
     source = np.ascontiguousarray(self._numpy())
     shape = source.shape or (1,)
@@ -182,6 +187,41 @@ def gather_out(op, self: Tensor, dim: int, index: Tensor, sparse_grad: bool, out
         np.take(source.reshape(-1), flat, out=target.reshape(-1), mode="clip")
         return
     assign(target, np.take(source.reshape(-1), flat).reshape(target.shape))
+
+
+def _three_d(arr: np.ndarray, dim: int) -> np.ndarray | None:
+    """A row-major `arr` as a (before dim, dim, after dim) view; None if not row-major."""
+    if not arr.flags.c_contiguous:
+        return None
+    shape = arr.shape or (1,)
+    before = after = 1
+    for n in shape[:dim]:
+        before *= n
+    for n in shape[dim + 1:]:
+        after *= n
+    return arr.reshape(before, shape[dim], after)
+
+
+def _spans(index_shape: tuple, shape: tuple, dim: int) -> bool:
+    """The index covers `shape` in every dim but `dim` (the compiled loops need it)."""
+    return len(index_shape) == len(shape) and all(
+        i == s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != dim)
+
+
+def _compiled_gather(fast, source: np.ndarray, positions: np.ndarray, dim: int,
+                     target: np.ndarray) -> bool:
+    """gather by the compiled loop (Note: compiled loops); False: take the NumPy path."""
+    shape, index_shape = source.shape or (1,), positions.shape or (1,)
+    if target.dtype != source.dtype or not _spans(index_shape, shape, dim):
+        return False
+    src = same_size_uint(np.ascontiguousarray(source))
+    out = None if src is None else _three_d(same_size_uint(target), dim)
+    index = _three_d(np.ascontiguousarray(positions), dim)
+    if out is None or index is None:
+        return False
+    if fast.gather(_three_d(src, dim), index, out) >= 0:
+        _check_bounds(positions, dim, shape[dim])
+    return True
 
 
 # --- scatter, scatter_add, scatter_reduce -----------------------------------------------------
@@ -294,8 +334,47 @@ def _copy_self(op, self: Tensor, out: Tensor) -> None:
         assign(out._numpy(), self._numpy())
 
 
+# The dtypes the compiled loop adds and multiplies in directly (others: the NumPy path).
+_ARITHMETIC = frozenset(np.dtype(k) for k in (
+    "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128"))
+
+
+def _compiled_scatter(out: Tensor, dim: int, index: Tensor, src, reduce: str | None) -> bool:
+    """scatter/scatter_add by the compiled loop (Note: compiled loops); False: NumPy path."""
+    positions = index._numpy()
+    fast = compiled.loops(positions.size)
+    target = out._numpy()
+    shape, index_shape = target.shape or (1,), positions.shape or (1,)
+    if fast is None or not _spans(index_shape, shape, dim):
+        return False
+    values = src._numpy() if isinstance(src, Tensor) else np.asarray(src)
+    if values.dtype != target.dtype:
+        return False
+    if reduce is None:
+        dst, values, mode = same_size_uint(target), same_size_uint(values), 0
+    elif target.dtype in _ARITHMETIC:
+        dst, mode = target, 1 if reduce == "add" else 2
+    else:
+        return False
+    dst = None if dst is None else _three_d(dst, dim)
+    flat_index = _three_d(np.ascontiguousarray(positions), dim)
+    if dst is None or flat_index is None or fast.check(flat_index, shape[dim]) >= 0:
+        return False  # the NumPy path (which also raises the bad index's error)
+    if isinstance(src, Tensor):
+        values = values.reshape(values.shape or (1,))
+        if values.shape != index_shape:
+            values = values[tuple(slice(0, n) for n in index_shape)]
+        values = _three_d(np.ascontiguousarray(values), dim)
+    else:
+        values = values.reshape(1, 1, 1)
+    fast.scatter(dst, flat_index, values, mode)
+    return True
+
+
 def _scatter_write(out: Tensor, dim: int, index: Tensor, src, reduce: str | None) -> None:
     if index.numel() == 0 or out.numel() == 0:
+        return
+    if _compiled_scatter(out, dim, index, src, reduce):
         return
     place = _Scattered(out, dim, index)
     values = place.values(src)
@@ -558,7 +637,15 @@ def index_add_cpu_out(op, self: Tensor, dim: int, index: Tensor, source: Tensor,
     direct = target.dtype == compute
     work = target if direct else target.astype(compute)
     values = _slices_first(source._numpy(), dim).astype(compute, copy=False)
-    if compute == np.bool_:
+    fast = compiled.loops(values.size)
+    if fast is not None and compute in _ARITHMETIC and work.flags.c_contiguous:
+        if alpha != 1:
+            values = values * cast_scalar(alpha, out._dtype).astype(compute)
+        shape = work.shape or (1,)
+        before = int(np.prod(shape[:dim], dtype=np.int64))
+        fast.index_add(work.reshape(before, shape[dim], -1), np.ascontiguousarray(positions),
+                       np.moveaxis(values, 0, dim).reshape(before, positions.size, -1))
+    elif compute == np.bool_:
         _add_slices(_slices_first(work, dim), positions, values & bool(alpha), np.logical_or)
     else:
         if alpha != 1:
