@@ -52,7 +52,28 @@ def loss_cases(lib):
     }
 
 
-FAMILIES = [loss_cases]
+def activation_cases(lib):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((64, 128, 256)).astype(np.float32), requires_grad=True)
+    F = lib.nn.functional
+
+    def step(fn):
+        def run():
+            x.grad = None
+            fn(x).sum().backward()
+        return run
+
+    return {
+        "relu 64x128x256 f+b": step(F.relu),
+        "gelu 64x128x256 fwd": lambda: F.gelu(x),
+        "gelu 64x128x256 f+b": step(F.gelu),
+        "gelu tanh 64x128x256 f+b": step(lambda t: F.gelu(t, approximate="tanh")),
+        "silu 64x128x256 f+b": step(F.silu),
+        "leaky_relu 64x128x256 f+b": step(F.leaky_relu),
+    }
+
+
+FAMILIES = [loss_cases, activation_cases]
 
 
 def main() -> int:

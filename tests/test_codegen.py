@@ -633,6 +633,11 @@ _AUTOGEN_CASES = {
     "_ctc_loss_backward.out": lambda m: ((m.ones(1), m.zeros(1, 1, 2), m.zeros(1, 0).long(),
                                           [1], [0], m.zeros(1), m.zeros(1, 1, 1), 0),
                                          "float32"),
+    # activations (kernels/activation.py)
+    "celu.out": lambda m: ((m.arange(6.0) - 3, 2.0), "float32"),
+    "hardswish_backward.out": lambda m: ((m.ones(6), m.arange(6.0) - 3), "float32"),
+    "rrelu_with_noise_backward.out": lambda m: ((m.ones(4), m.arange(4.0) - 2, m.ones(4), 0.125,
+                                                 0.25, False, False), "float32"),
 }
 
 

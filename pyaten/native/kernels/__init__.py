@@ -50,6 +50,7 @@ FAMILIES: tuple[str, ...] = (
     "fft",
     "autograd_ops",
     "loss",
+    "activation",
 )
 
 LOADED: list[str] = []
