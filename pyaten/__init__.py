@@ -98,6 +98,14 @@ _install_placeholders()
 
 def __getattr__(name: str) -> object:
     """Reached only when `pyaten.<name>` is not found."""
+    if name == "optim":  # loaded on first use (docs/optim.md)
+        import pyaten.optim as optim
+
+        return optim
+    if name in ("save", "load"):  # loaded on first use (docs/serialization.md)
+        import pyaten.serialization as serialization
+
+        return getattr(serialization, name)
     from pyaten.utils.torch_api import module_getattr
 
     return module_getattr(__name__, "torch", name)

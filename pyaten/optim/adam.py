@@ -1,0 +1,126 @@
+"""Adam and AdamW (AMSGrad, L2 or decoupled weight decay, `maximize`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pyaten.core.tensor import Tensor
+from pyaten.native.ops_handles import aten
+from pyaten.optim.optimizer import (
+    Optimizer,
+    check_betas,
+    check_lr,
+    check_nonnegative,
+    real_view,
+    scalar_state,
+    to_float,
+)
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam; state `step`, `exp_avg`, `exp_avg_sq` (and `max_exp_avg_sq` with amsgrad)."""
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        check_lr(lr)
+        check_nonnegative("epsilon", eps)
+        check_betas(betas)
+        check_nonnegative("weight_decay", weight_decay)
+        both_floats = isinstance(betas[0], float) and isinstance(betas[1], float)
+        both_tensors = isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor)
+        if not (both_floats or both_tensors):
+            raise ValueError("betas must be either both floats or both Tensors")
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        state["step"] = scalar_state(0.0)
+        state["exp_avg"] = aten.zeros_like(p)
+        state["exp_avg_sq"] = aten.zeros_like(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = aten.zeros_like(p)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
+        lr, weight_decay = group["lr"], group["weight_decay"]
+        beta1, beta2 = (to_float(b) for b in group["betas"])
+        if group["maximize"]:
+            grad = -grad
+        state["step"] += 1
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        param, grad = real_view(p), real_view(grad)
+        exp_avg, exp_avg_sq = real_view(state["exp_avg"]), real_view(state["exp_avg_sq"])
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = state["step"].item()
+        step_size = lr / (1 - beta1**step)
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        if group["amsgrad"]:
+            max_sq = real_view(state["max_exp_avg_sq"])
+            aten.maximum.out(max_sq, exp_avg_sq, out=max_sq)
+            denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
+        param.addcdiv_(exp_avg, denom, value=-to_float(step_size))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 1e-2)."""
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        super().__init__(
+            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=True,
+        )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True
