@@ -52,6 +52,37 @@ def loss_cases(lib):
     }
 
 
+def conv_pool_cases(lib):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((32, 3, 32, 32)).astype(np.float32), requires_grad=True)
+    w = lib.tensor(rng.standard_normal((16, 3, 3, 3)).astype(np.float32), requires_grad=True)
+    b = lib.tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    h = lib.tensor(rng.standard_normal((32, 16, 32, 32)).astype(np.float32), requires_grad=True)
+    a = lib.tensor(rng.standard_normal((128, 512)).astype(np.float32), requires_grad=True)
+    lw = lib.tensor(rng.standard_normal((256, 512)).astype(np.float32), requires_grad=True)
+    F = lib.nn.functional
+
+    def step(fn, *leaves):
+        def run():
+            for leaf in leaves:
+                leaf.grad = None
+            out = fn()
+            out.sum().backward()
+            return out
+        return run
+
+    return {
+        "conv2d 32x3x32x32 16x3x3 fwd": lambda: F.conv2d(x, w, b, padding=1),
+        "conv2d 32x3x32x32 16x3x3 f+b": step(lambda: F.conv2d(x, w, b, padding=1), x, w, b),
+        "max_pool2d 32x16x32x32 k2 fwd": lambda: F.max_pool2d(h, 2),
+        "max_pool2d 32x16x32x32 k2 f+b": step(lambda: F.max_pool2d(h, 2), h),
+        "avg_pool2d 32x16x32x32 k2 f+b": step(lambda: F.avg_pool2d(h, 2), h),
+        "adaptive_avg_pool2d 32x16x32x32 ->1 f+b": step(
+            lambda: F.adaptive_avg_pool2d(h, 1), h),
+        "linear 128x512 -> 256 f+b": step(lambda: F.linear(a, lw), a, lw),
+    }
+
+
 def activation_cases(lib):
     rng = np.random.default_rng(0)
     x = lib.tensor(rng.standard_normal((64, 128, 256)).astype(np.float32), requires_grad=True)
@@ -73,7 +104,50 @@ def activation_cases(lib):
     }
 
 
-FAMILIES = [loss_cases, activation_cases]
+def norm_attention_cases(lib):
+    rng = np.random.default_rng(0)
+    h = lib.tensor(rng.standard_normal((32, 16, 32, 32)).astype(np.float32), requires_grad=True)
+    gamma = lib.tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    beta = lib.tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    rm, rv = lib.zeros(16), lib.ones(16)
+    t = lib.tensor(rng.standard_normal((32, 128, 256)).astype(np.float32), requires_grad=True)
+    lw = lib.tensor(rng.standard_normal(256).astype(np.float32), requires_grad=True)
+    lb = lib.tensor(rng.standard_normal(256).astype(np.float32), requires_grad=True)
+    q, k, v = (lib.tensor(rng.standard_normal((4, 8, 128, 64)).astype(np.float32),
+                          requires_grad=True) for _ in range(3))
+    F = lib.nn.functional
+
+    def step(fn, *leaves):
+        def run():
+            for leaf in leaves:
+                leaf.grad = None
+            out = fn()
+            out.sum().backward()
+            return out
+        return run
+
+    def bn():
+        return F.batch_norm(h, rm, rv, gamma, beta, training=True)
+
+    def ln():
+        return F.layer_norm(t, [256], lw, lb)
+
+    def sdpa():
+        return F.scaled_dot_product_attention(q, k, v)
+
+    return {
+        "batch_norm train 32x16x32x32 fwd": bn,
+        "batch_norm train 32x16x32x32 f+b": step(bn, h, gamma, beta),
+        "layer_norm 32x128x256 fwd": ln,
+        "layer_norm 32x128x256 f+b": step(ln, t, lw, lb),
+        "sdpa 4x8x128x64 fwd": sdpa,
+        "sdpa 4x8x128x64 f+b": step(sdpa, q, k, v),
+        "sdpa causal 4x8x128x64 f+b": step(
+            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v),
+    }
+
+
+FAMILIES = [loss_cases, conv_pool_cases, activation_cases, norm_attention_cases]
 
 
 def main() -> int:

@@ -625,6 +625,9 @@ _AUTOGEN_CASES = {
                                       "float32"),
     "_cdist_forward.out": lambda m: ((m.tensor([[0.0, 0.0]]), m.tensor([[3.0, 4.0]]), 1.0,
                                       None), "float32"),
+    "_cdist_backward.out": lambda m: ((m.ones(1, 1), m.tensor([[0.0, 0.0]]),
+                                       m.tensor([[3.0, 4.0]]), 2.0, m.tensor([[5.0]])),
+                                      "float32"),
     "linalg_matrix_exp.out": lambda m: ((m.zeros(2, 2),), "float32"),
     "_cholesky_solve_helper.out": lambda m: ((m.ones(2, 1), m.tensor([[1.0, 0.0], [0.0, 2.0]]),
                                               False), "float32"),
@@ -633,11 +636,46 @@ _AUTOGEN_CASES = {
     "_ctc_loss_backward.out": lambda m: ((m.ones(1), m.zeros(1, 1, 2), m.zeros(1, 0).long(),
                                           [1], [0], m.zeros(1), m.zeros(1, 1, 1), 0),
                                          "float32"),
+    # nn: normalisation, dropout, embedding (kernels/normalization.py, kernels/embedding.py)
+    "native_dropout_backward.out": lambda m: ((m.arange(4.0), m.tensor([True, False] * 2),
+                                               2.0), "float32"),
+    "embedding.out": lambda m: ((m.arange(6.0).reshape(3, 2), m.tensor([[2, 0]])), "float32"),
+    "embedding_dense_backward.out": lambda m: ((m.ones(3, 2), m.tensor([1, 1, 2]), 4, -1,
+                                                False), "float32"),
+    # convolution and pooling (kernels/conv.py, kernels/pool.py)
+    "convolution.out": lambda m: ((m.arange(18.0).reshape(1, 2, 3, 3), m.ones(2, 2, 2, 2),
+                                   None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), "float32"),
+    "_convolution.out": lambda m: ((m.arange(18.0).reshape(1, 2, 3, 3), m.ones(2, 2, 2, 2),
+                                    m.ones(2), [1, 1], [1, 1], [1, 1], True, [0, 0], 1, False,
+                                    False, False, False), "float32"),
+    "_adaptive_avg_pool2d.out": lambda m: ((m.arange(32.0).reshape(2, 4, 4), [2, 2]),
+                                           "float32"),
+    "_adaptive_avg_pool2d_backward.out": lambda m: ((m.arange(8.0).reshape(2, 2, 2),
+                                                     m.ones(2, 4, 4)), "float32"),
+    "_adaptive_avg_pool3d.out": lambda m: ((m.arange(64.0).reshape(1, 4, 4, 4), [2, 2, 2]),
+                                           "float32"),
+    "_adaptive_avg_pool3d_backward.out": lambda m: ((m.arange(8.0).reshape(1, 2, 2, 2),
+                                                     m.ones(1, 4, 4, 4)), "float32"),
     # activations (kernels/activation.py)
     "celu.out": lambda m: ((m.arange(6.0) - 3, 2.0), "float32"),
     "hardswish_backward.out": lambda m: ((m.ones(6), m.arange(6.0) - 3), "float32"),
     "rrelu_with_noise_backward.out": lambda m: ((m.ones(4), m.arange(4.0) - 2, m.ones(4), 0.125,
                                                  0.25, False, False), "float32"),
+    # padding, resampling and shuffles (kernels/padding.py, kernels/upsample.py)
+    "constant_pad_nd.out": lambda m: ((m.arange(6.0).reshape(2, 3), [1, 2], 0.5), "float32"),
+    "pixel_shuffle.out": lambda m: ((m.arange(16.0).reshape(1, 4, 2, 2), 2), "float32"),
+    "pixel_unshuffle.out": lambda m: ((m.arange(16.0).reshape(1, 1, 4, 4), 2), "float32"),
+    "channel_shuffle.out": lambda m: ((m.arange(16.0).reshape(1, 4, 2, 2), 2), "float32"),
+    "upsample_nearest2d.vec_out": lambda m: ((m.arange(8.0).reshape(1, 2, 2, 2), [3, 3], None),
+                                             "float32"),
+    "upsample_bilinear2d.vec_out": lambda m: ((m.arange(8.0).reshape(1, 2, 2, 2), None, False,
+                                               [2.0, 2.0]), "float32"),
+    "grid_sampler_2d.out": lambda m: ((m.arange(4.0).reshape(1, 1, 2, 2), m.tensor(
+        [[[[0.5, -0.5], [0.0, 0.25]]]]), 0, 0, False), "float32"),
+    "grid_sampler_3d.out": lambda m: ((m.arange(8.0).reshape(1, 1, 2, 2, 2), m.tensor(
+        [[[[[0.5, -0.5, 0.25], [0.0, 0.25, -1.0]]]]]), 0, 0, True), "float32"),
+    "affine_grid_generator.out": lambda m: ((m.tensor([[[1.0, 0.0, 0.0], [0.0, 2.0, 0.5]]]),
+                                             [1, 1, 2, 2], True), "float32"),
 }
 
 
@@ -648,6 +686,12 @@ _AUTOGEN_TWO_OUTPUTS = {
     "_ctc_loss.out": lambda m: ((m.zeros(2, 1, 2), m.tensor([[1]]), [2], [1]), {}),
     "_ctc_loss.Tensor_out": lambda m: ((m.zeros(2, 1, 2), m.tensor([[1]]), m.tensor([2]),
                                         m.tensor([1])), {}),
+    "grid_sampler_2d_backward.out": lambda m: ((m.ones(1, 1, 2, 2), m.arange(4.0).reshape(
+        1, 1, 2, 2), m.tensor([[[[0.5, -0.5], [0.0, 0.25]], [[1.0, 1.0], [-1.0, 0.0]]]]), 0, 0,
+        True, [True, True]), {}),
+    "grid_sampler_3d_backward.out": lambda m: ((m.ones(1, 1, 1, 1, 2), m.arange(8.0).reshape(
+        1, 1, 2, 2, 2), m.tensor([[[[[0.5, -0.5, 0.25], [0.0, 0.25, -1.0]]]]]), 0, 1, False,
+        [True, True]), {}),
 }
 
 

@@ -130,3 +130,37 @@ def test_compiled_equals_numpy_path(shape, data):
                      x.scatter_add(dim, index, src)))
     for fast, reference in zip(*runs):
         assert np.array_equal(fast.numpy(), reference.numpy())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+                         ids=str)
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+def test_layer_norm_forward_and_backward(dtype, affine):
+    x = _values((3, 4, 6), dtype).requires_grad_()
+    weight = _values((4, 6), dtype, seed=5).requires_grad_() if affine != "none" else None
+    bias = _values((4, 6), dtype, seed=6).requires_grad_() if affine == "both" else None
+    grad = _values((3, 4, 6), dtype, seed=7)
+    tolerance = {"rtol": 2e-2, "atol": 2e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+
+    def run(m, tensors):
+        x, weight, bias, grad = tensors
+        y = m.nn.functional.layer_norm(x, (4, 6), weight, bias, eps=1e-5)
+        wanted = [t for t in (x, weight, bias) if t is not None]
+        return (y, *m.autograd.grad(y, wanted, grad))
+
+    ours = [None if t is None else from_torch(t.detach()).requires_grad_(t.requires_grad)
+            for t in (x, weight, bias, grad)]
+    assert_same(run(pyaten, ours), run(torch, (x, weight, bias, grad)), **tolerance)
+
+
+def test_layer_norm_compiled_equals_numpy_path():
+    rng = np.random.default_rng(3)
+    x = pyaten.tensor(rng.standard_normal((5, 7, 9)), requires_grad=True)
+    weight = pyaten.tensor(rng.standard_normal(9), requires_grad=True)
+    runs = []
+    for enabled in (True, False):
+        compiled.set_enabled(enabled)
+        y = pyaten.nn.functional.layer_norm(x, (9,), weight)
+        runs.append((y, *pyaten.autograd.grad((y * y).sum(), [x, weight])))
+    for fast, reference in zip(*runs):
+        assert np.allclose(fast.detach().numpy(), reference.detach().numpy(), atol=1e-12)

@@ -96,6 +96,8 @@ def test_row_on_every_dtype(name) -> None:
         if built is None:
             pytest.skip(f"{name}: a required argument has no value in ARGUMENTS")
         ours_args, theirs_args, kw = built
+        if _onednn_fails(theirs_op, theirs_args, kw):
+            continue
         pair = run_both(lambda a=ours_args, k=kw: ours_op(*a, **k),
                         lambda a=theirs_args, k=kw: theirs_op(*a, **k))
         if pair is not None:
@@ -103,6 +105,18 @@ def test_row_on_every_dtype(name) -> None:
             assert_same(*pair, rtol=tol, atol=tol)
             compared += 1
     assert compared, f"{name} ran on no dtype"
+
+
+def _onednn_fails(op, args, kw) -> bool:
+    """torch's CPU build refuses some bfloat16 backward kernels on CPUs without the oneDNN
+    primitive (gelu_backward here): an environment limit, not a behaviour to compare."""
+    try:
+        op(*args, **kw)
+    except RuntimeError as error:
+        return "primitive descriptor" in str(error)
+    except Exception:  # noqa: BLE001 - torch's ordinary refusals are compared by run_both
+        return False
+    return False
 
 
 @pytest.mark.parametrize("name", ROW_NAMES)

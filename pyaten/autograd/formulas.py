@@ -113,11 +113,13 @@ def not_implemented(name: str) -> Tensor:
 # Each family keeps its helpers in its own module; formulas see them all.
 from pyaten.autograd import (  # noqa: E402
     formulas_binary,
+    formulas_linalg,
     formulas_pointwise,
     formulas_reduce,
     formulas_shape,
 )
 from pyaten.autograd.formulas_binary import *  # noqa: E402,F403
+from pyaten.autograd.formulas_linalg import *  # noqa: E402,F403
 from pyaten.autograd.formulas_pointwise import *  # noqa: E402,F403
 from pyaten.autograd.formulas_reduce import *  # noqa: E402,F403
 from pyaten.autograd.formulas_shape import *  # noqa: E402,F403
@@ -127,4 +129,5 @@ __all__ += (
     + formulas_pointwise.__all__
     + formulas_reduce.__all__
     + formulas_shape.__all__
+    + formulas_linalg.__all__
 )

@@ -132,6 +132,65 @@ def _compile() -> SimpleNamespace | None:
                 for b in range(work.shape[2]):
                     work[a, p, b] += values[a, i, b]
 
+    norm_jit = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+
+    @norm_jit
+    def layer_norm(x, weight, bias, eps, out, mean, rstd):
+        """Rows of `x` (m, n) normalised into `out`, times `weight` plus `bias` (empty arrays
+        for None); each row's mean and 1/std into `mean`, `rstd`. Sums in float64."""
+        m, n = x.shape
+        has_w, has_b = weight.size > 0, bias.size > 0
+        for i in range(m):
+            row = x[i]
+            total = 0.0
+            for j in range(n):
+                total += row[j]
+            mu = total / n
+            spread = 0.0
+            for j in range(n):
+                d = row[j] - mu
+                spread += d * d
+            r = 1.0 / np.sqrt(spread / n + eps)
+            mean[i] = mu
+            rstd[i] = r
+            o = out[i]
+            for j in range(n):
+                y = (row[j] - mu) * r
+                if has_w:
+                    y *= weight[j]
+                if has_b:
+                    y += bias[j]
+                o[j] = y
+
+    @norm_jit
+    def layer_norm_backward(dy, x, mean, rstd, weight, dx, dw, db):
+        """layer_norm's gradients: `dx` (m, n) when it has rows, `dw` and `db` (n,) summed
+        over rows when non-empty (float64 accumulators); `weight` empty for None."""
+        m, n = x.shape
+        has_w = weight.size > 0
+        want_x, want_w, want_b = dx.shape[0] > 0, dw.size > 0, db.size > 0
+        for i in range(m):
+            mu, r = mean[i], rstd[i]
+            row, grow = x[i], dy[i]
+            sum_g = 0.0
+            sum_gx = 0.0
+            for j in range(n):
+                xhat = (row[j] - mu) * r
+                g = grow[j] * weight[j] if has_w else grow[j]
+                sum_g += g
+                sum_gx += g * xhat
+                if want_w:
+                    dw[j] += grow[j] * xhat
+                if want_b:
+                    db[j] += grow[j]
+            if want_x:
+                a, b = sum_g / n, sum_gx / n
+                target = dx[i]
+                for j in range(n):
+                    xhat = (row[j] - mu) * r
+                    g = grow[j] * weight[j] if has_w else grow[j]
+                    target[j] = r * (g - a - xhat * b)
+
     def gather(src, index, out):
         """3-d views; -1, or the flat position of the first bad index (nothing written)."""
         bad = check(index, src.shape[1])
@@ -149,4 +208,5 @@ def _compile() -> SimpleNamespace | None:
         else:
             scatter_inner(out, index, src, mode)
 
-    return SimpleNamespace(check=check, gather=gather, scatter=scatter, index_add=index_add)
+    return SimpleNamespace(check=check, gather=gather, scatter=scatter, index_add=index_add,
+                           layer_norm=layer_norm, layer_norm_backward=layer_norm_backward)

@@ -118,5 +118,7 @@ def attach(functions: dict[str, Callable[..., Any]]) -> None:
         Tensor.__invert__ = _invert
     Tensor.T = property(_T, doc="The tensor with its dimensions reversed (a view).")
     Tensor.mT = property(_mT, doc="The last two dimensions transposed (a view).")
-    Tensor.H = property(lambda self: _T(self), doc="Conjugate transpose (real tensors: T).")
-    Tensor.mH = property(lambda self: _mT(self), doc="Matrix conjugate transpose (real: mT).")
+    Tensor.H = property(lambda self: _T(self).conj() if self.is_complex() else _T(self),
+                        doc="Conjugate transpose (real tensors: T).")
+    Tensor.mH = property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self),
+                         doc="Matrix conjugate transpose (real: mT).")

@@ -50,7 +50,15 @@ FAMILIES: tuple[str, ...] = (
     "fft",
     "autograd_ops",
     "loss",
+    "normalization",
+    "embedding",
+    "attention",
+    "padding",
+    "upsample",
+    "grid_sample",
     "activation",
+    "conv",
+    "pool",
 )
 
 LOADED: list[str] = []

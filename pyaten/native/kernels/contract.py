@@ -658,3 +658,46 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
         _cdist_shape(x1, x2)  # the batch dims' broadcasting error
         return _aten()._euclidean_dist.default(x1, x2)
     return _aten()._cdist_forward.default(x1, x2, p, compute_mode)
+
+
+def _cdist_backward_np(g: np.ndarray, a: np.ndarray, b: np.ndarray, p: float,
+                       dist: np.ndarray) -> np.ndarray:
+    """PyTorch's cdist_backward: sum_j g_ij d D_ij / d a_i, zero where D_ij is 0."""
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    g = g[..., None]
+    d = dist[..., None]
+    zero = d == 0
+    safe = np.where(zero, 1, d)
+    if p == 1:
+        term = g * np.sign(diff)
+    elif p < 2:
+        term = np.sign(diff) * np.abs(diff) ** (p - 1) * g / safe ** (p - 1)
+        term = np.where(zero | ((diff == 0) & (p < 1)), 0, term)
+    elif p == 2:
+        term = np.where(zero, 0, g * diff / safe)
+    elif np.isinf(p):
+        term = g * np.sign(diff) * (np.abs(diff) == d)
+    else:
+        term = np.where(zero, 0, diff * np.abs(diff) ** (p - 2) * g / safe ** (p - 1))
+    return term.sum(axis=-2)
+
+
+@native
+def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tensor) -> Tensor:
+    """The gradient of `_cdist_forward` for x1, of x1's batch-expanded shape (the engine sums
+    it back to x1's own shape, as PyTorch's does)."""
+    batch = broadcast_shapes("cdist", tuple(x1._sizes[:-2]), tuple(x2._sizes[:-2]))
+    sizes = batch + tuple(x1._sizes[-2:])
+    result = empty_tensor(sizes, x1._dtype, x1._device)
+    if x1._device.type == "meta" or result.numel() == 0:
+        return result
+    acc = np.float32 if x1._dtype in (dt.float16, dt.bfloat16) else x1._dtype.numpy
+    if p == 0 or x1._sizes[-2] == 0 or x2._sizes[-2] == 0:
+        assign(result._numpy(), np.zeros(sizes, acc))
+        return result
+    a = np.broadcast_to(x1._numpy().astype(acc, copy=False), sizes)
+    b = np.broadcast_to(x2._numpy().astype(acc, copy=False), batch + tuple(x2._sizes[-2:]))
+    g = grad._numpy().astype(acc, copy=False)
+    dist = cdist._numpy().astype(acc, copy=False)
+    assign(result._numpy(), quiet_call(_cdist_backward_np, g, a, b, p, dist))
+    return result

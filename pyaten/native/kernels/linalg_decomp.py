@@ -167,7 +167,8 @@ def linalg_svd_U(A: Tensor, full_matrices: bool, driver, U: Tensor, S: Tensor,  
 
 @native
 def linalg_svdvals(A: Tensor, driver=None) -> Tensor:  # noqa: N803
-    return _aten()._linalg_svd.default(A, False, False, driver)[1]
+    vectors = A._requires_grad or A._fw_grad is not None  # the derivative needs U and Vh
+    return _aten()._linalg_svd.default(A, False, vectors, driver)[1]
 
 
 @native
@@ -257,7 +258,8 @@ def linalg_eigh_eigvals(self: Tensor, UPLO: str, eigvals: Tensor, eigvecs: Tenso
 
 @native
 def linalg_eigvalsh(self: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
-    return _aten()._linalg_eigh.default(self, UPLO, False)[0]
+    vectors = self._requires_grad or self._fw_grad is not None  # the derivative needs them
+    return _aten()._linalg_eigh.default(self, UPLO, vectors)[0]
 
 
 @native
@@ -323,6 +325,8 @@ def _linalg_eigvals(self: Tensor) -> Tensor:
 
 @native
 def linalg_eigvals(self: Tensor) -> Tensor:
+    if self._requires_grad or self._fw_grad is not None:  # differentiable through linalg_eig
+        return _aten().linalg_eig.default(self)[0]
     return _aten()._linalg_eigvals.default(self)
 
 
