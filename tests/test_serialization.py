@@ -160,6 +160,26 @@ def test_requires_grad_and_map_location():
     assert str(loaded.device) == "cpu"
 
 
+def test_parameters_and_module_state_dicts():
+    same_round_trip(lambda m: [m.nn.Parameter(m.ones(2)),
+                               m.nn.Parameter(m.zeros(3), requires_grad=False), m.ones(1)])
+
+    def scenario(m):
+        m.manual_seed(0)
+        model = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.Linear(4, 2))
+        loaded = round_trip(m, model.state_dict())
+        fresh = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.Linear(4, 2))
+        fresh.load_state_dict(loaded)
+        return loaded, [p for p in fresh.parameters()]
+
+    ours, theirs = scenario(pyaten), scenario(torch)
+    assert list(ours[0]) == list(theirs[0])
+    for a, b in zip(ours[0].values(), theirs[0].values()):
+        assert a.shape == b.shape and not a.requires_grad and not b.requires_grad
+    for p, loaded in zip(ours[1], ours[0].values()):
+        assert pyaten.equal(p.detach(), loaded)
+
+
 def test_file_objects_and_paths(tmp_path):
     t = pyaten.arange(5)
     path = tmp_path / "t.safetensors"
