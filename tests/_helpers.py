@@ -292,3 +292,17 @@ def assert_same_outcome(
     pair = run_both(fn_ours, fn_theirs, message=message)
     if pair is not None:
         assert_same(*pair, rtol, atol, check_dtype, strides=strides)
+
+
+def compare_samples(ours: Callable[..., Any], theirs: Callable[..., Any], samples: Any,
+                    rtol: float | None = None, atol: float | None = None) -> None:
+    """`ours(input, *args, **kwargs)` against `theirs` on each OpInfo sample (pyaten gets the
+    sample's tensors converted): equal results, or the same error."""
+    for sample in samples:
+        args = [to_pyaten(a) for a in sample.args]
+        kwargs = {k: to_pyaten(v) for k, v in sample.kwargs.items()}
+        pair = run_both(
+            lambda s=sample, a=args, k=kwargs: ours(to_pyaten(s.input), *a, **k),
+            lambda s=sample: theirs(s.input, *s.args, **s.kwargs))
+        if pair is not None:
+            assert_same(*pair, rtol=rtol, atol=atol)

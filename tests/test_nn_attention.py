@@ -18,7 +18,7 @@ from _grad_helpers import (
     opinfo_grad_cases,
     run_grad_sample,
 )
-from _helpers import assert_same, opinfo_samples, run_both, same_error, to_pyaten
+from _helpers import assert_same, compare_samples, opinfo_samples, run_both, same_error, to_pyaten
 
 import pyaten
 import pyaten.nn.functional as F
@@ -53,14 +53,7 @@ def test_opinfo_gradients_match_torch(info) -> None:
 @pytest.mark.parametrize("info", opinfo_grad_cases(GRAD_SURFACE))
 def test_opinfo_values_match_torch_float32(info) -> None:
     fn = getattr(F, info.name.rpartition(".")[2])
-    for sample in _deterministic(info)[:MAX_SAMPLES]:
-        args = [to_pyaten(a) for a in sample.args]
-        kwargs = {k: to_pyaten(v) for k, v in sample.kwargs.items()}
-        pair = run_both(
-            lambda s=sample, a=args, k=kwargs: fn(to_pyaten(s.input), *a, **k),
-            lambda s=sample: info.op(s.input, *s.args, **s.kwargs))
-        if pair is not None:
-            assert_same(*pair, rtol=1e-4, atol=1e-5)
+    compare_samples(fn, info.op, _deterministic(info)[:MAX_SAMPLES], rtol=1e-4, atol=1e-5)
 
 
 def _rand(*shape, seed=0, dtype=torch.float64, transposed=False):

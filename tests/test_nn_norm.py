@@ -21,7 +21,15 @@ from _grad_helpers import (
     opinfo_grad_cases,
     run_grad_sample,
 )
-from _helpers import assert_same, from_torch, opinfo_samples, run_both, same_error, to_pyaten
+from _helpers import (
+    assert_same,
+    compare_samples,
+    from_torch,
+    opinfo_samples,
+    run_both,
+    same_error,
+    to_pyaten,
+)
 
 import pyaten
 import pyaten.nn.functional as F
@@ -88,14 +96,7 @@ def _value_cases():
 def test_opinfo_values_match_torch_float32(info) -> None:
     fn = _ours(info)
     dtype = torch.int64 if info.name == "nn.functional.one_hot" else torch.float32
-    for sample in opinfo_samples(info, dtype)[:MAX_SAMPLES]:
-        args = [to_pyaten(a) for a in sample.args]
-        kwargs = {k: to_pyaten(v) for k, v in sample.kwargs.items()}
-        pair = run_both(
-            lambda s=sample, a=args, k=kwargs: fn(to_pyaten(s.input), *a, **k),
-            lambda s=sample: info.op(s.input, *s.args, **s.kwargs))
-        if pair is not None:
-            assert_same(*pair, rtol=1e-4, atol=1e-5)
+    compare_samples(fn, info.op, opinfo_samples(info, dtype)[:MAX_SAMPLES], rtol=1e-4, atol=1e-5)
 
 
 # --- hand-written differential cases ---------------------------------------------------------

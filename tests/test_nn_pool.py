@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as TF
 from _grad_helpers import check_grads, check_opinfo_grads, opinfo_grad_cases
-from _helpers import assert_same, from_torch, run_both, same_error, to_pyaten
+from _helpers import assert_same, compare_samples, from_torch, same_error
 
 import pyaten
 import pyaten.nn.functional as F
@@ -56,14 +56,7 @@ def test_opinfo_values_match_torch_float32(info) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a lazy slice: some OpInfos make hundreds of samples
         samples = list(itertools.islice(info.sample_inputs("cpu", torch.float32), MAX_SAMPLES))
-    for sample in samples:
-        args = [to_pyaten(a) for a in sample.args]
-        kwargs = {k: to_pyaten(v) for k, v in sample.kwargs.items()}
-        pair = run_both(
-            lambda s=sample, a=args, k=kwargs: fn(to_pyaten(s.input), *a, **k),
-            lambda s=sample: info.op(s.input, *s.args, **s.kwargs))
-        if pair is not None:
-            assert_same(*pair, rtol=1e-5, atol=1e-5)
+    compare_samples(fn, info.op, samples, rtol=1e-5, atol=1e-5)
 
 
 # --- hand-written differential cases ---------------------------------------------------------

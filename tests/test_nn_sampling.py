@@ -13,7 +13,15 @@ import pytest
 import torch
 import torch.nn.functional as TF
 from _grad_helpers import check_grads, check_opinfo_grads, opinfo_grad_cases
-from _helpers import assert_same, from_torch, opinfo_samples, run_both, same_error, to_pyaten
+from _helpers import (
+    assert_same,
+    compare_samples,
+    from_torch,
+    opinfo_samples,
+    run_both,
+    same_error,
+    to_pyaten,
+)
 
 import pyaten
 import pyaten.nn.functional as F
@@ -60,14 +68,8 @@ def test_opinfo_gradients_match_torch(info) -> None:
 @pytest.mark.parametrize("info", opinfo_grad_cases(GRAD_SURFACE, NOT_YET))
 def test_opinfo_values_match_torch_float32(info) -> None:
     fn = _ours(info)
-    for sample in opinfo_samples(info, torch.float32)[:2 * MAX_SAMPLES]:
-        args = [to_pyaten(a) for a in sample.args]
-        kwargs = {k: to_pyaten(v) for k, v in sample.kwargs.items()}
-        pair = run_both(
-            lambda s=sample, a=args, k=kwargs: fn(to_pyaten(s.input), *a, **k),
-            lambda s=sample: info.op(s.input, *s.args, **s.kwargs))
-        if pair is not None:
-            assert_same(*pair, rtol=1e-5, atol=1e-5)
+    compare_samples(fn, info.op, opinfo_samples(info, torch.float32)[:2 * MAX_SAMPLES],
+                    rtol=1e-5, atol=1e-5)
 
 
 # --- layouts ----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 from pyaten.core.tensor import Tensor
 from pyaten.nn import _C
+from pyaten.nn._bindings import ops as _ops
 
 __all__ = [
     "celu",
@@ -54,18 +55,6 @@ __all__ = [
 ]
 
 
-class _TorchNamespace:
-    """The generated top-level bindings (`pyaten.selu`, ...), looked up on first use."""
-
-    def __getattr__(self, name: str) -> Any:
-        from pyaten.native.loader import load
-
-        fn = load().functions[name]
-        setattr(self, name, fn)
-        return fn
-
-
-_ops = _TorchNamespace()
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:

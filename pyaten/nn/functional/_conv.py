@@ -8,9 +8,9 @@ every call dispatches and autograd comes from the operators' derivatives.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pyaten.nn import _C
+from pyaten.nn._bindings import ops as pyaten
 
 __all__ = [
     "linear", "bilinear",
@@ -25,19 +25,6 @@ __all__ = [
 ]
 
 
-class _TorchNamespace:
-    """The generated top-level bindings (`pyaten.conv2d`...), looked up lazily: pyaten.nn sits
-    below the top-level package."""
-
-    def __getattr__(self, name: str) -> Any:
-        from pyaten.native.loader import load
-
-        fn = load().functions[name]
-        setattr(self, name, fn)
-        return fn
-
-
-pyaten = _TorchNamespace()
 
 
 def _ntuple(value, n: int) -> tuple:

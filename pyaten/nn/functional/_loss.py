@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 from pyaten.autograd.grad_mode import no_grad
 from pyaten.core.broadcast import broadcast_shapes
 from pyaten.core.tensor import Tensor
 from pyaten.nn import _C
+from pyaten.nn._bindings import ops as _ops
 
 __all__ = [
     "binary_cross_entropy",
@@ -46,18 +46,6 @@ __all__ = [
 ]
 
 
-class _TorchNamespace:
-    """The generated `_ops.<op>` bindings (_ops.nn sits below the top-level package)."""
-
-    def __getattr__(self, name: str) -> Any:
-        from pyaten.native.loader import load
-
-        fn = load().functions[name]
-        setattr(self, name, fn)
-        return fn
-
-
-_ops = _TorchNamespace()
 
 
 # --- reduction arguments (PyTorch's torch.nn._reduction) -----------------------------------

@@ -10,10 +10,10 @@ from derivatives.yaml (docs/nn-functional.md).
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 from pyaten.autograd.grad_mode import no_grad
 from pyaten.nn import _C
+from pyaten.nn._bindings import ops as _ops
 
 __all__ = [
     "layer_norm", "batch_norm", "instance_norm", "group_norm", "rms_norm",
@@ -24,19 +24,6 @@ __all__ = [
 ]
 
 
-class _Functions:
-    """The generated `pyaten.<op>` bindings, looked up once each (nn sits below the top-level
-    package, so it does not import it)."""
-
-    def __getattr__(self, name: str) -> Any:
-        from pyaten.native.loader import load
-
-        fn = load().functions[name]
-        setattr(self, name, fn)
-        return fn
-
-
-_ops = _Functions()
 
 
 # --- normalisation ---------------------------------------------------------------------------

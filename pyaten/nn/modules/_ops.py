@@ -1,25 +1,5 @@
-"""The generated operator bindings the modules call (`ops.empty`, `ops.linalg.qr`), looked
-up on first use: pyaten.nn sits below the top-level `pyaten` package, so it cannot import it.
-"""
+"""The generated operator bindings the modules call (`ops.empty`, `ops.linalg.qr`)."""
 
-from __future__ import annotations
+from pyaten.nn._bindings import ops
 
-from typing import Any
-
-
-class _Bindings:
-    def __init__(self, module: str | None = None) -> None:
-        self._module = module
-
-    def __getattr__(self, name: str) -> Any:
-        from pyaten.native.loader import load
-
-        loaded = load()
-        table = loaded.functions if self._module is None else loaded.modules[self._module]
-        fn = table[name]
-        setattr(self, name, fn)
-        return fn
-
-
-ops = _Bindings()
-ops.linalg = _Bindings("linalg")
+__all__ = ["ops"]
