@@ -2,6 +2,11 @@
 
 __version__ = "0.1.0"
 
+# --- large buffers reuse freed memory instead of fresh pages (Note: freed memory kept)
+from pyaten.core.memory import keep_freed_memory as _keep_freed_memory  # noqa: E402
+
+_keep_freed_memory()
+
 # --- the dispatcher: keys, tables, Library, dump_table / trace
 import pyaten.dispatch as dispatch  # noqa: E402,F401
 import pyaten.library as library  # noqa: E402,F401

@@ -114,12 +114,14 @@ def not_implemented(name: str) -> Tensor:
 from pyaten.autograd import (  # noqa: E402
     formulas_binary,
     formulas_linalg,
+    formulas_nn,
     formulas_pointwise,
     formulas_reduce,
     formulas_shape,
 )
 from pyaten.autograd.formulas_binary import *  # noqa: E402,F403
 from pyaten.autograd.formulas_linalg import *  # noqa: E402,F403
+from pyaten.autograd.formulas_nn import *  # noqa: E402,F403
 from pyaten.autograd.formulas_pointwise import *  # noqa: E402,F403
 from pyaten.autograd.formulas_reduce import *  # noqa: E402,F403
 from pyaten.autograd.formulas_shape import *  # noqa: E402,F403
@@ -130,4 +132,5 @@ __all__ += (
     + formulas_reduce.__all__
     + formulas_shape.__all__
     + formulas_linalg.__all__
+    + formulas_nn.__all__
 )

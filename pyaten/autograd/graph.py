@@ -244,7 +244,9 @@ class SavedTensor:
 
     def __init__(self, t: Tensor, is_output: bool = False) -> None:
         self._version = t._version_counter.value
-        self._is_output = is_output
+        # an output the node does not differentiate (mean, rstd, indices) comes back without
+        # history, as PyTorch's SavedVariable keeps no grad_fn for it
+        self._is_output = is_output and t.grad_fn is not None
         self._output_nr = t.output_nr
         if is_output:
             bare = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)

@@ -14,6 +14,9 @@ from pyaten.nn import functional  # noqa: F401
 
 # public name -> the submodule defining it
 _LAZY = {
+    **{name: "pyaten.nn.modules" for name in (  # recurrent layers
+        "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+    )},
     **{name: "pyaten.nn.modules" for name in (
         "BCELoss", "BCEWithLogitsLoss", "Bilinear", "CTCLoss", "CosineEmbeddingLoss",
         "CosineSimilarity", "CrossEntropyLoss", "Flatten", "GaussianNLLLoss",
@@ -23,6 +26,27 @@ _LAZY = {
         "PairwiseDistance", "ParameterDict", "ParameterList", "PoissonNLLLoss", "Sequential",
         "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
         "Unflatten",
+    )},
+    **{name: "pyaten.nn.modules" for name in (
+        "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+        "TransformerEncoder", "TransformerEncoderLayer",
+    )},
+    **{name: "pyaten.nn.modules" for name in (  # the layers (activation, conv, pooling, ...)
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d", "AlphaDropout", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d",
+        "BatchNorm2d", "BatchNorm3d", "CELU", "ChannelShuffle", "CircularPad1d", "CircularPad2d",
+        "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d",
+        "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Dropout", "Dropout1d",
+        "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "Fold",
+        "GELU", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+        "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LPPool1d", "LPPool2d", "LayerNorm",
+        "LeakyReLU", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MaxPool1d", "MaxPool2d",
+        "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "Mish", "PReLU", "PixelShuffle",
+        "PixelUnshuffle", "RMSNorm", "RReLU", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d",
+        "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "SELU",
+        "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign",
+        "Tanh", "Tanhshrink", "Threshold", "Unfold", "Upsample", "UpsamplingBilinear2d",
+        "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     )},
     "Parameter": "pyaten.nn.parameter",
     "Buffer": "pyaten.nn.parameter",

@@ -55,7 +55,7 @@ def _c(value, like: np.ndarray) -> np.ndarray:
 
 def _elu(x, alpha, scale, input_scale):
     negcoef = _c(alpha * scale, x)
-    return np.where(x <= 0, np.expm1(x * _c(input_scale, x)) * negcoef, x * _c(scale, x))
+    return family.select(x <= 0, np.expm1(x * _c(input_scale, x)) * negcoef, x * _c(scale, x))
 
 
 def _elu_backward(grad, alpha, scale, input_scale, is_result, y):
@@ -66,7 +66,7 @@ def _elu_backward(grad, alpha, scale, input_scale, is_result, y):
         neg = grad * negiptcoef * (y + negcoef)
     else:
         neg = grad * negiptcoef * negcoef * np.exp(y * negiptcoef)
-    return np.where(y <= 0, neg, grad * poscoef)
+    return family.select(y <= 0, neg, grad * poscoef)
 
 
 def _check_elu_backward(grad, alpha, scale, input_scale, is_result, y) -> None:
@@ -162,12 +162,12 @@ def _mish_grad(grad, x):
 
 def _softplus(x, beta, threshold):
     z = x * _c(beta, x)
-    return np.where(z > _c(threshold, x), x, np.log1p(np.exp(z)) / _c(beta, x))
+    return family.select(z > _c(threshold, x), x, np.log1p(np.exp(z)) / _c(beta, x))
 
 
 def _softplus_backward(grad, x, beta, threshold):
     z = np.exp(x * _c(beta, x))
-    return np.where(x * _c(beta, x) > _c(threshold, x), grad, grad * z / (z + 1))
+    return family.select(x * _c(beta, x) > _c(threshold, x), grad, grad * z / (z + 1))
 
 
 # --- shrinks, hardsigmoid, leaky_relu, threshold ----------------------------------------------
@@ -175,18 +175,18 @@ def _softplus_backward(grad, x, beta, threshold):
 
 def _hardshrink(x, lambd):
     lam = _c(lambd, x)
-    return np.where((x >= -lam) & (x <= lam), np.zeros((), x.dtype), x)
+    return family.select((x >= -lam) & (x <= lam), np.zeros((), x.dtype), x)
 
 
 def _shrink_backward(grad, x, lambd):
     lam = _c(lambd, x)
-    return np.where((x >= -lam) & (x <= lam), np.zeros((), grad.dtype), grad)
+    return family.select((x >= -lam) & (x <= lam), np.zeros((), grad.dtype), grad)
 
 
 def _softshrink(x, lambd):
     lam = _c(lambd, x)
     # inside the band: +0 (PyTorch never returns -0 there), NaN stays NaN
-    return np.where(x > lam, x - lam, np.where(x < -lam, x + lam, x * 0 + 0))
+    return family.select(x > lam, x - lam, family.select(x < -lam, x + lam, x * 0 + 0))
 
 
 def _check_softshrink(x: Tensor, lambd) -> None:
@@ -209,7 +209,7 @@ def _hardsigmoid(x):
 
 def _hardsigmoid_backward(grad, x):
     # PyTorch multiplies by 1/6 rounded to float (`1.0f / 6.0f`), also for double
-    return np.where((x > -3) & (x < 3), grad * _c(np.float32(1) / np.float32(6), x),
+    return family.select((x > -3) & (x < 3), grad * _c(np.float32(1) / np.float32(6), x),
                     np.zeros((), grad.dtype))
 
 
@@ -222,11 +222,11 @@ def _leaky_relu(x, negative_slope):
         if isinstance(scaled, np.ndarray):
             return np.maximum(x, scaled, out=scaled)
         return np.maximum(x, scaled)
-    return np.where(x > 0, x, scaled)
+    return family.select(x > 0, x, scaled)
 
 
 def _leaky_relu_backward(grad, x, negative_slope, self_is_result):
-    return np.where(x > 0, grad, grad * _c(negative_slope, x))
+    return family.select(x > 0, grad, grad * _c(negative_slope, x))
 
 
 def _check_leaky_relu_backward(grad, x, negative_slope, self_is_result) -> None:
@@ -242,7 +242,7 @@ def _check_leaky_relu_backward(grad, x, negative_slope, self_is_result) -> None:
 
 def _threshold(x, threshold, value):
     bound = np.array(threshold).astype(x.dtype)
-    return np.where(x <= bound, np.array(value).astype(x.dtype), x)
+    return family.select(x <= bound, np.array(value).astype(x.dtype), x)
 
 
 family.register(
@@ -341,7 +341,7 @@ def hardtanh_(self: Tensor, min_val=-1, max_val=1) -> Tensor:
 def _hardtanh_grad(min_val, max_val):
     def grad_fn(grad, x):
         low, high = _c(min_val, x), _c(max_val, x)
-        return np.where((x <= low) | (x >= high), np.zeros((), grad.dtype), grad)
+        return family.select((x <= low) | (x >= high), np.zeros((), grad.dtype), grad)
     return grad_fn
 
 
@@ -377,7 +377,7 @@ def _hardswish(x):
 
 def _hardswish_backward(grad, x):
     inner = grad * (x / _c(3, x) + _c(0.5, x))
-    return np.where(x <= -3, np.zeros((), grad.dtype), np.where(x < 3, inner, grad))
+    return family.select(x <= -3, np.zeros((), grad.dtype), family.select(x < 3, inner, grad))
 
 
 @native
@@ -450,8 +450,8 @@ def _log_sigmoid_pair(x):
 
 def _log_sigmoid_backward(grad, x, buffer):
     negative = x < 0
-    max_deriv = np.where(negative, 1, 0).astype(x.dtype)
-    sign = np.where(negative, 1, -1).astype(x.dtype)
+    max_deriv = family.select(negative, 1, 0).astype(x.dtype)
+    sign = family.select(negative, 1, -1).astype(x.dtype)
     return grad * (max_deriv - sign * (buffer / (1 + buffer)))
 
 
@@ -606,7 +606,7 @@ def prelu(self: Tensor, weight: Tensor) -> Tensor:
 
 
 def _prelu(x, w):
-    return np.where(x > 0, x, w * x)
+    return family.select(x > 0, x, w * x)
 
 
 @native
@@ -619,12 +619,12 @@ def _prelu_kernel_backward(grad_output: Tensor, self: Tensor,
                            weight: Tensor) -> tuple[Tensor, Tensor]:
     grad_input = _elementwise(
         "_prelu_kernel_backward", "prelu_backward_cpu", _FLOAT,
-        lambda g, x, w: np.where(x > 0, g, w * g), (grad_output, self, weight))
+        lambda g, x, w: family.select(x > 0, g, w * g), (grad_output, self, weight))
     # The weight's gradient has the broadcast shape, as PyTorch's kernel returns it; the
     # autograd engine sums it back to the weight's shape.
     grad_weight = _elementwise(
         "_prelu_kernel_backward", "prelu_backward_cpu", _FLOAT,
-        lambda g, x, w: np.where(x > 0, np.zeros((), g.dtype), x * g),
+        lambda g, x, w: family.select(x > 0, np.zeros((), g.dtype), x * g),
         (grad_output, self, weight))
     return grad_input, grad_weight
 
@@ -656,9 +656,9 @@ def _rrelu_into(self: Tensor, noise: Tensor, lower, upper, training: bool, gener
     rr = r._numpy()
     x = self._numpy()
     a.resize_.default(noise, list(self.shape))
-    np.copyto(noise._numpy(), np.where(x <= 0, rr, 1), casting="unsafe")
+    np.copyto(noise._numpy(), family.select(x <= 0, rr, 1), casting="unsafe")
     noise._version_counter.value += 1
-    value = np.where(x <= 0, x * rr, x)
+    value = family.select(x <= 0, x * rr, x)
     if out is None:
         out = a.empty_like.default(self)
     elif out is not self:

@@ -48,7 +48,7 @@ def _threshold_backward(grad: np.ndarray, x: np.ndarray, threshold) -> np.ndarra
     # PyTorch's threshold kernel over (self, grad): x <= threshold ? 0 : grad. The threshold
     # is read in the compute dtype; NaN in x passes grad through.
     bound = np.array(threshold).astype(x.dtype)
-    return np.where(x <= bound, np.zeros((), grad.dtype), grad)
+    return family.select(x <= bound, np.zeros((), grad.dtype), grad)
 
 
 _FLOAT_COMPLEX = family.FLOATING_COMPLEX_AND_REDUCED

@@ -78,13 +78,25 @@ def _compute(grad: Tensor, output: Tensor, dim: int, out: Tensor, log: bool) -> 
     y = output._numpy().astype(_acc(dtype), copy=False)
     axis = wrapped if ndim else None
 
+    target = out._numpy()
+    if log and target.dtype == g.dtype and target.shape == g.shape == y.shape and \
+            target.flags.c_contiguous:
+        # computed in `out`: g - exp(y) * sum(g), no temporaries (cross_entropy's backward)
+        def in_place() -> None:
+            total = np.sum(g, axis=axis, keepdims=True)
+            np.exp(y, out=target)
+            np.multiply(target, total, out=target)
+            np.subtract(g, target, out=target)
+
+        quiet_call(in_place)
+        return
+
     def run() -> np.ndarray:
         if log:
             return g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
         return y * (g - np.sum(g * y, axis=axis, keepdims=True))
 
     result = quiet_call(run)
-    target = out._numpy()
     assign(target, np.broadcast_to(result, target.shape))
 
 

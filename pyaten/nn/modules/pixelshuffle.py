@@ -1,0 +1,51 @@
+"""PixelShuffle, PixelUnshuffle and ChannelShuffle: rearrangements between channels and space."""
+
+from __future__ import annotations
+
+from pyaten.core.tensor import Tensor
+from pyaten.nn import functional as F
+from pyaten.nn.modules.module import Module
+
+__all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]
+
+
+class PixelShuffle(Module):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleaves the channels of `groups` groups (ShuffleNet)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
