@@ -21,7 +21,8 @@ def _load_generated_api() -> None:
     from pyaten.native.loader import load
 
     # One batch for the operators' kernels and their autograd kernels: each operator's
-    # dispatch table is computed once, at the end (no operator runs in between).
+    # dispatch table is computed once, on its first use after the block (no operator runs
+    # in between).
     with dispatch.registry.batch():
         globals().update(load().functions)
         import pyaten.autograd  # noqa: F401 - registers the kernels of derivatives.yaml

@@ -11,6 +11,16 @@ Note: the call path
     schema with `exec`, never needs to change. The cache key is the key set *after* TLS, and
     what follows from it (mask, slot, kernel) depends on nothing else, so guards never
     invalidate it.
+
+Note: nothing per operator is built before it is needed
+    Import defines ~1,900 operators and registers ~4,500 kernels, and a program calls a few
+    hundred of them. So a schema may be defined as an `UnparsedSchema` (its name, and how to
+    parse it), parsed when `entry.schema` is first read; an operator's `call` function is
+    generated on its first call (`set_schema` installs `_first_call`, which builds the real
+    one and replaces itself); and a `batch()` of registrations marks each touched entry stale
+    instead of computing its table (the `table` property and `dispatch_keyset` compute it on
+    first use, under the lock). What a caller, `dump_table` or a trace sees is the same as if
+    all three had been built eagerly.
 """
 
 from __future__ import annotations
@@ -41,12 +51,27 @@ _CACHE_LIMIT = 4096  # distinct key sets seen by one operator before its cache i
 LOCK = threading.RLock()
 
 
+class UnparsedSchema:
+    """A schema defined before it is parsed: its qualified name, and a function that parses
+    it (Note: nothing per operator is built before it is needed)."""
+
+    __slots__ = ("name", "parse")
+
+    def __init__(self, name: str, parse: Callable[[], Any]) -> None:
+        self.name = name
+        self.parse = parse
+
+    def __str__(self) -> str:
+        return str(self.parse())
+
+
 class OperatorEntry:
     """One operator (`ns::name.overload`): schema, kernels, computed table, `call`."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.schema: Any = None  # a pyaten.schema.FunctionSchema once defined
+        self._schema: Any = None  # a FunctionSchema (or an UnparsedSchema) once defined
+        self._defined_by: Any = None  # what `define` was given, for its handle's undo
         self.schema_debug = ""
         self.tags: tuple[str, ...] = ()
         self.kernels: dict[DispatchKey, list[Kernel]] = {}
@@ -59,6 +84,19 @@ class OperatorEntry:
         self.call: Callable[..., Any] = self._undefined_call
 
     @property
+    def schema(self) -> Any:
+        """The pyaten.schema.FunctionSchema, or None while the operator is not defined."""
+        schema = self._schema
+        if type(schema) is UnparsedSchema:
+            schema = self._schema = schema.parse()
+        return schema
+
+    @property
+    def defined(self) -> bool:
+        """Whether a schema is defined (without parsing one that waits)."""
+        return self._schema is not None
+
+    @property
     def schema_name(self) -> str:
         """The name without namespace, as `Library.impl` takes it."""
         return self.name.split("::", 1)[1]
@@ -69,15 +107,29 @@ class OperatorEntry:
     # -- registration side (called with the registry lock held) ------------------------------
 
     def set_schema(self, schema: Any, debug: str, tags: tuple[str, ...]) -> None:
-        self.schema = schema
+        self._schema = self._defined_by = schema
         self.schema_debug = debug
         self.tags = tags
-        self._positions = _tensor_positions(schema)
-        self._arg_names = tuple(a.name for a in schema.arguments)
-        self.call = _build_call(self)
+        self.__dict__.pop("_positions", None)
+        self.__dict__.pop("_arg_names", None)
+        self.call = self._first_call  # (Note: nothing per operator is built before it is needed)
+
+    @functools.cached_property
+    def _positions(self) -> tuple[tuple[int, str], ...]:
+        return _tensor_positions(self.schema)
+
+    @functools.cached_property
+    def _arg_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.schema.arguments)
+
+    def _first_call(self, *args: Any, **kwargs: Any) -> Any:
+        with LOCK:
+            if self.call == self._first_call:  # not rebuilt by another thread meanwhile
+                self.call = _build_call(self)
+        return self.call(*args, **kwargs)
 
     def clear_schema(self) -> None:
-        self.schema = None
+        self._schema = self._defined_by = None
         self.schema_debug = ""
         self.tags = ()
         self.call = self._undefined_call
@@ -106,10 +158,10 @@ class OperatorEntry:
 
     def rebuild(self, fallbacks: list[Kernel | None]) -> None:
         """Recompute the table, the fallthrough masks, and drop cached call targets."""
-        self._stale = False
         self._fallbacks = fallbacks
         self._table, fallthroughs = table_and_fallthroughs(self.active_kernels(), fallbacks)
         masks = [FULL_RAW] * NUM_BACKENDS
+        every_row = 0  # functionality bits that fall through in every backend's row
         for slot in fallthroughs:
             if slot:
                 bits = SLOT_BITS[slot]
@@ -118,10 +170,12 @@ class OperatorEntry:
                 if backend:  # a per-backend key falls through only in its own backend's row
                     masks[backend - 1] &= ~functionality
                 else:
-                    masks = [m & ~functionality for m in masks]
-        self._masks = tuple(masks)
+                    every_row |= functionality
+        self._masks = tuple(m & ~every_row for m in masks)
         self._cache.clear()
         self._redispatch_cache.clear()
+        # Last: a reader that sees the entry fresh without the lock sees the new table too.
+        self._stale = False
 
     def drop_caches(self) -> None:
         self._cache.clear()

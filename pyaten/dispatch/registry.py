@@ -79,8 +79,9 @@ def _rebuild(entry: OperatorEntry) -> None:
 
 @contextlib.contextmanager
 def batch() -> Iterator[None]:
-    """Register many kernels, then compute each touched operator's table once at the end
-    (import registers ~750 schemas and kernels: one rebuild each instead of one per step).
+    """Register many kernels; each touched operator's table is computed once, when it is
+    first needed after the block (import registers ~4,500 kernels, and a program calls a
+    few hundred operators: see operator.py's Note: nothing per operator is built ...).
     Holds the registry lock for the whole block, so no other thread registers meanwhile."""
     global _PENDING
     with LOCK:
@@ -92,19 +93,19 @@ def batch() -> Iterator[None]:
             yield
         finally:
             pending, _PENDING = _PENDING, None
-            for entry in pending:
-                entry.rebuild(_FALLBACKS)
+            for entry in pending:  # computed on first use (Note: nothing per operator ...)
+                entry.mark_stale(_FALLBACKS)
 
 
 def _forget_if_empty(entry: OperatorEntry) -> None:
-    if entry.schema is None and not any(entry.kernels.values()):
+    if not entry.defined and not any(entry.kernels.values()):
         _OPERATORS.pop(entry.name, None)
 
 
 def get_operator(qualified_name: str) -> OperatorEntry | None:
     """The defined operator `ns::name` or `ns::name.overload`, or None."""
     entry = _OPERATORS.get(qualified_name)
-    if entry is None or entry.schema is None:
+    if entry is None or not entry.defined:
         return None
     return entry
 
@@ -116,7 +117,7 @@ def find_operator(qualified_name: str) -> OperatorEntry | None:
 
 def list_operators(namespace: str | None = None) -> list[str]:
     """Qualified names of defined operators, optionally only those of one namespace."""
-    names = [n for n, e in _OPERATORS.items() if e.schema is not None]
+    names = [n for n, e in _OPERATORS.items() if e.defined]
     if namespace is not None:
         names = [n for n in names if n.split("::", 1)[0] == namespace]
     return sorted(names)
@@ -124,17 +125,19 @@ def list_operators(namespace: str | None = None) -> list[str]:
 
 def find_dangling_impls() -> list[str]:
     """Operators that have kernels but no schema."""
-    return sorted(n for n, e in _OPERATORS.items() if e.schema is None and any(e.kernels.values()))
+    return sorted(n for n, e in _OPERATORS.items() if not e.defined and any(e.kernels.values()))
 
 
 def define(schema: Any, debug: str = "", tags: tuple[str, ...] = ()) -> RegistrationHandle:
-    """Register a schema (namespace required). RuntimeError if that name is already defined."""
+    """Register a schema (namespace required). RuntimeError if that name is already defined.
+    `schema` may be an `UnparsedSchema`, parsed when first read (operator.py's Note: nothing
+    per operator is built before it is needed)."""
     name = qualified_name(schema)
     if "::" not in name:
         raise ValueError(f"define: schema {schema} has no namespace")
     with LOCK:
         entry = _entry(name)
-        if entry.schema is not None:
+        if entry.defined:
             raise RuntimeError(
                 f"Tried to register an operator ({schema}) with the same name and overload "
                 "name multiple times. Each overload's schema should only be registered with a "
@@ -146,7 +149,7 @@ def define(schema: Any, debug: str = "", tags: tuple[str, ...] = ()) -> Registra
 
     def undo() -> None:
         with LOCK:
-            if entry.schema is schema:
+            if entry._defined_by is schema:
                 entry.clear_schema()
                 _rebuild(entry)
                 _forget_if_empty(entry)

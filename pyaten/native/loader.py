@@ -38,6 +38,7 @@ import pyaten.native.kernels  # noqa: F401 - registers every @native kernel
 from pyaten.codegen.python_signature import group_signatures
 from pyaten.dispatch import registry as dispatch_registry
 from pyaten.dispatch.keys import parse_dispatch_key
+from pyaten.dispatch.operator import UnparsedSchema
 from pyaten.native import gen_support, registry, tensor_api
 from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.runtime import Tensor
@@ -142,22 +143,29 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def _register(module: ModuleType, loaded: Loaded, namespace: str) -> dict[str, FunctionSchema]:
-    """Define the module's schemas and register its kernels; the parsed schemas by text."""
-    with dispatch_registry.batch():  # each operator's table computed once, at the end
-        return _register_all(module, loaded, namespace)
+def _register(
+    module: ModuleType, loaded: Loaded, namespace: str, lazy: bool = False
+) -> dict[str, FunctionSchema]:
+    """Define the module's schemas and register its kernels; the parsed schemas by text.
+    `lazy`: define them unparsed (for the cached module of our own YAML, whose schemas the
+    generator has parsed and checked already; see Note: nothing per operator is built
+    before it is needed, in pyaten/dispatch/operator.py)."""
+    with dispatch_registry.batch():  # each operator's table computed once, when first needed
+        return _register_all(module, loaded, namespace, lazy)
 
 
 def _register_all(
-    module: ModuleType, loaded: Loaded, namespace: str
+    module: ModuleType, loaded: Loaded, namespace: str, lazy: bool
 ) -> dict[str, FunctionSchema]:
     schemas: dict[str, FunctionSchema] = {}
     for text, tags, source in module.DEFINITIONS:
-        schema = schemas[text] = parse(text)
+        if lazy:
+            schema: Any = _unparsed(text, namespace)
+        else:
+            schemas[text] = parse(text)
+            schema = dispatch_registry.with_namespace(schemas[text], namespace)
         loaded.handles.append(dispatch_registry.define(
-            dispatch_registry.with_namespace(schema, namespace),
-            debug=f"registered at {source}",
-            tags=tuple(tags),
+            schema, debug=f"registered at {source}", tags=tuple(tags),
         ))
     for operator, key, kernel, needs, kind, source in module.REGISTRATIONS:
         lacking = [n for n in needs if registry.lookup(n) is None]
@@ -177,6 +185,16 @@ def _register_all(
     return schemas
 
 
+def _unparsed(text: str, namespace: str) -> UnparsedSchema:
+    name = text[: text.index("(")]  # `add.Tensor(Tensor self, ...) -> Tensor`
+    qualified = name if "::" in name else f"{namespace}::{name}"
+    return UnparsedSchema(qualified, functools.partial(_parse_qualified, text, namespace))
+
+
+def _parse_qualified(text: str, namespace: str) -> FunctionSchema:
+    return dispatch_registry.with_namespace(parse(text), namespace)
+
+
 # Registration kinds whose kernel is a function of the generated module, not an @native one.
 GENERATED_KINDS = ("structured", "autogen", "backend_select")
 
@@ -185,16 +203,17 @@ def _bind(module: ModuleType, schemas: dict[str, FunctionSchema], namespace: str
     for global_name, qualified in module.ENTRIES.items():
         setattr(module, global_name, dispatch_registry.get_operator(qualified))
     for table, name, method, texts in module.BINDINGS:
-        named = [schemas.get(text) or parse(text) for text in texts]
-        build = functools.partial(_parsed_signatures, name, named, method, namespace)
+        build = functools.partial(_parsed_signatures, name, texts, schemas, method, namespace)
         setattr(module, table, gen_support.Binding(name, method, build))
 
 
 def _parsed_signatures(
-    name: str, schemas: list[FunctionSchema], method: bool, namespace: str
+    name: str, texts: list[str], schemas: dict[str, FunctionSchema], method: bool,
+    namespace: str,
 ) -> list[ParsedSignature]:
+    named = [schemas.get(text) or parse(text) for text in texts]  # parsed on first call
     parsed = []
-    for sig in group_signatures(name, schemas, method):
+    for sig in group_signatures(name, named, method):
         p = ParsedSignature(sig)
         p.functional_name = _qualify(p.functional_name, namespace)
         p.out_name = _qualify(p.out_name, namespace)
@@ -316,7 +335,7 @@ def load() -> Loaded:
             module = _exec_cached(name, cache)
         loaded = Loaded(module, {}, {}, source_path=module.__file__, yaml_path=NATIVE_YAML,
                         _records=records)
-        schemas = _register(module, loaded, NAMESPACE)
+        schemas = _register(module, loaded, NAMESPACE, lazy=True)
         _bind(module, schemas, NAMESPACE)
         _collect_functions(module, loaded)
         _attach(module, loaded)
