@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "codegen": "codegen",
     "explain": "explain",
     "dispatch": "dispatch",
+    "demo": "demo",
 }
 
 
