@@ -9,10 +9,9 @@ from typing import Any
 from pyaten.core.dtypes import int64
 from pyaten.core.tensor import Tensor
 from pyaten.nn import functional as F
-from pyaten.nn import init
+from pyaten.nn.modules._affine import make_affine, reset_affine
 from pyaten.nn.modules._ops import ops
 from pyaten.nn.modules.module import Module
-from pyaten.nn.parameter import Parameter
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
@@ -43,7 +42,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        self._make_parameters(bias, device, dtype)
+        make_affine(self, affine, bias, (num_features,), device, dtype)
         if track_running_stats:
             self.register_buffer(
                 "running_mean", ops.zeros((num_features,), device=device, dtype=dtype)
@@ -58,18 +57,6 @@ class _NormBase(Module):
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
 
-    def _make_parameters(self, bias: bool, device: Any, dtype: Any) -> None:
-        shape = (self.num_features,)
-        if not self.affine:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-            return
-        self.weight = Parameter(ops.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ops.empty(shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             self.running_mean.zero_()
@@ -78,10 +65,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
