@@ -230,34 +230,8 @@ def run_grad_sample(info, sample, second_order: bool, gradcheck: bool) -> None:
     if pair is None:
         return  # torch refuses the sample; run_both checked we refuse it alike
     ours, theirs = pair
-    outs_t = [o for o in (theirs if isinstance(theirs, (tuple, list)) else [theirs])
-              if isinstance(o, torch.Tensor) and o.requires_grad]
-    outs_o = [o for o in (ours if isinstance(ours, (tuple, list)) else [ours])
-              if isinstance(o, pyaten.Tensor) and o.requires_grad]
-    assert len(outs_o) == len(outs_t), "outputs requiring grad differ"
-    if not outs_t:
+    if not compare_gradients(ours, theirs, leaves_t, fresh_o, fresh_t, second_order, 1e-6):
         return
-    gen = torch.Generator().manual_seed(0)
-    cots_t = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs_t]
-    cots_o = [from_torch(c) for c in cots_t]
-    ins_t = [fresh_t[id(t)] for t in leaves_t]
-    ins_o = [fresh_o[id(t)] for t in leaves_t]
-    g_t = torch.autograd.grad(outs_t, ins_t, cots_t, allow_unused=True,
-                              create_graph=second_order)
-    g_o = pyaten.autograd.grad(outs_o, ins_o, cots_o, allow_unused=True,
-                               create_graph=second_order)
-    assert_same_grads(list(g_o), list(g_t), rtol=1e-6, atol=1e-7)
-    if second_order:
-        live = [(i, g) for i, g in enumerate(g_t) if g is not None and g.requires_grad]
-        if live:
-            w_t = [torch.randn(g.shape, generator=gen, dtype=g.dtype) for _, g in live]
-            gg_t = torch.autograd.grad([g for _, g in live], ins_t, w_t, allow_unused=True)
-            pairs = [(g_o[i], from_torch(w)) for (i, _), w in zip(live, w_t)]
-            assert all(g is not None and g.requires_grad for g, _ in pairs), \
-                "pyaten's gradient has no graph"
-            gg_o = pyaten.autograd.grad([g for g, _ in pairs], ins_o, [w for _, w in pairs],
-                                        allow_unused=True)
-            assert_same_grads(list(gg_o), list(gg_t), rtol=1e-6, atol=1e-7)
     if gradcheck:
         def as_function(*xs):
             mapping = {id(t): x for t, x in zip(leaves_t, xs)}
@@ -269,3 +243,39 @@ def run_grad_sample(info, sample, second_order: bool, gradcheck: bool) -> None:
         points = [fresh_o[id(t)].detach().clone().requires_grad_(True) for t in leaves_t]
         if all(p.dtype is pyaten.float64 for p in points):
             assert pyaten.autograd.gradcheck(as_function, points, fast_mode=True)
+
+
+def compare_gradients(ours: Any, theirs: Any, leaves_t: list, fresh_o: dict, fresh_t: dict,
+                      second_order: bool, rtol: float, atol: float = 1e-7) -> bool:
+    """The gradients of the outputs that require grad (random cotangents), and with
+    `second_order` the gradients of those gradients, equal in both libraries; False when no
+    output requires grad."""
+    outs_t = [o for o in (theirs if isinstance(theirs, (tuple, list)) else [theirs])
+              if isinstance(o, torch.Tensor) and o.requires_grad]
+    outs_o = [o for o in (ours if isinstance(ours, (tuple, list)) else [ours])
+              if isinstance(o, pyaten.Tensor) and o.requires_grad]
+    assert len(outs_o) == len(outs_t), "outputs requiring grad differ"
+    if not outs_t:
+        return False
+    gen = torch.Generator().manual_seed(0)
+    cots_t = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs_t]
+    cots_o = [from_torch(c) for c in cots_t]
+    ins_t = [fresh_t[id(t)] for t in leaves_t]
+    ins_o = [fresh_o[id(t)] for t in leaves_t]
+    g_t = torch.autograd.grad(outs_t, ins_t, cots_t, allow_unused=True,
+                              create_graph=second_order)
+    g_o = pyaten.autograd.grad(outs_o, ins_o, cots_o, allow_unused=True,
+                               create_graph=second_order)
+    assert_same_grads(list(g_o), list(g_t), rtol=rtol, atol=atol)
+    if second_order:
+        live = [(i, g) for i, g in enumerate(g_t) if g is not None and g.requires_grad]
+        if live:
+            w_t = [torch.randn(g.shape, generator=gen, dtype=g.dtype) for _, g in live]
+            gg_t = torch.autograd.grad([g for _, g in live], ins_t, w_t, allow_unused=True)
+            pairs = [(g_o[i], from_torch(w)) for (i, _), w in zip(live, w_t)]
+            assert all(g is not None and g.requires_grad for g, _ in pairs), \
+                "pyaten's gradient has no graph"
+            gg_o = pyaten.autograd.grad([g for g, _ in pairs], ins_o, [w for _, w in pairs],
+                                        allow_unused=True)
+            assert_same_grads(list(gg_o), list(gg_t), rtol=rtol, atol=atol)
+    return True

@@ -19,6 +19,7 @@ from _grad_helpers import (
     _tensors,
     assert_same_grads,
     check_grads,
+    compare_gradients,
     grad_outcomes,
     grad_samples,
     opinfo_grad_cases,
@@ -109,33 +110,10 @@ def _run_sample(info, sample, second_order: bool, gradcheck: bool) -> None:
     if pair is None:
         return
     ours, theirs = pair
-    outs_t = [o for o in (theirs if isinstance(theirs, (tuple, list)) else [theirs])
-              if isinstance(o, torch.Tensor) and o.requires_grad]
+    if not compare_gradients(ours, theirs, leaves_t, fresh_o, fresh_t, second_order, 1e-5):
+        return
     outs_o = [o for o in (ours if isinstance(ours, (tuple, list)) else [ours])
               if isinstance(o, pyaten.Tensor) and o.requires_grad]
-    assert len(outs_o) == len(outs_t), "outputs requiring grad differ"
-    if not outs_t:
-        return
-    gen = torch.Generator().manual_seed(0)
-    cots_t = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs_t]
-    cots_o = [from_torch(c) for c in cots_t]
-    ins_t = [fresh_t[id(t)] for t in leaves_t]
-    ins_o = [fresh_o[id(t)] for t in leaves_t]
-    g_t = torch.autograd.grad(outs_t, ins_t, cots_t, allow_unused=True,
-                              create_graph=second_order)
-    g_o = pyaten.autograd.grad(outs_o, ins_o, cots_o, allow_unused=True,
-                               create_graph=second_order)
-    assert_same_grads(list(g_o), list(g_t), rtol=1e-5, atol=1e-7)
-    if second_order:
-        live = [(i, g) for i, g in enumerate(g_t) if g is not None and g.requires_grad]
-        if live:
-            w_t = [torch.randn(g.shape, generator=gen, dtype=g.dtype) for _, g in live]
-            gg_t = torch.autograd.grad([g for _, g in live], ins_t, w_t, allow_unused=True)
-            pairs = [(g_o[i], from_torch(w)) for (i, _), w in zip(live, w_t)]
-            assert all(g is not None and g.requires_grad for g, _ in pairs)
-            gg_o = pyaten.autograd.grad([g for g, _ in pairs], ins_o, [w for _, w in pairs],
-                                        allow_unused=True)
-            assert_same_grads(list(gg_o), list(gg_t), rtol=1e-5, atol=1e-7)
     if gradcheck and all(o.numel() for o in outs_o):
         def as_function(*xs):
             mapping = dict(fresh_o)
