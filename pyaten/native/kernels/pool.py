@@ -519,19 +519,25 @@ def adaptive_avg_pool2d_backward_cpu(grad_output: Tensor, self: Tensor) -> Tenso
     return result
 
 
-@native
-def adaptive_avg_pool2d_symint(self: Tensor, output_size) -> Tensor:
-    a = _aten()
+def _adaptive_avg_sizes(self: Tensor, output_size, nd: int) -> tuple:
+    """adaptive_avg_pool{nd}d's checks (ATen's messages); the output size as a tuple."""
     out = tuple(int(v) for v in output_size)
-    if len(out) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if len(out) != nd:
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: output_size must be {nd}")
     for dim in range(1, self.dim()):
         if self._sizes[dim] == 0:
             raise RuntimeError(
-                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                f"adaptive_avg_pool{nd}d(): Expected input to have non-zero size for non-batch "
                 f"dimensions, but input has sizes {_shape(self._sizes)} with dimension {dim} "
                 "being empty"
             )
+    return out
+
+
+@native
+def adaptive_avg_pool2d_symint(self: Tensor, output_size) -> Tensor:
+    a = _aten()
+    out = _adaptive_avg_sizes(self, output_size, 2)
     if out == (1, 1) and self.dim() in (3, 4) and self._dtype.is_floating_point:
         result = a.mean.dim(self, [-1, -2], True, None)
         if _channels_last(self):
@@ -1023,15 +1029,7 @@ def adaptive_avg_pool3d_backward_cpu(grad_output: Tensor, self: Tensor) -> Tenso
 @native
 def adaptive_avg_pool3d_symint(self: Tensor, output_size) -> Tensor:
     a = _aten()
-    out = tuple(int(v) for v in output_size)
-    if len(out) != 3:
-        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
-    for dim in range(1, self.dim()):
-        if self._sizes[dim] == 0:
-            raise RuntimeError(
-                "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
-                f"dimensions, but input has sizes {_shape(self._sizes)} with dimension {dim} "
-                "being empty")
+    out = _adaptive_avg_sizes(self, output_size, 3)
     if out == (1, 1, 1) and self.dim() in (4, 5) and self._dtype.is_floating_point:
         return a.mean.dim(self, [-1, -2, -3], True, None)
     return a._adaptive_avg_pool3d.default(self, list(out))
