@@ -194,6 +194,16 @@ def gen_structured_wrapper(
         f"def {wrapper}({', '.join(params)}):",
         f'    """{_short(schema.name)}: {kind} wrapper of structured {_short(out_schema.name)}'
         f' ({key}; {"meta + " + impl_name if impl_name else "meta only"})."""',
+    ]
+    if has_fast_path(kind, key, impl_name):
+        fast = naming.fast_name(wrapper)
+        lines += [
+            f"    if {fast} is not None and not TRACE.ACTIVE:",
+            f"        result = {fast}({', '.join(params)})",
+            "        if result is not None:",
+            "            return result",
+        ]
+    lines += [
         f"    op = {base}({kind!r}, {preset}, {_short(schema.name)!r}, {key!r})",
         f"    {assign}{meta}(op, {', '.join(meta_args)})",
     ]
@@ -213,6 +223,12 @@ def gen_structured_wrapper(
             "(" + ", ".join(naming.pyident(a.name) for a in schema.out) + ")"
     lines.append(f"    return {result}")
     return "\n".join(lines) + "\n"
+
+
+def has_fast_path(kind: str, key: str, impl_name: str | None) -> bool:
+    """Whether a wrapper first tries its kernel module's `fast_<wrapper>` (Note: the
+    structured fast path, in pyaten.native.fastpath): CPU functional and in-place wrappers."""
+    return key == "CPU" and kind in ("functional", "inplace") and impl_name is not None
 
 
 DEFAULT_BACKEND = "CompositeExplicitAutogradNonFunctional"
@@ -407,6 +423,8 @@ def emit_structured(
         for kind, member in members:
             name = member.func.name
             emitted.define(gen_structured_wrapper(kind, key, member, out, functional, impl), name)
+            if has_fast_path(kind, key, impl):
+                emitted.kernels.add(naming.fast_name(naming.wrapper_name(key, name)))
             needs = meta_class + (meta,) + ((impl,) if impl else ())
             emitted.registrations.append(Registration(
                 _q(name, namespace), key, naming.wrapper_name(key, name), needs, "structured",

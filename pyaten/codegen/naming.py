@@ -36,6 +36,11 @@ def wrapper_name(key: str, name: OperatorName) -> str:
     return f"wrapper_{key}_{ident(name)}"
 
 
+def fast_name(wrapper: str) -> str:
+    """`fast_wrapper_CPU_add_Tensor`: the optional fast path a CPU wrapper tries first."""
+    return "fast_" + wrapper
+
+
 def autogen_name(name: OperatorName) -> str:
     """`autogen_add_Scalar_out`: the generated out kernel of an `autogen` entry."""
     return "autogen_" + ident(name)

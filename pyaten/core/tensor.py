@@ -71,7 +71,7 @@ class Tensor:
         "_device",
         "_keyset",
         "_np",
-        "_version_counter",
+        "_vc",  # the VersionCounter, made on first use (`_version_counter`)
         "_base",
         "_requires_grad",
         "grad_fn",
@@ -106,7 +106,7 @@ class Tensor:
         t._device = device
         t._keyset = device._keyset
         t._np = None
-        t._version_counter = VersionCounter()
+        t._vc = None
         t._base = None
         t._requires_grad = False
         t.grad_fn = None
@@ -365,6 +365,19 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def _version_counter(self) -> VersionCounter:
+        """The in-place write counter shared by this tensor and its views; made when first
+        asked for (most op results are never written in place nor saved for backward)."""
+        counter = self._vc
+        if counter is None:
+            counter = self._vc = VersionCounter()
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter: VersionCounter) -> None:
+        self._vc = counter
 
     @property
     def _version(self) -> int:

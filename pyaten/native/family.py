@@ -33,6 +33,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.promotion import can_cast
 from pyaten.core.stub import DispatchStub
 from pyaten.dispatch import trace as _trace
+from pyaten.native import fastpath
 from pyaten.native.registry import native_at
 from pyaten.native.runtime import Tensor
 from pyaten.native.structured import COMPLEX32_LOOPS, TensorIteratorMeta, quiet_call
@@ -269,11 +270,40 @@ def register(*rows: Pointwise) -> dict[str, DispatchStub]:
         stub = DispatchStub(row.stub_name)
         stub.register("cpu", _cpu_loop(row))
         register_row(row, _meta(row), _impl(stub), site)
+        _register_fast(row, stub, site)
         stubs[stub.name] = stub
         ROWS[row.name] = row
         if dt.complex32 in row.dtypes:
             COMPLEX32_LOOPS.add(row.base_name)
     return stubs
+
+
+_FAST_BUILDS = {"same": None, "float": None, "bool": dt.bool}
+
+
+def _register_fast(row: Pointwise, stub: DispatchStub, site: str) -> None:
+    """The row's fast CPU functions (Note: the structured fast path), for a NumPy ufunc of
+    one or two tensors with a plain build; its `check` runs first, as in its meta."""
+    fn = row.fn
+    if (not isinstance(fn, np.ufunc) or fn.nin not in (1, 2) or row.meta_check is not None
+            or row.build not in _FAST_BUILDS or row.name.endswith(".out") or not row.upcast):
+        return
+    out_dtype = _FAST_BUILDS[row.build]
+    dtypes = row.dtypes if row.build != "float" else row.dtypes - fastpath.INTEGERS
+    make = fastpath.unary if fn.nin == 1 else fastpath.binary
+    functional, inplace = make(fn, stub, dtypes, out_dtype)
+    check = row.check
+    if check is not None:
+        functional, inplace = _checked(check, functional), _checked(check, inplace)
+    fastpath.register(row.name, functional, inplace, row.site or site)
+
+
+def _checked(check: Callable[..., None], fast: Callable[..., Any]) -> Callable[..., Any]:
+    def checked(*args: Any) -> Any:
+        check(*args)
+        return fast(*args)
+
+    return checked
 
 
 # Every registered row by name (`"hypot"`, `"lerp.Scalar"`): for tests and introspection.

@@ -14,7 +14,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.promotion import can_cast, result_type
 from pyaten.core.stub import DispatchStub
-from pyaten.native import family
+from pyaten.native import family, fastpath
 from pyaten.native.kernels.shape import aten_ops
 from pyaten.native.registry import native
 from pyaten.native.runtime import Tensor, empty_tensor, wrapped_number
@@ -122,6 +122,35 @@ def div_floor_kernel(op) -> None:
     if not _integer_quotient(op, trunc=False):
         a, b = op.input_arrays()
         op.write(quiet_call(_floor_divide_float, a, b))
+
+
+# --- fast paths of the CPU wrappers (Note: the structured fast path) ------------------------
+
+
+def _alpha_one(fast):
+    def with_alpha(self, other, alpha):
+        # alpha 1 (an int, not True): the plain operation; any other alpha is checked and
+        # scaled by the general path.
+        return fast(self, other) if alpha.__class__ is int and alpha == 1 else None
+
+    return with_alpha
+
+
+def _register_fast() -> None:
+    site = family.caller_site(1)
+    for name, fn, stub, dtypes, alpha in (
+        ("add.Tensor", np.add, add_stub, fastpath.DIRECT, True),
+        ("sub.Tensor", np.subtract, add_stub, fastpath.DIRECT, True),
+        ("mul.Tensor", np.multiply, mul_stub, fastpath.DIRECT, False),
+        ("div.Tensor", np.true_divide, div_true_stub, fastpath.FLOATS | fastpath.COMPLEX, False),
+    ):
+        functional, inplace = fastpath.binary(fn, stub, dtypes)
+        if alpha:
+            functional, inplace = _alpha_one(functional), _alpha_one(inplace)
+        fastpath.register(name, functional, inplace, site)
+
+
+_register_fast()
 
 
 # --- structured meta and impl ---------------------------------------------------------------

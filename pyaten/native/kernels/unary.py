@@ -27,7 +27,8 @@ from pyaten.core import dtypes as dt
 from pyaten.core.stub import DispatchStub
 from pyaten.core.tensor import write_fresh
 from pyaten.core.views import empty_tensor
-from pyaten.native import family
+from pyaten.dispatch import trace as _trace
+from pyaten.native import family, fastpath
 from pyaten.native.kernels.shape import aten_ops
 from pyaten.native.registry import native
 from pyaten.native.runtime import wrapped_number
@@ -285,18 +286,34 @@ def sigmoid_kernel(op: TensorIteratorMeta) -> None:
         op.compute(_sigmoid, a)
 
 
+_EXPIT: list = []  # scipy.special.expit, imported on the first sigmoid (import time)
+
+
 def _sigmoid(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    # 1 / (1 + exp(-a)), each step in place: no temporaries. exp(-a) may overflow to inf for
-    # very negative a, giving exactly 0, as PyTorch does.
+    if a.dtype.kind == "f":
+        # SciPy's logistic ufunc: one pass, and closer to PyTorch's results than
+        # 1 / (1 + exp(-a)) (float32: 4% of values differ by an ulp, against 16%).
+        if not _EXPIT:
+            from scipy.special import expit
+
+            _EXPIT.append(expit)
+        return _EXPIT[0](a, out=_output(a, out))
+    # Complex: 1 / (1 + exp(-a)), each step in place: no temporaries.
     result = np.negative(a, out=_output(a, out))
     np.exp(result, out=result)
     np.add(result, constant(1, a.dtype), out=result)
-    return np.reciprocal(result, out=result)  # float or complex here: no integer division
+    return np.reciprocal(result, out=result)
 
 
 @native
 def sigmoid_out(op: TensorIteratorMeta, self, out) -> None:
     sigmoid_stub(op.device.type, op)
+
+
+fastpath.register(
+    "sigmoid", *fastpath.unary(_sigmoid, sigmoid_stub, fastpath.FLOATS | fastpath.COMPLEX),
+    family.caller_site(1),
+)
 
 
 # --- abs and abs_: composites over abs.out (as PyTorch) -------------------------------------
@@ -346,13 +363,36 @@ def _relu_compute(op: TensorIteratorMeta) -> None:
     op.compute(np.maximum, constant(0, a.dtype), a)
 
 
+_ZEROS: dict[np.dtype, np.ndarray] = {}
+
+
+def _relu_loop(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    zero = _ZEROS.get(a.dtype)
+    if zero is None:
+        zero = _ZEROS[a.dtype] = constant(0, a.dtype)
+    return np.maximum(zero, a, out=out)
+
+
+_relu_fast, _relu_fast_ = fastpath.unary(
+    _relu_loop, None, fastpath.FLOATS | fastpath.INTEGERS
+)
+
+
 @native
 def relu(self):
+    if not _trace.ACTIVE:
+        result = _relu_fast(self)
+        if result is not None:
+            return result
     return _run("functional", self, None, "relu", _relu_meta, _relu_compute)
 
 
 @native
 def relu_(self):
+    if not _trace.ACTIVE:
+        result = _relu_fast_(self)
+        if result is not None:
+            return result
     return _run("inplace", self, self, "relu_", _relu_meta, _relu_compute)
 
 

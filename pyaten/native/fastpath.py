@@ -1,0 +1,190 @@
+"""Fast paths of structured CPU wrappers: the common call without the TensorIterator plan.
+
+Note: the structured fast path
+    Most calls of a pointwise operator are the plain case: CPU tensors of one dtype, one
+    shape and row-major strides (or one such tensor and a Python number). Their plan is
+    known without planning: the result has the inputs' shape, row-major strides and their
+    dtype (bool for a comparison), and the computation is one NumPy call. The generated
+    structured wrapper for a `CPU` functional or in-place variant asks the kernel registry
+    for `fast_<wrapper name>`; when there is one and tracing is off, it calls it first with
+    the wrapper's arguments, and takes the general path (meta, impl, finish) when it returns
+    None. A fast function returns None, touching nothing, unless every condition holds:
+
+    - each tensor is on the CPU, row-major, not a wrapped number (a Python int or float given
+      as the second operand is, and is accepted with a floating or complex tensor, whose
+      dtype it cannot change);
+    - the dtype is one the fast function was made for (never float16, bfloat16, complex32,
+      which compute in a wider dtype, nor one the operator refuses);
+    - the operator's DispatchStub still has the kernel it was made with for "cpu" (a
+      replaced loop is honoured by the general path);
+    - in place, the other operand does not share `self`'s storage (overlap rules are the
+      general path's).
+
+    What the fast function computes is what the general path computes for that case: the
+    same NumPy function on the same arrays, into a new row-major output or into `self` (whose
+    version it bumps, as `finish` does). `tests/test_fastpath.py` runs every fast function and
+    its general path on the same inputs and compares values, dtype, strides and versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import _GEOMETRY, _geometry, new_row_major
+from pyaten.core.device import CPU
+from pyaten.core.stub import DispatchStub
+from pyaten.core.tensor import Tensor
+from pyaten.native.registry import native_at
+from pyaten.native.structured import _QUIET, _THREAD, quiet_call
+
+# Dtypes NumPy computes in directly (no wider compute dtype, no storage quirks).
+FLOATS = frozenset({dt.float32, dt.float64})
+COMPLEX = frozenset({dt.complex64, dt.complex128})
+INTEGERS = frozenset({dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64})
+DIRECT = FLOATS | COMPLEX | INTEGERS
+
+# The dtypes of wrapped Python ints and floats: neither changes a floating or complex dtype.
+_NUMBERS = frozenset({dt.int64, dt.float64})
+
+
+def _strides_of(sizes: tuple) -> tuple:
+    geometry = _GEOMETRY.get(sizes)
+    if geometry is None:
+        geometry = _geometry(sizes)
+    return geometry[0]
+
+
+def _array(t: Any) -> np.ndarray:
+    # Tensor._numpy's cached view, its validity test inline.
+    view = t._np
+    if view is None or view.base is not t._storage.data:
+        view = t._numpy()
+    return view
+
+
+def run_quiet(fn: Callable, *args: Any, out: np.ndarray) -> None:
+    """`fn(*args, out=out)` with floating-point warnings off (Note: quiet floating point)."""
+    context = _THREAD.context
+    if context is None or _QUIET.get():
+        quiet_call(fn, *args, out=out)
+    elif len(args) == 2:
+        context.run(fn, args[0], args[1], out=out)
+    else:
+        context.run(fn, *args, out=out)
+
+
+def unary(
+    fn: Callable, stub: DispatchStub | None, dtypes: frozenset, out_dtype: Any = None
+) -> tuple[Callable, Callable]:
+    """Fast functional and in-place functions for `fn(self)` (`out=` taking, ufunc-like);
+    `stub` None for an operator without one (relu)."""
+    kernels = stub._kernels if stub is not None else {}
+    kernel = kernels.get("cpu")
+    dtypes = dtypes & DIRECT
+
+    def functional(self: Any) -> Any:
+        dtype = self._dtype
+        if dtype not in dtypes or self._device is not CPU or kernels.get("cpu") is not kernel:
+            return None
+        sizes = self._sizes
+        if self._strides != _strides_of(sizes):
+            return None
+        x = self._np
+        if x is None or x.base is not self._storage.data:
+            x = self._numpy()
+        out = new_row_major(sizes, dtype if out_dtype is None else out_dtype, CPU)
+        # run_quiet, inline (this is the whole point of the fast path)
+        context = _THREAD.context
+        if context is None or _QUIET.get():
+            quiet_call(fn, x, out=out._np)
+        else:
+            context.run(fn, x, out=out._np)
+        return out
+
+    def inplace(self: Any) -> Any:
+        dtype = self._dtype
+        if (dtype not in dtypes or out_dtype is not None or self._device is not CPU
+                or kernels.get("cpu") is not kernel or self._strides != _strides_of(self._sizes)):
+            return None
+        x = _array(self)
+        run_quiet(fn, x, out=x)
+        self._version_counter.value += 1
+        return self
+
+    return functional, inplace
+
+
+def binary(
+    fn: Callable, stub: DispatchStub, dtypes: frozenset, out_dtype: Any = None
+) -> tuple[Callable, Callable]:
+    """Fast functional and in-place functions for `fn(self, other)`."""
+    kernels = stub._kernels
+    kernel = kernels.get("cpu")
+    dtypes = dtypes & DIRECT
+    numbers = dtypes & (FLOATS | COMPLEX)  # a Python number never changes these dtypes
+
+    def operands(self: Any, other: Any) -> tuple | None:
+        dtype = self._dtype
+        if other.__class__ is not Tensor and not isinstance(other, Tensor):
+            return None  # a Scalar argument of the schema: the general path
+        if (dtype not in dtypes or self._device is not CPU or self._wrapped_number
+                or kernels.get("cpu") is not kernel):
+            return None
+        sizes = self._sizes
+        if self._strides != _strides_of(sizes):
+            return None
+        if other._wrapped_number:
+            if dtype not in numbers or other._dtype not in _NUMBERS:
+                return None  # (a bool number: sub refuses it; let the general path decide)
+            # A Python number: NumPy casts it to the array's dtype, as the general path does.
+            return _array(self), _array(other).item()
+        if (other._dtype is not dtype or other._device is not CPU or other._sizes != sizes
+                or other._strides != self._strides):
+            return None
+        return _array(self), _array(other)
+
+    def functional(self: Any, other: Any) -> Any:
+        arrays = operands(self, other)
+        if arrays is None:
+            return None
+        out = new_row_major(self._sizes, self._dtype if out_dtype is None else out_dtype, CPU)
+        context = _THREAD.context  # run_quiet, inline
+        if context is None or _QUIET.get():
+            quiet_call(fn, arrays[0], arrays[1], out=out._np)
+        else:
+            context.run(fn, arrays[0], arrays[1], out=out._np)
+        return out
+
+    def inplace(self: Any, other: Any) -> Any:
+        if out_dtype is not None or (other._storage is self._storage and other is not self):
+            return None
+        arrays = operands(self, other)
+        if arrays is None:
+            return None
+        x = arrays[0]
+        run_quiet(fn, x, arrays[1], out=x)
+        self._version_counter.value += 1
+        return self
+
+    return functional, inplace
+
+
+# operator name ("add.Tensor", "add_.Tensor") -> its fast function: for tests and tools.
+REGISTERED: dict[str, Callable] = {}
+
+
+def register(name: str, functional: Callable | None, inplace: Callable | None, site: str) -> None:
+    """Register the fast functions of the CPU wrappers of `name` (`"add.Tensor"`): the
+    functional variant's and the in-place one's (`add_.Tensor`)."""
+    base, dot, overload = name.partition(".")
+    suffix = f"_{overload}" if overload else ""
+    if functional is not None:
+        native_at(f"fast_wrapper_CPU_{base}{suffix}", functional, site)
+        REGISTERED[name] = functional
+    if inplace is not None:
+        native_at(f"fast_wrapper_CPU_{base}_{suffix}", inplace, site)
+        REGISTERED[f"{base}_{dot}{overload}"] = inplace
