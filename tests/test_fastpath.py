@@ -199,3 +199,64 @@ def test_autograd_through_fast_paths():
     b = pyaten.full((3, 3), 2.0)
     (pyaten.exp(a) * b + a).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), 2 * np.e + 1, rtol=1e-6)
+
+
+REDUCTIONS = sorted(n for n in fastpath.REGISTERED
+                    if n.partition(".")[0] in ("sum", "amax", "amin", "prod", "max", "min"))
+
+
+def test_reductions_have_fast_functions():
+    assert "sum.dim_IntList" in REDUCTIONS
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64"])
+@pytest.mark.parametrize("dim", [None, [1], [0, 1], [-1], []])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reduction_fast_equals_general(name, dtype, dim, keepdim):
+    handle = _handle(name)
+    schema = str(handle._schema)
+    if "dim" not in schema.split("->")[0]:
+        pytest.skip("an all-dims overload")
+    x = pyaten.tensor(_values(dtype, (3, 5)))
+    args = (x, dim, keepdim)
+    for _ in range(2):  # the first call makes the shape's plan, the second takes the fast path
+        _outcome_equal(_call(handle, *args), _call(_general, handle, *args))
+
+
+def test_reduction_fast_path_is_taken_and_declines():
+    x = pyaten.tensor(_values("float32", (3, 5)))
+    fast = fastpath.REGISTERED["sum.dim_IntList"]
+    pyaten.sum(x, dim=1)
+    assert fast(x, [1], False, None) is not None
+    assert fast(x, [1], False, pyaten.float64) is None  # a dtype= conversion
+    assert fast(pyaten.ones(2, 3, dtype=pyaten.int32), [1], False, None) is None  # promotes
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_mm_and_addmm_fast_equal_general_and_torch(dtype, transposed):
+    a, b = _values(dtype, (4, 3)), _values(dtype, (3, 5))
+    bias = _values(dtype, (5,))
+    pa, pb, pbias = pyaten.tensor(a), pyaten.tensor(b), pyaten.tensor(bias)
+    if transposed:
+        pb = pyaten.tensor(np.ascontiguousarray(b.T)).t()
+    assert fastpath.REGISTERED["mm"](pa, pb) is not None
+    _outcome_equal(_call(pyaten.mm, pa, pb), _call(_general, pyaten.mm, pa, pb))
+    _outcome_equal(_call(pyaten.addmm, pbias, pa, pb), _call(_general, pyaten.addmm, pbias, pa, pb))
+    np.testing.assert_allclose(pyaten.addmm(pbias, pa, pb).numpy(),
+                               torch.addmm(torch.tensor(bias), torch.tensor(a),
+                                           torch.tensor(b)).numpy(), rtol=1e-6)
+    assert fastpath.REGISTERED["addmm"](pbias, pa, pb, 2, 1) is None  # beta 2
+    assert fastpath.REGISTERED["mm"](pa, pa) is None  # 4x3 @ 4x3: the general path's error
+
+
+def test_generated_wrappers_try_their_fast_function():
+    import sys
+
+    module = sys.modules["pyaten._generated.native_functions"]
+    assert "fast_wrapper_CPU_add_Tensor" in module.wrapper_CPU_add_Tensor.__code__.co_names
+    assert "fast_wrapper_CPU_exp_" in module.wrapper_CPU_exp_.__code__.co_names
+    # out= wrappers and Meta wrappers never take it
+    assert not any(n.startswith("fast_") for n in module.wrapper_CPU_add_out.__code__.co_names)
+    assert not any(n.startswith("fast_") for n in module.wrapper_Meta_add_Tensor.__code__.co_names)

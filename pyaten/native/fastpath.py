@@ -45,7 +45,8 @@ from pyaten.native.structured import _QUIET, _THREAD, quiet_call
 FLOATS = frozenset({dt.float32, dt.float64})
 COMPLEX = frozenset({dt.complex64, dt.complex128})
 INTEGERS = frozenset({dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64})
-DIRECT = FLOATS | COMPLEX | INTEGERS
+INEXACT = FLOATS | COMPLEX
+DIRECT = INEXACT | INTEGERS
 
 # The dtypes of wrapped Python ints and floats: neither changes a floating or complex dtype.
 _NUMBERS = frozenset({dt.int64, dt.float64})
@@ -58,8 +59,8 @@ def _strides_of(sizes: tuple) -> tuple:
     return geometry[0]
 
 
-def _array(t: Any) -> np.ndarray:
-    # Tensor._numpy's cached view, its validity test inline.
+def array(t: Any) -> np.ndarray:
+    """`t._numpy()`: its cached view, the validity test inline."""
     view = t._np
     if view is None or view.base is not t._storage.data:
         view = t._numpy()
@@ -75,6 +76,14 @@ def run_quiet(fn: Callable, *args: Any, out: np.ndarray) -> None:
         context.run(fn, args[0], args[1], out=out)
     else:
         context.run(fn, *args, out=out)
+
+
+def quiet(fn: Callable, *args: Any) -> Any:
+    """`fn(*args)` with floating-point warnings off: `run_quiet` for positional calls."""
+    context = _THREAD.context
+    if context is None or _QUIET.get():
+        return quiet_call(fn, *args)
+    return context.run(fn, *args)
 
 
 def unary(
@@ -110,7 +119,7 @@ def unary(
         if (dtype not in dtypes or out_dtype is not None or self._device is not CPU
                 or kernels.get("cpu") is not kernel or self._strides != _strides_of(self._sizes)):
             return None
-        x = _array(self)
+        x = array(self)
         run_quiet(fn, x, out=x)
         self._version_counter.value += 1
         return self
@@ -141,11 +150,11 @@ def binary(
             if dtype not in numbers or other._dtype not in _NUMBERS:
                 return None  # (a bool number: sub refuses it; let the general path decide)
             # A Python number: NumPy casts it to the array's dtype, as the general path does.
-            return _array(self), _array(other).item()
+            return array(self), array(other).item()
         if (other._dtype is not dtype or other._device is not CPU or other._sizes != sizes
                 or other._strides != self._strides):
             return None
-        return _array(self), _array(other)
+        return array(self), array(other)
 
     def functional(self: Any, other: Any) -> Any:
         arrays = operands(self, other)

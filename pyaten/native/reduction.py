@@ -44,7 +44,10 @@ from typing import Any
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import new_row_major
+from pyaten.core.device import CPU
 from pyaten.core.stub import DispatchStub
+from pyaten.native import fastpath
 from pyaten.native.family import RowNames, caller_site, register_row, unsupported_dtype
 from pyaten.native.runtime import Tensor
 from pyaten.native.structured import StructuredMeta, quiet_call
@@ -272,8 +275,49 @@ def register(*rows: Reduction) -> dict[str, DispatchStub]:
     for row in rows:
         stub = _stub_for(row)
         register_row(row, make_meta(row), _make_impl(row, stub), site)
+        _register_fast(row, stub, site)
         made[stub.name] = stub
     return made
+
+
+def _register_fast(row: Reduction, stub: DispatchStub, site: str) -> None:
+    """The row's fast CPU function (Note: the structured fast path): a ufunc's reduce of a
+    floating or complex tensor into a new row-major result of its dtype, when the shape's
+    plan is known (the general path made it) and nothing is left to check."""
+    ufunc = row.fn
+    if not isinstance(ufunc, np.ufunc) or row.check is not None or row.result not in (
+        "promote", "keep"
+    ):
+        return
+    dtypes = row.dtypes & (fastpath.FLOATS | fastpath.COMPLEX)
+    kernels = stub._kernels
+    kernel = kernels.get("cpu")
+    reduces_all = row.empty_dims_reduce_all
+    identity = row.identity
+    blocked = ufunc is np.add  # large all-dims sums: the loop's blocked sum, not this
+    reduce = ufunc.reduce
+
+    def fast(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+        if (dtype is not None or self._dtype not in dtypes or self._device is not CPU
+                or kernels.get("cpu") is not kernel):
+            return None
+        plan = _PLANS.get((tuple(dim) if dim.__class__ is list else dim, self._sizes, keepdim,
+                           reduces_all))
+        if plan is None:
+            return None
+        x = self._np
+        if x is None or x.base is not self._storage.data:
+            x = self._numpy()
+        size = x.size
+        if (size == 0 and not identity) or (blocked and size >= _BLOCKED_MIN) or (
+            0 in plan[1]
+        ):
+            return None
+        out = new_row_major(plan[1], self._dtype, CPU)
+        fastpath.quiet(reduce, x, plan[0], None, out._np, keepdim)
+        return out
+
+    fastpath.register(row.name, fast, None, row.site or site)
 
 
 def _stub_for(row: Reduction) -> DispatchStub:

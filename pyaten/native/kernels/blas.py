@@ -16,9 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import new_row_major
+from pyaten.core.device import CPU
 from pyaten.core.promotion import can_cast, result_type
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
+from pyaten.native import fastpath
 from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, checked_scalar
 from pyaten.native.kernels.linalg import compute_dtype, product
 from pyaten.native.kernels.shape import format_shape, wrap_dim
@@ -157,6 +160,31 @@ def addmm_out_cpu(op, self: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha, out
         quiet_call(_product_plus, a, b, self._numpy(), target)
         return
     assign(target, quiet_call(_axpby, product(a, b, dtype), self, beta, alpha, dtype))
+
+
+def _fast_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha):
+    """addmm's fast path (Note: the structured fast path), nn.Linear's call: beta = alpha = 1,
+    CPU operands of one floating or complex dtype, `self` the (m,) bias or an (n, m) matrix,
+    a non-empty product; the general path's `_product_plus` into a new row-major result."""
+    dtype = mat1._dtype
+    sizes1, sizes2 = mat1._sizes, mat2._sizes
+    if (beta.__class__ is not int or alpha.__class__ is not int or beta != 1 or alpha != 1
+            or dtype not in fastpath.INEXACT or mat2._dtype is not dtype
+            or self._dtype is not dtype or len(sizes1) != 2 or len(sizes2) != 2
+            or sizes1[1] != sizes2[0] or not sizes1[1] or mat1._device is not CPU
+            or mat2._device is not CPU or self._device is not CPU):
+        return None
+    sizes = (sizes1[0], sizes2[1])
+    bias = self._sizes
+    if not ((len(bias) == 1 and bias[0] == sizes[1]) or bias == sizes) or not sizes[0] * sizes[1]:
+        return None
+    out = new_row_major(sizes, dtype, CPU)
+    fastpath.quiet(_product_plus, fastpath.array(mat1), fastpath.array(mat2),
+                   fastpath.array(self), out._np)
+    return out
+
+
+fastpath.register("addmm", _fast_addmm, None, __file__)
 
 
 # --- addmv, mv ----------------------------------------------------------------------------------

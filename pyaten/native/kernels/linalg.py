@@ -14,7 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import new_row_major
+from pyaten.core.device import CPU
 from pyaten.core.tensor import Tensor
+from pyaten.native import fastpath
 from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, check_out_dtype
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.ops_handles import aten_ops as _aten
@@ -82,6 +85,23 @@ def mm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
         quiet_call(np.matmul, a, b, out=target)
         return
     assign(target, product(a, b, out._dtype))
+
+
+def _fast_mm(self: Tensor, mat2: Tensor):
+    """mm's fast path (Note: the structured fast path): two floating or complex CPU
+    matrices of one dtype, the product straight into a new row-major result."""
+    dtype = self._dtype
+    sizes, sizes2 = self._sizes, mat2._sizes
+    if (dtype not in fastpath.INEXACT or mat2._dtype is not dtype or len(sizes) != 2
+            or len(sizes2) != 2 or sizes[1] != sizes2[0] or self._device is not CPU
+            or mat2._device is not CPU):
+        return None
+    out = new_row_major((sizes[0], sizes2[1]), dtype, CPU)
+    fastpath.run_quiet(np.matmul, fastpath.array(self), fastpath.array(mat2), out=out._np)
+    return out
+
+
+fastpath.register("mm", _fast_mm, None, __file__)
 
 
 # --- bmm ---------------------------------------------------------------------------------
