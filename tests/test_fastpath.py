@@ -246,7 +246,7 @@ def test_mm_and_addmm_fast_equal_general_and_torch(dtype, transposed):
     _outcome_equal(_call(pyaten.addmm, pbias, pa, pb), _call(_general, pyaten.addmm, pbias, pa, pb))
     np.testing.assert_allclose(pyaten.addmm(pbias, pa, pb).numpy(),
                                torch.addmm(torch.tensor(bias), torch.tensor(a),
-                                           torch.tensor(b)).numpy(), rtol=1e-6)
+                                           torch.tensor(b)).numpy(), rtol=1e-5, atol=1e-5)
     assert fastpath.REGISTERED["addmm"](pbias, pa, pb, 2, 1) is None  # beta 2
     assert fastpath.REGISTERED["mm"](pa, pa) is None  # 4x3 @ 4x3: the general path's error
 
@@ -260,3 +260,16 @@ def test_generated_wrappers_try_their_fast_function():
     # out= wrappers and Meta wrappers never take it
     assert not any(n.startswith("fast_") for n in module.wrapper_CPU_add_out.__code__.co_names)
     assert not any(n.startswith("fast_") for n in module.wrapper_Meta_add_Tensor.__code__.co_names)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_fast_equals_general(dtype, dim):
+    parts = [pyaten.tensor(_values(dtype, (2, 3))), pyaten.tensor(_values(dtype, (2, 3)))]
+    assert fastpath.REGISTERED["cat"](parts, dim) is not None
+    _outcome_equal(_call(pyaten.cat, parts, dim), _call(_general, pyaten.cat, parts, dim))
+    mixed = [parts[0], pyaten.tensor(_values("float64", (2, 3)))]
+    assert fastpath.REGISTERED["cat"](mixed, dim) is None  # promotion: the general path
+    torch_parts = [torch.tensor(p.numpy()) for p in parts]
+    np.testing.assert_array_equal(pyaten.cat(parts, dim).numpy(),
+                                  torch.cat(torch_parts, dim).numpy())
