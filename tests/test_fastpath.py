@@ -273,3 +273,17 @@ def test_cat_fast_equals_general(dtype, dim):
     torch_parts = [torch.tensor(p.numpy()) for p in parts]
     np.testing.assert_array_equal(pyaten.cat(parts, dim).numpy(),
                                   torch.cat(torch_parts, dim).numpy())
+
+
+@pytest.mark.parametrize("name", ["_softmax", "_log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, dim", [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -2), ((6,), 0)])
+def test_softmax_fast_equals_general_and_torch(name, dtype, shape, dim):
+    x = pyaten.tensor(_values(dtype, shape))
+    handle = _handle(name)
+    assert fastpath.REGISTERED[name](x, dim, False) is not None
+    _outcome_equal(_call(handle, x, dim, False), _call(_general, handle, x, dim, False))
+    theirs = getattr(torch, name)(torch.tensor(x.numpy()), dim, False)
+    np.testing.assert_allclose(handle(x, dim, False).numpy(), theirs.numpy(), rtol=1e-5,
+                               atol=1e-6)
+    assert fastpath.REGISTERED[name](x, 5, False) is None  # out of range: the general error

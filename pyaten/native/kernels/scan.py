@@ -13,8 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.broadcast import new_row_major
+from pyaten.core.device import CPU
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
+from pyaten.native import fastpath
 from pyaten.native.family import (
     ALL_AND_REDUCED,
     COMPLEX,
@@ -114,6 +117,29 @@ def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     result = np.empty_like(x)
     _log_softmax_into(x, axis, result)
     return result
+
+
+def _fast_softmax(into):
+    def fast(self: Tensor, dim: int, half_to_float: bool):
+        # (Note: the structured fast path) a non-empty floating CPU tensor of at least one
+        # dim, `dim` in range: computed into a new row-major result
+        sizes = self._sizes
+        ndim = len(sizes)
+        if (half_to_float or self._dtype not in fastpath.FLOATS or self._device is not CPU
+                or dim.__class__ is not int or not -ndim <= dim < ndim):
+            return None
+        x = fastpath.array(self)
+        if not x.size:
+            return None
+        out = new_row_major(sizes, self._dtype, CPU)
+        fastpath.quiet(into, x, dim + ndim if dim < 0 else dim, out._np)
+        return out
+
+    return fast
+
+
+fastpath.register("_softmax", _fast_softmax(_softmax_into), None, __file__)
+fastpath.register("_log_softmax", _fast_softmax(_log_softmax_into), None, __file__)
 
 
 @native
