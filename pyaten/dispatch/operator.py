@@ -357,7 +357,7 @@ def _build_call(entry: OperatorEntry) -> Callable[..., Any]:
         f"        raw = {' | '.join(parts) if parts else '0'}",
         "    except (AttributeError, TypeError):",
         f"        bad_argument(({args}{',' if n == 1 else ''}))",
-        "    if nondefault[0]:",
+        "    if nondefault:",
         "        raw = (raw | state.included) & state.keep",
         "    else:",
         "        raw = (raw | DEFAULT_INCLUDED) & DEFAULT_KEEP",
