@@ -181,3 +181,19 @@ def test_autograd_backend_mapping_matches_torch() -> None:
         slot = K.runtime_keys().index(name)
         theirs = torch._C._dispatch_get_backend_keyset_from_autograd(TK.__members__[name])
         assert rules._BACKEND_PATTERN.get(slot, 0) == theirs.raw_repr(), name
+
+
+def test_unregister_backend_name_frees_the_slot():
+    from pyaten.dispatch import keys as _keys
+
+    _keys.register_backend_name("zzdev", "PrivateUse3")
+    try:
+        assert _keys.backend_keyset_bits("zzdev")
+        assert _keys.display_name("AutogradPrivateUse3") == "AutogradZZDEV"
+    finally:
+        _keys.unregister_backend_name("zzdev")
+    assert "PrivateUse3" not in _keys.backend_names()
+    with pytest.raises(RuntimeError, match="device type"):
+        _keys.backend_keyset_bits("zzdev")
+    assert _keys.display_name("AutogradPrivateUse3") == "AutogradPrivateUse3"
+    _keys.unregister_backend_name("never-registered")  # ignored

@@ -445,6 +445,20 @@ def register_backend_name(name: str, key_suffix: str = "PrivateUse1") -> None:
             _PRIVATEUSE_RENAMES[key_name[: -len(key_suffix)] + upper] = KEY_BY_NAME[key_name]
 
 
+def unregister_backend_name(name: str) -> None:
+    """Undo `register_backend_name(name, ...)`: the slot is free again and `name` is no longer
+    a device type (a plug-in being unloaded; unknown names are ignored)."""
+    slots = [slot for slot, device in _BACKEND_RENAMES.items() if device == name]
+    if not slots:
+        return
+    for slot in slots:
+        del _BACKEND_RENAMES[slot]
+    _DEVICE_BITS.pop(name, None)
+    upper = name.upper()
+    for key_name in [k for k in _PRIVATEUSE_RENAMES if k.endswith(upper)]:
+        del _PRIVATEUSE_RENAMES[key_name]
+
+
 def display_name(key: DispatchKey | str) -> str:
     """A key's name for messages, with renamed PrivateUse backends spelled by their new name."""
     name = key if isinstance(key, str) else key.name
