@@ -162,8 +162,13 @@ class StructuredMeta:
             return
         for index, target in self.proxies:
             proxy = self.outputs[index]
-            if target._storage.data is not None:
+            data = target._storage.data
+            if type(data) is np.ndarray:
                 np.copyto(target._numpy(), proxy._numpy(), casting="unsafe")
+            elif data is not None:  # a plug-in device's own memory: its copy kernel
+                from pyaten.native.ops_handles import aten_ops
+
+                aten_ops().copy_.default(target, proxy, False)
             self.outputs[index] = target
 
 
