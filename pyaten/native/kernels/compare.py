@@ -11,7 +11,7 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.stub import DispatchStub
-from pyaten.native import family
+from pyaten.native import family, fastpath
 from pyaten.native.kernels.shape import aten_ops
 from pyaten.native.registry import native
 from pyaten.native.runtime import Tensor, empty_tensor, wrapped_number
@@ -63,6 +63,12 @@ def _define(name: str, ufunc) -> None:
     ):
         fn.__name__ = fn.__qualname__ = fn_name
         native(fn)
+
+
+    # (Note: the structured fast path) `a < b` of one dtype and shape: a new bool result
+    dtypes = fastpath.FLOATS | fastpath.INTEGERS if ordered else fastpath.DIRECT
+    functional, _ = fastpath.binary(ufunc, stub, dtypes, dt.bool)
+    fastpath.register(f"{name}.Tensor", functional, None, __file__)
 
 
 for _name, _ufunc in _COMPARE.items():
