@@ -1,9 +1,14 @@
 """From Python signatures to the source of binding functions: `add(*args, **kwargs)`,
 `Tensor_add(self, ...)` and the Python operators (`Operator___add__`).
 
-Each binding tries its fast paths (see Note: fast-path safety) and otherwise hands the call
-to the generic parser, `bind_and_call(B_<name>, args, kwargs)`, which tries the signatures in
-PyTorch's order. Pure functions: signatures in, text out.
+Each binding tries its fast paths (which are safe: Note: fast-path safety, in
+`pyaten.codegen.fast_path_rules`) and otherwise hands the call to the generic parser,
+`bind_and_call(B_<name>, args, kwargs)`, which tries the signatures in PyTorch's order.
+Fast paths exist for positional calls (`sum(t, 1)`, `view(4, 4)`), for
+keyword calls (`sum(t, dim=1)`, one keyword unpacked at once, several read one by one), and
+for the Python operators (`a + b`, `a > 0`). A default with no literal form, and the named
+tuple of named returns, come from the binding table (`Binding.default`, `Binding.named`).
+Pure functions: signatures in, text out.
 """
 
 from __future__ import annotations
@@ -12,6 +17,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyaten.codegen import naming
+from pyaten.codegen.fast_path_rules import (
+    INT_LIST,
+    TENSOR,
+    TENSOR_LIST,
+    Kind,
+    is_tensor,
+    keyword_conditions,
+    param_kind,
+    refusal_triggers,
+    refuses_spread_ints,
+    safe_kinds,
+)
 from pyaten.codegen.python_signature import PythonSignature
 from pyaten.schema.model import NO_DEFAULT, BaseType, FunctionSchema, ListType, OptionalType
 
@@ -79,6 +96,16 @@ def _literal_default(arg_type: Any, value: object) -> str | None:
     return None
 
 
+def _invoke(sig: PythonSignature, index: int, table: str | None) -> str | None:
+    """The call of signature `index`'s entry, `{}` for its arguments: results of named
+    returns wrapped in the binding's named tuple type (`Binding.named`); None when the
+    results need a wrapper and no binding table is at hand."""
+    call = naming.entry_global(sig.functional.name) + ".call({})"
+    if not _named_returns(sig.functional):
+        return call
+    return None if table is None else f"{table}.named({index})(*{call})"
+
+
 def _named_returns(schema: FunctionSchema) -> bool:
     """Results the binding wraps in a named tuple (`values, indices`): no fast path for them."""
     return len(schema.returns) > 1 and all(r.name for r in schema.returns)
@@ -116,12 +143,12 @@ def _fast_path(sig: PythonSignature) -> list[str]:
     if n:
         lines.append(f"        {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''}"
                      " = args")
-    checks = " and ".join(f"a{i}.__class__ is Tensor" for i in range(n)) or "True"
+    checks = " and ".join(is_tensor(f"a{i}") for i in range(n)) or "True"
     lines.append(f"        if {checks}:")
     lines.append(f"            return {entry}.call({call})")
     if sig.allow_numbers_as_tensors and n >= 1:
         last = f"a{n - 1}"
-        others = " and ".join(f"a{i}.__class__ is Tensor" for i in range(n - 1))
+        others = " and ".join(is_tensor(f"a{i}") for i in range(n - 1))
         cond = f"({last}.__class__ is float or {last}.__class__ is int)"
         if others:
             cond = f"{others} and {cond}"
@@ -132,99 +159,37 @@ def _fast_path(sig: PythonSignature) -> list[str]:
 
 
 # --- typed fast paths ---------------------------------------------------------------------------
-# Note: fast-path safety
-#     A fast path for signature k takes positional arguments of exact Python classes and skips
-#     the parser. It is emitted only if every earlier signature j certainly refuses such a call
-#     (by arity, a missing required argument, or a parameter whose converter refuses that
-#     class), so the result is the one the full parser would give.
-
-_FAST_KINDS = {"Tensor": "tensor", "int": "int", "SymInt": "int", "float": "float",
-               "bool": "bool", "ScalarType": "dtype", "Scalar": "number"}
-_KIND_CLASSES = {"tensor": ("Tensor",), "int": ("int",), "float": ("float",), "bool": ("bool",),
-                 "dtype": ("dtype",), "number": ("int", "float"), "intlist": ("seq",),
-                 "tensorlist": ("seq",)}
-# The generated module defines `all`, `any`, `max`... as operators: no builtins in the checks.
-_KIND_CHECK = {
-    "tensor": "{v}.__class__ is Tensor",
-    "int": "{v}.__class__ is int",
-    "float": "{v}.__class__ is float",
-    "bool": "{v}.__class__ is bool",
-    "dtype": "{v}.__class__ is DType",
-    "number": "({v}.__class__ is int or {v}.__class__ is float)",
-    "intlist": "({v}.__class__ is tuple or {v}.__class__ is Size or {v}.__class__ is list) "
-               "and {{i.__class__ for i in {v}}} <= {{int}}",
-    "tensorlist": "({v}.__class__ is tuple or {v}.__class__ is list) and "
-                  "{{t.__class__ for t in {v}}} <= {{Tensor}}",
-}
+# Positional calls of exact classes (Note: fast-path safety).
 
 
-def _param_kind(param: Any) -> str | None:
-    t = param.type
-    if isinstance(t, BaseType):
-        return _FAST_KINDS.get(t.name)
-    if isinstance(t, ListType) and t.size is None and str(t.elem) in ("int", "SymInt"):
-        return "intlist"
-    if isinstance(t, ListType) and t.size is None and str(t.elem) == "Tensor":
-        return "tensorlist"
-    return None
+def _is_out_param(sig: PythonSignature, param: Any) -> bool:
+    """The `out=` keyword the out variant adds (not a schema argument that is named `out`)."""
+    return sig.out_variant is not None and not sig.method and param is sig.params[-1] and (
+        param.name == "out"
+    )
 
 
-def _rejects(t: Any, cls: str, numbers_as_tensors: bool) -> bool:
-    """True when the parser's converter for type `t` refuses every value of class `cls`."""
-    if isinstance(t, OptionalType):
-        t = t.elem
-    if isinstance(t, ListType):
-        if cls == "seq":
-            return False
-        return t.size is None  # a sized list takes a bare scalar
-    if not isinstance(t, BaseType):
-        return False
-    name = t.name
-    if name == "Tensor":
-        return not (cls == "Tensor" or (numbers_as_tensors and cls in ("int", "float", "bool")))
-    if name == "Scalar":
-        return cls in ("dtype", "seq")
-    if name in ("int", "SymInt"):
-        return cls in ("float", "bool", "dtype", "seq")
-    if name == "float":
-        return cls in ("dtype", "seq")
-    if name == "bool":
-        return cls != "bool"
-    if name == "ScalarType":
-        return cls != "dtype"
-    if name in ("str", "Dimname", "Layout", "MemoryFormat", "Generator"):
-        return True
-    if name == "Device":
-        return cls in ("Tensor", "float", "bool", "dtype", "seq")
-    return False
+def _default_source(sig: PythonSignature, param: Any, table: str | None,
+                    index: int) -> str | None:
+    """Source of an optional parameter's default as the kernel takes it: a literal, or
+    (`memory_format=contiguous_format`, `dtype=long`) the parsed default that the binding
+    table holds (`Binding.default`); None when neither."""
+    text = _literal_default(param.type, param.default)
+    if text is None and table is not None and param in sig.params:
+        text = f"{table}.default({index}, {sig.params.index(param)})"
+    return text
 
 
-def _refuses(sig: PythonSignature, classes: list[tuple[str, ...]]) -> bool:
-    """Signature `sig` certainly refuses positional arguments of these classes, no keywords."""
-    n = len(classes)
-    if sig.allow_varargs_intlist and n >= 1 and all(c == ("int",) for c in classes):
-        return False
-    positional = [p for p in sig.params if not p.keyword_only]
-    if n > len(positional):
-        return True
-    if any(p.required for p in sig.params[n:]) or any(
-        p.required and p.keyword_only for p in sig.params
-    ):
-        return True
-    for param, options in zip(positional, classes):
-        if all(_rejects(param.type, c, sig.allow_numbers_as_tensors) for c in options):
-            return True
-    return False
-
-
-def _default_values(sig: PythonSignature) -> dict[str, str] | None:
+def _default_values(sig: PythonSignature, given: Sequence[str] = (), table: str | None = None,
+                    index: int = 0) -> dict[str, str] | None:
     """Source text of each optional argument's default (and `self` for methods), by schema
-    name; None when one has no literal form, so no fast path can fill it in."""
+    name, except the parameters `given` (Python names); None when one has no literal form,
+    so no fast path can fill it in."""
     values: dict[str, str] = {}
     for p in sig.params:
-        if p.required or p.name == "out":
+        if p.required or _is_out_param(sig, p) or p.name in given:
             continue
-        text = _literal_default(p.type, p.default)
+        text = _default_source(sig, p, table, index)
         if text is None:
             return None
         values[p.schema_name] = text
@@ -233,154 +198,209 @@ def _default_values(sig: PythonSignature) -> dict[str, str] | None:
     return values
 
 
-def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
-    """One `if` block: this signature's exact-class call, when it is safe (see the Note).
-    A factory's `requires_grad=False` default needs nothing after the call."""
+def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],
+                     skip_required: bool = False, table: str | None = None) -> list[str]:
+    """`if` blocks for this signature's exact-class positional calls, when they are safe (see
+    the Note): the required arguments, then each optional positional one in turn. With
+    `skip_required`, not the call of the required tensors alone (`_fast_path` has it)."""
     functional = sig.functional
-    if functional is None or _named_returns(functional):
+    if functional is None:
         return []
+    invoke = _invoke(sig, len(earlier), table)
     required = [p for p in sig.params if p.required]
     positional = [p for p in sig.params if not p.keyword_only]
-    if any(p.keyword_only for p in required) or positional[: len(required)] != required:
+    if invoke is None or any(p.keyword_only for p in required) or (
+        positional[: len(required)] != required
+    ):
         return []
-    kinds = [_param_kind(p) for p in required]
+    kinds = [param_kind(p) for p in required]
     if any(k is None for k in kinds):
         return []
-    values = _default_values(sig)
-    if values is None:
-        return []
-    entry = naming.entry_global(functional.name)
     lines: list[str] = []
-    varargs = sig.allow_varargs_intlist and kinds == ["intlist"]
-    if varargs:
+    if sig.allow_varargs_intlist and kinds == [INT_LIST]:
         # zeros(2, 3) and view(2, 3): every positional argument an int.
-        if all(_refuses(j, [("int",)]) and _refuses(j, [("int",), ("int",)]) and not
-               j.allow_varargs_intlist for j in earlier):
+        values = _default_values(sig, table=table, index=len(earlier))
+        if values is not None and refuses_spread_ints(earlier):
             values[required[0].schema_name] = "args"
             call = ", ".join(values[a.name] for a in functional.arguments)
-            lines += ["        if n and {i.__class__ for i in args} <= {int}:",
-                      f"            return {entry}.call({call})"]
-    # The required arguments, then each optional positional one given positionally too
-    # (`cat(ts)`, `cat(ts, 1)`), while those have fast kinds.
+            lines += _spread_ints_block(invoke.format(call))
     params = list(required)
     for extra in [None] + positional[len(required):]:
         if extra is not None:
-            kind = _param_kind(extra)
+            kind = param_kind(extra)
             if kind is None:
                 break
             params.append(extra)
             kinds = kinds + [kind]
-        classes = [_KIND_CLASSES[k] for k in kinds]
-        if not all(_refuses(j, classes) for j in earlier):
+        elif skip_required and all(k is TENSOR for k in kinds):
             continue
-        call_values = dict(values)
+        safe = safe_kinds(earlier, kinds)
+        if safe is None:
+            continue
+        values = _default_values(sig, [p.name for p in params], table, len(earlier))
+        if values is None:
+            continue
         for i, p in enumerate(params):
-            call_values[p.schema_name] = (
-                f"tuple(args[{i}])" if kinds[i] in ("intlist", "tensorlist") else f"args[{i}]"
-            )
-        call = ", ".join(call_values[a.name] for a in functional.arguments)
-        checks = " and ".join(
-            _KIND_CHECK[k].format(v=f"args[{i}]") for i, k in enumerate(kinds)
-        ) or "True"
-        lines += [f"        if n == {len(params)} and {checks}:",
-                  f"            return {entry}.call({call})"]
+            values[p.schema_name] = safe[i].value(f"args[{i}]")
+        call = ", ".join(values[a.name] for a in functional.arguments)
+        checks = "".join(f" and {k.test(f'args[{i}]')}" for i, k in enumerate(safe))
+        lines += [f"        if n == {len(params)}{checks}:",
+                  f"            return {invoke.format(call)}"]
     return lines
 
 
-# --- one-keyword fast paths --------------------------------------------------------------------
-# `sum(t, dim=1)`, `t.amax(dim=(0, 1))`: the required tensors positionally and one optional
-# argument by keyword. Emitted under the same rule as Note: fast-path safety: every earlier
-# signature must certainly refuse the call (no parameter of that name, a required argument
-# missing, or a converter refusing the classes).
-
-# keyword kind -> [(value check, converted value)] for the `value` of the single keyword
-_KW_FORMS = {
-    "int": [("value.__class__ is int", "value")],
-    "bool": [("value.__class__ is bool", "value")],
-    "dtype": [("value.__class__ is DType", "value")],
-    "intlist": [("(value.__class__ is tuple or value.__class__ is list) and "
-                 "not [i for i in value if i.__class__ is not int]", "tuple(value)")],
-}
+def _spread_ints_block(invocation: str) -> list[str]:
+    """`view(4, 4)`: up to four ints tested one by one (no set built), more by a set."""
+    lines = []
+    for count in range(1, 5):
+        checks = " and ".join(f"args[{i}].__class__ is int" for i in range(count))
+        lines += [f"        if n == {count} and {checks}:", f"            return {invocation}"]
+    lines += ["        if n > 4 and {i.__class__ for i in args} <= {int}:",
+              f"            return {invocation}"]
+    return lines
 
 
-def _keyword_kind(param: Any) -> str | None:
-    t = param.type.elem if isinstance(param.type, OptionalType) else param.type
-    if isinstance(t, BaseType) and t.name in ("int", "SymInt"):
-        return "int"
-    if isinstance(t, BaseType) and t.name in ("bool", "ScalarType"):
-        return "bool" if t.name == "bool" else "dtype"
-    if isinstance(t, ListType) and str(t.elem) in ("int", "SymInt"):
-        return f"intlist{t.size}" if t.size is not None else "intlist"
-    return None
+# --- keyword fast paths ------------------------------------------------------------------------
+# `sum(t, dim=1)`, `t.sum(1, keepdim=True)`, `cat(ts, dim=1)`, `softmax(t, dim=-1)`: the
+# leading arguments positionally and the others by keyword, each of a fast kind. One block per
+# (signature, number of positional arguments); it reads every parameter it may take by
+# keyword with `kwargs.get(name, kwargs)`: `kwargs` itself, a fresh dict no caller can pass,
+# marks a keyword not given, and a call that names any other keyword has more keywords than
+# the block found, so it falls through.
 
 
-def _refuses_keyword(sig: PythonSignature, classes: list[tuple[str, ...]], name: str,
-                     kw_classes: tuple[str, ...]) -> bool:
-    """`sig` certainly refuses positional arguments of `classes` plus keyword `name`."""
-    by_name = {p.name: p for p in sig.params}
-    if name not in by_name:
-        return True  # "unexpected keyword argument"
-    n = len(classes)
-    positional = [p for p in sig.params if not p.keyword_only]
-    if n > len(positional) or any(p.name == name for p in positional[:n]):
-        return True
-    if sig.allow_varargs_intlist and all(c == ("int",) for c in classes):
-        return False
-    given = {p.name for p in positional[:n]} | {name}
-    if any(p.required and p.name not in given for p in sig.params):
-        return True
-    for param, options in zip(positional, classes):
-        if all(_rejects(param.type, c, sig.allow_numbers_as_tensors) for c in options):
-            return True
-    return all(_rejects(by_name[name].type, c, sig.allow_numbers_as_tensors) for c in kw_classes)
-
-
-def _keyword_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature]) -> list[str]:
+def _keyword_block(sig: PythonSignature, earlier: Sequence[PythonSignature], n: int,
+                   invoke: str, table: str | None,
+                   spread: bool = False) -> tuple[list[str], list[str]]:
+    """The lines for calls of `sig` with its first `n` parameters positional and keywords:
+    one `if` for each single keyword it takes (`key`, `value` unpacked), and a block for any
+    set of them; with `spread`, its int list given as ints (`zeros(2, 3, dtype=...)`), which
+    every earlier signature must refuse outright."""
     functional = sig.functional
-    if functional is None or _named_returns(functional) or sig.has_requires_grad:
-        return []
-    tensors = []
-    for p in sig.params:
-        if p.keyword_only or not p.required or _param_kind(p) != "tensor":
-            break
-        tensors.append(p)
-    others = [p for p in sig.params if p.required and p not in tensors]
-    if len(others) > 1:
-        return []
-    required = tensors
-    defaults = _default_values(sig)
-    if defaults is None:
-        return []
-    entry = naming.entry_global(functional.name)
-    n = len(required)
-    tensor_checks = " and ".join(f"args[{i}].__class__ is Tensor" for i in range(n))
-    lines: list[str] = []
-    for p in others or sig.params:
-        if p in tensors or p.name == "out" or (p.required and not others):
-            continue
-        kind = _keyword_kind(p)
+    positional = [p for p in sig.params if not p.keyword_only]
+    head = positional[:n]
+    head_kinds = [param_kind(p) for p in head]
+    if spread:
+        head_kinds = [Kind(("int",), "{i.__class__ for i in args} <= {int}", "args")]
+    if any(k is None for k in head_kinds):
+        return [], []
+    rest = [p for p in sig.params if p not in head and not _is_out_param(sig, p)
+            and not (sig.has_requires_grad and p.name == "requires_grad")]
+    keyword: list[tuple[Any, Kind, str | None]] = []  # (param, kind, default source)
+    values: dict[str, str] = {"self": "self"} if sig.method else {}
+    for p in rest:
+        kind = param_kind(p)
+        default = None if p.required else _default_source(sig, p, table, len(earlier))
         if kind is None:
+            if default is None:
+                return [], []  # neither given on this path nor filled in
+            values[p.schema_name] = default
             continue
-        forms = list(_KW_FORMS["intlist" if kind.startswith("intlist") else kind])
-        kw_classes: tuple[str, ...] = _KIND_CLASSES["intlist" if kind.startswith("intlist")
-                                                    else kind]
-        if kind.startswith("intlist") and kind != "intlist":  # `int[1]` takes a bare int
-            size = int(kind.removeprefix("intlist"))
-            forms.insert(0, ("value.__class__ is int", "(value,)" + " * " + str(size)))
-            kw_classes = kw_classes + ("int",)
-        classes = [_KIND_CLASSES["tensor"]] * n
-        if not all(_refuses_keyword(j, classes, p.name, kw_classes) for j in earlier):
-            continue
-        head = f"key == {p.name!r} and n == {n}" + (f" and {tensor_checks}" if n else "")
-        lines.append(f"        if {head}:")
-        for check, converted in forms:
-            values = dict(defaults)
-            for i, r in enumerate(required):
-                values[r.schema_name] = f"args[{i}]"
-            values[p.schema_name] = converted
-            call = ", ".join(values[a.name] for a in functional.arguments)
-            lines += [f"            if {check}:", f"                return {entry}.call({call})"]
-    return lines
+        keyword.append((p, kind, default))
+    if not keyword:
+        return [], []
+    always = {p.name for p, _, default in keyword if default is None}
+    if spread:
+        # any number of ints: every earlier signature must refuse each count outright
+        keyword_classes = {p.name: kind.classes for p, kind, _ in keyword}
+        for j in earlier:
+            most = len([p for p in j.params if not p.keyword_only])
+            if any(refusal_triggers(j, [("int",)] * count, keyword_classes, always) is not True
+                   for count in range(1, most + 2)):
+                return [], []
+    for i, (p, k) in enumerate(zip(head, head_kinds)):
+        values[p.schema_name] = k.value(f"args[{i}]")
+    for p, _, default in keyword:
+        if default is not None:
+            values[p.schema_name] = default
+    head_guard = ["n" if spread else f"n == {n}"]
+    head_guard += [k.test(f"args[{i}]") for i, k in enumerate(head_kinds)]
+
+    single: list[str] = []
+    for p, kind, _ in keyword:
+        if always - {p.name}:
+            continue  # another keyword is required
+        for kinds, p_kind in ((head_kinds, kind),
+                              ([k.without_none() for k in head_kinds], kind.without_none())):
+            block = [(q, p_kind if q is p else k, d) for q, k, d in keyword]
+            if spread or keyword_conditions(earlier, kinds, block, always, p.name) is not None:
+                guard = [f"key == {p.name!r}"] + head_guard[:1] + [
+                    k.test(f"args[{i}]") for i, k in enumerate(kinds)
+                ] + [p_kind.test("value")]
+                call = ", ".join(
+                    p_kind.value("value") if a.name == p.schema_name else values[a.name]
+                    for a in functional.arguments
+                )
+                single += [f"            if {' and '.join(guard)}:",
+                           f"                return {invoke.format(call)}"]
+                break
+    if len(keyword) == 1:
+        return single, []  # the single keyword's `if` is the whole block
+
+    conditions = [] if spread else keyword_conditions(earlier, head_kinds, keyword, always)
+    if conditions is None:
+        # again without None for the optional parameters: `clamp(t, min=0, max=1)`
+        head_kinds = [k.without_none() for k in head_kinds]
+        keyword = [(p, k.without_none(), d) for p, k, d in keyword]
+        conditions = keyword_conditions(earlier, head_kinds, keyword, always)
+        if conditions is None:
+            return single, []
+        for i, (p, k) in enumerate(zip(head, head_kinds)):
+            values[p.schema_name] = k.value(f"args[{i}]")
+        head_guard = head_guard[:1] + [k.test(f"args[{i}]") for i, k in enumerate(head_kinds)]
+    guard = head_guard + [f"{p.name!r} in kwargs" for p, _, d in keyword if d is None]
+    guard += conditions
+    lines = [f"        if {' and '.join(guard)}:"]
+    tests = []
+    optional = []
+    for i, (p, kind, default) in enumerate(keyword):
+        var = f"k{i}"
+        lines.append(f"            {var} = kwargs.get({p.name!r}, kwargs)")
+        if default is None:
+            tests.append(kind.test(var))
+            values[p.schema_name] = kind.value(var)
+        else:
+            optional.append(var)
+            tests.append(f"({var} is kwargs or {kind.test(var)})")
+            values[p.schema_name] = f"({default} if {var} is kwargs else {kind.value(var)})"
+    # no keyword but these: as many found as given
+    found = [str(len(keyword) - len(optional))] if len(optional) < len(keyword) else []
+    found += [f"({var} is not kwargs)" for var in optional]
+    tests.insert(0, f"len(kwargs) == {' + '.join(found)}")
+    call = ", ".join(values[a.name] for a in functional.arguments)
+    lines += [f"            if {' and '.join(tests)}:",
+              f"                return {invoke.format(call)}"]
+    return single, lines
+
+
+def _keyword_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],
+                       table: str | None = None) -> tuple[list[str], list[str]]:
+    """Keyword lines of one signature (single-keyword `if`s, blocks): its leading tensors (or
+    tensor lists) positional, and then each further required parameter positional in turn."""
+    functional = sig.functional
+    invoke = None if functional is None else _invoke(sig, len(earlier), table)
+    if invoke is None:
+        return [], []
+    positional = [p for p in sig.params if not p.keyword_only]
+    inputs = 0
+    while inputs < len(positional) and positional[inputs].required and param_kind(
+        positional[inputs]
+    ) in (TENSOR, TENSOR_LIST):
+        inputs += 1
+    required = 0
+    while required < len(positional) and positional[required].required:
+        required += 1
+    single: list[str] = []
+    blocks: list[str] = []
+    for n in range(inputs, required + 1):
+        one, block = _keyword_block(sig, earlier, n, invoke, table)
+        single += one
+        blocks += block
+    if sig.allow_varargs_intlist and required == 1 and refuses_spread_ints(earlier):
+        one, block = _keyword_block(sig, earlier, 1, invoke, table, spread=True)
+        single += one
+        blocks += block
+    return single, blocks
 
 
 def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method: bool) -> str:
@@ -394,42 +414,59 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
     lines.extend(first)
     typed: list[str] = []
     for k, sig in enumerate(signatures):
-        if k == 0 and first:
-            continue
-        typed += _typed_fast_path(sig, signatures[:k])
+        typed += _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(first),
+                                  table=table)
     if typed:
         lines.append("    if not kwargs and not TRACE.ACTIVE:")
         lines.append("        n = len(args)")
         lines.extend(typed)
-    keyword: list[str] = []
+    single: list[str] = []
+    blocks: list[str] = []
     for k, sig in enumerate(signatures):
-        keyword += _keyword_fast_path(sig, signatures[:k])
-    if keyword:
-        lines.append("    if len(kwargs) == 1 and not TRACE.ACTIVE:")
+        one, block = _keyword_fast_path(sig, signatures[:k], table)
+        single += one
+        blocks += block
+    if single or blocks:
+        lines.append("    if kwargs and not TRACE.ACTIVE:")
         lines.append("        n = len(args)")
-        lines.append("        ((key, value),) = kwargs.items()")
-        lines.extend(keyword)
+    if single:
+        lines.append("        if len(kwargs) == 1:")
+        lines.append("            ((key, value),) = kwargs.items()")
+        lines.extend(single)
+    lines.extend(blocks)
     self_arg = ", self" if method else ""
     lines.append(f"    return bind_and_call({table}, args, kwargs{self_arg})")
     return "\n".join(lines) + "\n"
 
 
 def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignature]) -> str:
-    """A Python operator method: the method binding, NotImplemented when the operand is wrong."""
+    """A Python operator method: the method binding, NotImplemented when the operand is wrong.
+    Its fast paths are the binding's for one positional operand (`a + b`, `a * 2.0`,
+    `a > 0`, `a ** 2`)."""
     table = naming.binding_table(python_name, True)
     lines = [f"def Operator_{dunder}(self, other):",
              f'    """Tensor.{dunder}: Tensor.{python_name}(other)."""']
     fast = _fast_call(signatures[0]) if signatures else None
+    body: list[str] = []
     if fast is not None and fast[0] == 1:
         call = fast[1].replace("a0", "other")
         entry = naming.entry_global(signatures[0].functional.name)
-        lines.append("    if not TRACE.ACTIVE:")
-        lines.append("        if other.__class__ is Tensor:")
-        lines.append(f"            return {entry}.call({call})")
+        body.append(f"        if {is_tensor('other')}:")
+        body.append(f"            return {entry}.call({call})")
         if signatures[0].allow_numbers_as_tensors:
-            lines.append("        if other.__class__ is float or other.__class__ is int:")
-            lines.append("            other = wrapped_number(other)")
-            lines.append(f"            return {entry}.call({call})")
+            body.append("        if other.__class__ is float or other.__class__ is int:")
+            body.append("            other = wrapped_number(other)")
+            body.append(f"            return {entry}.call({call})")
+    for k, sig in enumerate(signatures):
+        typed = _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(body))
+        for test, ret in zip(typed[::2], typed[1::2]):
+            # the blocks of one operand, with `other` for `args[0]`
+            if test.startswith("        if n == 1 and ") and "args[1]" not in test + ret:
+                test = test.replace("n == 1 and ", "", 1)
+                body += [test.replace("args[0]", "other"), ret.replace("args[0]", "other")]
+    if body:
+        lines.append("    if not TRACE.ACTIVE:")
+        lines += body
     lines.append("    try:")
     lines.append(f"        return bind_and_call({table}, (other,), {{}}, self)")
     lines.append("    except ArgumentParseError:")
@@ -437,10 +474,16 @@ def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignatu
     return "\n".join(lines) + "\n"
 
 
-def gen_unary_dunder(dunder: str, python_name: str) -> str:
+def gen_unary_dunder(dunder: str, python_name: str,
+                     signatures: Sequence[PythonSignature] = ()) -> str:
+    """`-t`, `abs(t)`: the method binding; given its signatures, with the no-argument call's
+    fast path."""
     table = naming.binding_table(python_name, True)
-    return (
-        f"def Operator_{dunder}(self):\n"
-        f'    """Tensor.{dunder}: Tensor.{python_name}()."""\n'
-        f"    return bind_and_call({table}, (), {{}}, self)\n"
-    )
+    lines = [f"def Operator_{dunder}(self):",
+             f'    """Tensor.{dunder}: Tensor.{python_name}()."""']
+    fast = _fast_call(signatures[0]) if signatures else None
+    if fast is not None and fast[0] == 0:
+        entry = naming.entry_global(signatures[0].functional.name)
+        lines += ["    if not TRACE.ACTIVE:", f"        return {entry}.call({fast[1]})"]
+    lines.append(f"    return bind_and_call({table}, (), {{}}, self)")
+    return "\n".join(lines) + "\n"

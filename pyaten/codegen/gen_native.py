@@ -603,7 +603,7 @@ def emit_bindings(functions: Sequence[NativeFunction]) -> Bindings:
             dunders.append(dunder)
     for dunder, target in UNARY_DUNDERS.items():
         if target in method_sigs:
-            emitted.define(gen_unary_dunder(dunder, target))
+            emitted.define(gen_unary_dunder(dunder, target, method_sigs[target]))
             dunders.append(dunder)
     return Bindings(emitted, tables, sorted(funcs), sorted(method_sigs), dunders)
 

@@ -75,6 +75,16 @@ class Binding:
             found = self._signatures = tuple(self._build())
         return found
 
+    def default(self, index: int, param: int) -> Any:
+        """Parameter `param`'s default in signature `index`, as the kernel takes it
+        (`memory_format=contiguous_format`): for fast paths where it has no literal."""
+        return self.signatures[index].params[param].default
+
+    def named(self, index: int) -> type:
+        """The named tuple type signature `index` wraps its results in (`values, indices`):
+        what a fast path for it returns, as the parser's call does."""
+        return self.signatures[index].functional_tuple
+
     def __repr__(self) -> str:
         kind = "method" if self.method else "function"
         return f"<binding {kind} {self.name}>"

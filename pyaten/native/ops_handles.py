@@ -32,7 +32,8 @@ from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.gen_support import Binding, Tensor, bind_and_call
 from pyaten.schema.model import BaseType
 
-__all__ = ["ops", "aten", "aten_ops", "OpOverload", "OpOverloadPacket", "OpNamespace"]
+__all__ = ["ops", "aten", "aten_ops", "aten_entry", "LazyEntry", "OpOverload",
+           "OpOverloadPacket", "OpNamespace"]
 
 
 def _signature_for(schema: Any) -> ParsedSignature:
@@ -290,3 +291,26 @@ def aten_ops() -> _OpHandles:
     """The `aten` operators for composite kernels, called positionally in schema order
     (`aten_ops().clone.default(t, None)`); every call still dispatches."""
     return _HANDLES
+
+
+def aten_entry(name: str, overload: str = "default") -> Any:
+    """The operator entry of `aten::name.overload`, for the hot paths of view kernels and
+    indexing: `entry.call(...)` with every argument positional in schema order, tensors where
+    the schema has them, dispatches as the handle does without the handle's argument checks."""
+    return getattr(getattr(_HANDLES, name), overload).__self__._entry
+
+
+class LazyEntry:
+    """`aten_entry(name, overload)` found on first use (kernel modules are imported before
+    the operators are defined): `(handle.entry or handle.resolve()).call(...)`."""
+
+    __slots__ = ("name", "overload", "entry")
+
+    def __init__(self, name: str, overload: str = "default") -> None:
+        self.name = name
+        self.overload = overload
+        self.entry: Any = None
+
+    def resolve(self) -> Any:
+        self.entry = aten_entry(self.name, self.overload)
+        return self.entry

@@ -28,6 +28,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
 from pyaten.native.kernels.copy import assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import compute_view_strides, expand_strides, format_shape
+from pyaten.native.ops_handles import LazyEntry
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 
@@ -400,12 +401,15 @@ def _apply_slicing(self: Tensor, index):
     result = self
     dim = 0
     recorded: list = []
-    for item in items:
+    # PyTorch's messages name an out-of-range int by its place in the index (`position`)
+    for position, item in enumerate(items):
         if _is_int_like(item):
             i = int(item)
             size = result._sizes[dim]
             if i < -size or i >= size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(
+                    f"index {i} is out of bounds for dimension {position} with size {size}"
+                )
             result = aten.select.int(result, dim, i)
         elif isinstance(item, slice):
             start, stop, step = _slice_args(item, dim)
@@ -430,7 +434,7 @@ def _apply_slicing(self: Tensor, index):
                 size = result._sizes[dim]
                 if i < -size or i >= size:
                     raise IndexError(
-                        f"index {i} is out of bounds for dimension {dim} with size {size}"
+                        f"index {i} is out of bounds for dimension {position} with size {size}"
                     )
                 result = aten.select.int(result, dim, i)
             elif not tensor._sizes and dtype in (dt.bool, dt.uint8):
@@ -458,10 +462,27 @@ def _mask_aware_index_list(recorded: list) -> list:
 
 def tensor_getitem(self: Tensor, index) -> Tensor:
     """`self[index]`: views for ints/slices/None/Ellipsis, then one `index` for tensors."""
-    aten = _aten()
-    if type(index) is int:
+    cls = index.__class__
+    if cls is int:
         # the commonest case, x[i]: one select
-        return _select_first(aten, self, index)
+        sizes = self._sizes
+        if sizes and -sizes[0] <= index < sizes[0]:
+            return (_SELECT.entry or _SELECT.resolve()).call(self, 0, index)
+        return _select_first(_aten(), self, index)
+    if cls is slice and self._sizes:
+        # x[a:b], x[::k]: one slice of dim 0
+        start, stop, step = index.start, index.stop, index.step
+        if step is None:
+            step = 1
+        if (start is None or start.__class__ is int) and (
+            stop is None or stop.__class__ is int
+        ) and step.__class__ is int and step > 0 and (
+            start is not None or stop is not None or step != 1
+        ):
+            return (_SLICE.entry or _SLICE.resolve()).call(self, 0, start, stop, step)
+    elif cls is tuple and _is_basic(self, index):
+        return _apply_basic(self, index)
+    aten = _aten()
     if index.__class__ is Tensor and index._sizes and index._dtype in _INTEGER_INDEX_DTYPES:
         # x[indices]: one index.Tensor call
         return aten.index.Tensor(self, [index])
@@ -474,6 +495,57 @@ def tensor_getitem(self: Tensor, index) -> Tensor:
     return result
 
 
+# Note: basic indexing without the walk
+#     `t[i]`, `t[1:3]`, `t[:, 0]`: an index of Python ints and slices with int bounds, in
+#     range, one per dim at most, makes the same `select` / `slice` calls `_apply_slicing`
+#     makes, in the same order (so tracing and autograd see the same calls), straight to the
+#     operator entries. Anything else (None, Ellipsis, tensors, lists, out-of-range ints,
+#     steps that are not positive, `t[:]`) takes the walk, which raises PyTorch's errors.
+_SELECT = LazyEntry("select", "int")
+_SLICE = LazyEntry("slice", "Tensor")
+
+
+def _is_basic(self: Tensor, items: tuple) -> bool:
+    """`items` are ints and slices that `_apply_basic` takes (see the Note above)."""
+    sizes = self._sizes
+    if len(items) > len(sizes) or not items:
+        return False
+    whole = True
+    for dim, item in enumerate(items):
+        cls = item.__class__
+        if cls is int:
+            if item < -sizes[dim] or item >= sizes[dim]:
+                return False
+            whole = False
+        elif cls is slice:
+            start, stop, step = item.start, item.stop, item.step
+            if not ((start is None or start.__class__ is int)
+                    and (stop is None or stop.__class__ is int)
+                    and (step is None or (step.__class__ is int and step > 0))):
+                return False
+            if start is not None or stop is not None or (step is not None and step != 1):
+                whole = False
+        else:
+            return False
+    return not whole  # `t[:]` is an alias: the walk makes it
+
+
+def _apply_basic(self: Tensor, items: tuple) -> Tensor:
+    result = self
+    dim = 0
+    for item in items:
+        if item.__class__ is int:
+            result = (_SELECT.entry or _SELECT.resolve()).call(result, dim, item)
+            continue
+        start, stop, step = item.start, item.stop, item.step
+        if step is None:
+            step = 1
+        if start is not None or stop is not None or step != 1:
+            result = (_SLICE.entry or _SLICE.resolve()).call(result, dim, start, stop, step)
+        dim += 1
+    return result
+
+
 def _select_first(aten, self: Tensor, index: int) -> Tensor:
     sizes = self._sizes
     if not sizes:
@@ -483,14 +555,17 @@ def _select_first(aten, self: Tensor, index: int) -> Tensor:
         )
     if index < -sizes[0] or index >= sizes[0]:
         raise IndexError(f"index {index} is out of bounds for dimension 0 with size {sizes[0]}")
-    return aten.select.int(self, 0, index)
+    return (_SELECT.entry or _SELECT.resolve()).call(self, 0, index)
 
 
 def tensor_setitem(self: Tensor, index, value) -> None:
     """`self[index] = value`: copy_/fill_ into the view, or index_put_ for tensor indices."""
     aten = _aten()
-    if type(index) is int:
+    cls = index.__class__
+    if cls is int:
         result, recorded = _select_first(aten, self, index), None
+    elif (cls is tuple or cls is slice) and _is_basic(self, index if cls is tuple else (index,)):
+        result, recorded = _apply_basic(self, index if cls is tuple else (index,)), None
     else:
         result, recorded = _apply_slicing(self, index)
     if isinstance(value, Tensor):

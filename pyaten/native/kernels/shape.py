@@ -13,13 +13,20 @@ here because views need them first. `aten_ops`, the op handles composites call, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyaten.core.tensor import Tensor, contiguous_format
 from pyaten.core.views import as_strided_view
 from pyaten.core.views import contiguous_strides as _cached_contiguous_strides
-from pyaten.native.ops_handles import aten_ops  # also re-exported (see the Note above)
+from pyaten.native.ops_handles import (
+    LazyEntry,
+    aten_ops,  # also re-exported (see the Note above)
+)
 from pyaten.native.registry import native
+
+# Entries the hot composites call directly (found on first use, after registration).
+_VIEW = LazyEntry("view")
+_RESHAPE = LazyEntry("reshape")
 
 # --- shared size/stride arithmetic --------------------------------------------------------
 
@@ -143,15 +150,57 @@ def compute_view_strides(
 # --- view kernels -------------------------------------------------------------------------
 
 
+# Note: view plans
+#     `view` and `reshape` of a tensor depend only on its sizes and strides and the requested
+#     shape, and a program asks for the same few again and again: the resolved shape and its
+#     strides (None: not viewable, so reshape copies) are kept per (sizes, strides, shape).
+#     Requests that raise are not kept. `bench_shape_ops.py` measures it.
+_VIEW_PLANS: dict[tuple, tuple] = {}
+_VIEW_PLANS_LIMIT = 4096
+
+
+def view_plan(
+    sizes: tuple, strides: tuple, shape: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """`shape` with its -1 resolved, and the strides that view (sizes, strides) memory in it
+    (None when no view can); an invalid shape raises as ATen does."""
+    if shape.__class__ is not tuple:
+        shape = tuple(shape)
+    key = (sizes, strides, shape)
+    try:
+        plan = _VIEW_PLANS.get(key)
+    except TypeError:  # unhashable geometry (a list): computed, not kept
+        plan = None
+        key = None
+    if plan is None:
+        new_sizes = infer_size(shape, numel_of(sizes))
+        if strides == _cached_contiguous_strides(tuple(sizes)):
+            # a row-major tensor views any shape of its size row-major: no chunk analysis
+            new_strides = _cached_contiguous_strides(new_sizes)
+        else:
+            new_strides = compute_view_strides(sizes, strides, new_sizes)
+        plan = (new_sizes, new_strides)
+        if key is not None and len(_VIEW_PLANS) < _VIEW_PLANS_LIMIT:
+            _VIEW_PLANS[key] = plan
+    return plan
+
+
+def cached_plan(cache: dict, key: tuple, make: Callable[..., tuple], *args: object) -> tuple:
+    """`make(*args)`, kept in `cache` under `key` (a geometry: see Note: view plans)."""
+    try:
+        plan = cache.get(key)
+    except TypeError:  # unhashable geometry (a list): computed, not kept
+        return make(*args)
+    if plan is None:
+        plan = make(*args)
+        if len(cache) < _VIEW_PLANS_LIMIT:
+            cache[key] = plan
+    return plan
+
+
 @native
 def view(self: Tensor, size: tuple) -> Tensor:
-    sizes = self._sizes
-    shape = infer_size(size, numel_of(sizes))
-    old_strides = self._strides
-    if old_strides == _cached_contiguous_strides(sizes):
-        # a row-major tensor views any shape of its size row-major: no chunk analysis needed
-        return as_strided_view(self, shape, _cached_contiguous_strides(shape), self._offset)
-    strides = compute_view_strides(sizes, old_strides, shape)
+    shape, strides = view_plan(self._sizes, self._strides, size)
     if strides is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
@@ -178,11 +227,10 @@ def view_as(self: Tensor, other: Tensor) -> Tensor:
 
 @native
 def reshape(self: Tensor, shape: tuple) -> Tensor:
-    sizes = self._sizes
-    new_shape = infer_size(shape, numel_of(sizes))
+    new_shape, strides = view_plan(self._sizes, self._strides, shape)
+    if strides is not None:
+        return (_VIEW.entry or _VIEW.resolve()).call(self, new_shape)
     aten = _aten()
-    if compute_view_strides(sizes, self._strides, new_shape) is not None:
-        return aten.view.default(self, new_shape)
     copied = aten.clone.default(self, memory_format=contiguous_format)
     return aten._unsafe_view.default(copied, new_shape)
 
@@ -194,15 +242,22 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 
 @native
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    ndim = len(self._sizes)
-    d0 = wrap_dim(dim0, ndim)
-    d1 = wrap_dim(dim1, ndim)
-    sizes = list(self._sizes)
-    strides = list(self._strides)
-    if d0 != d1:
-        sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
-        strides[d0], strides[d1] = strides[d1], strides[d0]
-    return as_strided_view(self, tuple(sizes), tuple(strides), self._offset)
+    sizes = self._sizes
+    strides = self._strides
+    ndim = len(sizes)
+    d0 = dim0 if 0 <= dim0 < ndim else wrap_dim(dim0, ndim)
+    d1 = dim1 if 0 <= dim1 < ndim else wrap_dim(dim1, ndim)
+    if d0 == d1:
+        return as_strided_view(self, sizes, strides, self._offset)
+    if ndim == 2:  # the matrix transpose, without lists
+        return as_strided_view(
+            self, (sizes[1], sizes[0]), (strides[1], strides[0]), self._offset
+        )
+    new_sizes = list(sizes)
+    new_strides = list(strides)
+    new_sizes[d0], new_sizes[d1] = sizes[d1], sizes[d0]
+    new_strides[d0], new_strides[d1] = strides[d1], strides[d0]
+    return as_strided_view(self, tuple(new_sizes), tuple(new_strides), self._offset)
 
 
 @native
@@ -220,9 +275,22 @@ def t(self: Tensor) -> Tensor:
     )
 
 
+_PERMUTE_PLANS: dict[tuple, tuple] = {}  # (sizes, strides, dims) -> (sizes, strides)
+
+
 @native
 def permute(self: Tensor, dims: tuple) -> Tensor:
-    ndim = len(self._sizes)
+    sizes = self._sizes
+    strides = self._strides
+    if dims.__class__ is not tuple:
+        dims = tuple(dims)
+    plan = cached_plan(_PERMUTE_PLANS, (sizes, strides, dims), _permute_plan, sizes, strides,
+                       dims)
+    return as_strided_view(self, plan[0], plan[1], self._offset)
+
+
+def _permute_plan(sizes: tuple, strides: tuple, dims: tuple) -> tuple[tuple, tuple]:
+    ndim = len(sizes)
     if len(dims) != ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -232,25 +300,21 @@ def permute(self: Tensor, dims: tuple) -> Tensor:
     wrapped = [wrap_dim(d, ndim) for d in dims]
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    sizes = self._sizes
-    strides = self._strides
-    return as_strided_view(
-        self,
-        tuple(sizes[d] for d in wrapped),
-        tuple(strides[d] for d in wrapped),
-        self._offset,
-    )
+    return tuple(sizes[d] for d in wrapped), tuple(strides[d] for d in wrapped)
 
 
 def expand_strides(
-    sizes: Sequence[int], strides: Sequence[int], target: Sequence[int], what: str
+    sizes: Sequence[int], strides: Sequence[int], target: Sequence[int],
+    what: str | Callable[[], str],
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Sizes and strides of `sizes`/`strides` broadcast to `target` (-1 keeps a size)."""
+    """Sizes and strides of `sizes`/`strides` broadcast to `target` (-1 keeps a size);
+    `what` (or what it returns) starts the message of a too-short `target`."""
     ndim = len(sizes)
     new_ndim = len(target)
     if new_ndim < ndim:
         raise RuntimeError(
-            f"{what}, size={format_shape(target)}): the number of sizes provided "
+            f"{what() if callable(what) else what}, size={format_shape(target)}): the number "
+            "of sizes provided "
             f"({new_ndim}) must be greater or equal to the number of dimensions in the "
             f"tensor ({ndim})"
         )
@@ -290,11 +354,22 @@ def expand_strides(
     return tuple(out_sizes), tuple(out_strides)
 
 
+_EXPAND_PLANS: dict[tuple, tuple] = {}  # (sizes, strides, size) -> (sizes, strides)
+
+
 @native
 def expand(self: Tensor, size: tuple, implicit: bool = False) -> Tensor:
-    what = f"expand(pyaten.{self.dtype.scalar_name}Tensor{{{format_shape(self._sizes)}}}"
-    sizes, strides = expand_strides(self._sizes, self._strides, size, what)
-    return as_strided_view(self, sizes, strides, self._offset)
+    sizes = self._sizes
+    strides = self._strides
+    if size.__class__ is not tuple:
+        size = tuple(size)
+    plan = cached_plan(_EXPAND_PLANS, (sizes, strides, size), expand_strides, sizes, strides,
+                       size, lambda: _expand_label(self))
+    return as_strided_view(self, plan[0], plan[1], self._offset)
+
+
+def _expand_label(self: Tensor) -> str:
+    return f"expand(pyaten.{self.dtype.scalar_name}Tensor{{{format_shape(self._sizes)}}}"
 
 
 @native
@@ -322,7 +397,7 @@ def squeeze(self: Tensor, dim=None) -> Tensor:
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     sizes = self._sizes
     strides = self._strides
-    d = wrap_dim(dim, len(sizes) + 1)
+    d = dim if 0 <= dim <= len(sizes) else wrap_dim(dim, len(sizes) + 1)
     # the new dim's stride makes the result contiguous when self is
     new_stride = sizes[d] * strides[d] if d < len(sizes) else 1
     return as_strided_view(
@@ -339,7 +414,7 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     ndim = len(sizes)
     if ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, ndim)
+    d = dim if 0 <= dim < ndim else wrap_dim(dim, ndim)
     size = sizes[d]
     if index < -size or index >= size:
         raise IndexError(
@@ -382,7 +457,7 @@ def slice_view(
     ndim = len(sizes)
     if ndim == 0:
         raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, ndim)
+    d = dim if 0 <= dim < ndim else wrap_dim(dim, ndim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     start, end = clamp_slice(start, end, sizes[d])
@@ -520,7 +595,8 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start == end:
         return self
     merged = numel_of(sizes[start : end + 1])
-    return _aten().reshape.default(self, sizes[:start] + (merged,) + sizes[end + 1 :])
+    reshape_entry = _RESHAPE.entry or _RESHAPE.resolve()
+    return reshape_entry.call(self, sizes[:start] + (merged,) + sizes[end + 1 :])
 
 
 # --- in-place views: new geometry on self --------------------------------------------------
