@@ -8,6 +8,8 @@ batch of 64 (float32):
 - `pyaten demo`'s CNN (pyaten/commands/demo.py: two Conv2d-ReLU-MaxPool2d, then Linear) on
   64 of the 8x8 digits.
 Both libraries start from the same weights (PyTorch's, copied) and see the same batches.
+A second table splits one step into its phases (zero_grad, forward, cross_entropy, backward,
+optimizer step), each the best of its runs, to show where the remaining time goes.
 A demo epoch is `pyaten demo`'s epoch: 45 steps of 32 images through each library's
 DataLoader (shuffled), then the test accuracy on 359 images. Times are CPU time of this
 process (the machine is shared), best of several runs.
@@ -84,6 +86,62 @@ def step_cases(torch, pyaten) -> dict[str, tuple[Callable, Callable]]:
     return cases
 
 
+PHASES = ("zero_grad", "forward", "cross_entropy", "backward", "optimizer.step")
+
+
+def phase_fn(lib, model, images, labels) -> Callable[[], list[float]]:
+    """One training step that returns the CPU seconds of each of its PHASES."""
+    optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
+    cross_entropy = lib.nn.functional.cross_entropy
+    clock = time.process_time
+
+    def step() -> list[float]:
+        t0 = clock()
+        optimizer.zero_grad()
+        t1 = clock()
+        logits = model(images)
+        t2 = clock()
+        loss = cross_entropy(logits, labels)
+        t3 = clock()
+        loss.backward()
+        t4 = clock()
+        optimizer.step()
+        t5 = clock()
+        return [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]
+
+    return step
+
+
+def best_phases(step: Callable[[], list[float]], number: int) -> list[float]:
+    """Each phase's best time over `number` steps (after two warm-up steps)."""
+    step()
+    step()
+    best = [float("inf")] * len(PHASES)
+    for _ in range(number):
+        best = [min(a, b) for a, b in zip(best, step())]
+    return best
+
+
+def phase_cases(torch, pyaten) -> dict[str, tuple[Callable, Callable]]:
+    """Case name -> (pyaten phase step, torch phase step), as `step_cases` builds them."""
+    rng = np.random.default_rng(0)
+    mlp_x = rng.standard_normal((BATCH, 784)).astype(np.float32)
+    mlp_y = rng.integers(0, 10, BATCH)
+    train_x, train_y, _, _ = load_split(0)
+    cases = {}
+    for name, build, x, y in (("MLP 784-256-10", build_mlp, mlp_x, mlp_y),
+                              ("demo CNN", build_model, train_x[:BATCH], train_y[:BATCH])):
+        torch.manual_seed(0)
+        theirs = build(torch.nn)
+        ours = build(pyaten.nn)
+        copy_weights(ours, theirs)
+        cases[name] = (
+            phase_fn(pyaten, ours, pyaten.from_numpy(x), pyaten.from_numpy(y)),
+            phase_fn(torch, theirs, torch.from_numpy(x), torch.from_numpy(y)),
+        )
+    return cases
+
+
 def demo_epoch_fn(lib) -> Callable[[], float]:
     """`pyaten demo`'s epoch in library `lib`: train 45 steps of 32, then test accuracy."""
     train_x, train_y, test_x, test_y = load_split(0)
@@ -136,6 +194,13 @@ def main() -> int:
         ours_ms = per_call_cpu_us(ours, number, repeat) / 1e3
         theirs_ms = per_call_cpu_us(theirs, number, repeat) / 1e3
         print(f"{name:<30}{ours_ms:>12.2f}{theirs_ms:>12.2f}{ours_ms / theirs_ms:>7.2f}x")
+    print("\nwhere a step's time goes: the best of each phase (us)")
+    print(f"{'case, phase':<30}{'pyaten us':>12}{'torch us':>12}{'ratio':>8}")
+    for name, (ours, theirs) in phase_cases(torch, pyaten).items():
+        for phase, a, b in zip(PHASES, best_phases(ours, number), best_phases(theirs, number)):
+            label = f"{name}, {phase}"
+            print(f"{label:<30}{a * 1e6:>12.0f}{b * 1e6:>12.0f}{a / b:>7.2f}x")
+    print()
     ours_s = best_cpu_seconds(demo_epoch_fn(pyaten), repeat)
     theirs_s = best_cpu_seconds(demo_epoch_fn(torch), repeat)
     name = "demo epoch (45 steps + test)"

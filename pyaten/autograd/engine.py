@@ -12,11 +12,22 @@
    broadcast gradient back to the input's shape, cast to its dtype) and add it to that
    node's buffer.
 Leaves are reached through their `AccumulateGrad` node, which adds into `.grad`.
+
+Note: stealing the gradient
+    A leaf's first gradient becomes its `.grad` as it is when nothing else can see it, as
+    PyTorch's AccumulateGrad does when the gradient's use count says the engine holds the
+    only reference: no copy of the (often largest) tensors of a training step. Here the
+    engine counts Python references (`sys.getrefcount`): the gradient must be held only by
+    the engine's buffer and locals (the engine drops its own references to gradients it has
+    passed on), its storage by it alone (or by it and a base only it refers to), and its
+    strides must be what the copy would get. Anything else (a hook or `autograd.grad` that
+    keeps it, a view of a live tensor, create_graph) gets the copy, as before.
 """
 
 from __future__ import annotations
 
 import heapq
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +38,28 @@ from pyaten.core.size import Size
 from pyaten.core.tensor import Tensor
 
 __all__ = ["execute", "accumulate_into", "sum_to"]
+
+# Without reference counts (not CPython) nothing is stolen: gradients are always copied.
+_refcount = getattr(sys, "getrefcount", lambda obj: 1 << 30)
+
+
+class _Probe:
+    __slots__ = ("item",)
+
+
+def _calibrate() -> tuple[int, int]:
+    """What `getrefcount` reads for an object held by one list and one local name, and for
+    one held by one slot: the readings that mean "the engine's alone" (Note: stealing the
+    gradient), measured rather than assumed, as interpreters count arguments differently."""
+    held = [object()]
+    item = held[0]
+    list_and_local = _refcount(item)
+    probe = _Probe()
+    probe.item = object()
+    return list_and_local, _refcount(probe.item)
+
+
+_ENGINE_ONLY, _ONE_SLOT = _calibrate()
 
 
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:
@@ -85,12 +118,21 @@ def _fit(node: Node, index: int, grad: Tensor, target: Node, input_nr: int) -> T
     return grad
 
 
-def accumulate_into(variable: Tensor, grad: Tensor) -> None:
-    """Add `grad` into leaf `variable.grad` (PyTorch's AccumulateGrad rules)."""
+def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None:
+    """Add `grad` into leaf `variable.grad` (PyTorch's AccumulateGrad rules); `owned`: the
+    caller holds the only references to `grad` (Note: stealing the gradient)."""
     old = variable._grad
     if old is None:
         if GRAD.enabled:
             variable._grad = grad  # create_graph: the gradient keeps its own graph
+        elif owned and _stealable(grad, variable):
+            if grad._base is not None:  # as PyTorch's `new_grad.detach()`: not a view
+                alias = Tensor._make(grad._storage, grad._sizes, grad._strides, grad._offset,
+                                     grad._dtype, grad._device)
+                alias._version_counter = grad._version_counter
+                alias._keyset = grad._keyset
+                grad = alias
+            variable._grad = grad
         else:
             strides = variable._strides if variable.is_non_overlapping_and_dense() else None
             fresh = empty_strided(variable._sizes, strides, grad)
@@ -102,6 +144,34 @@ def accumulate_into(variable: Tensor, grad: Tensor) -> None:
         old.add_(grad)
     for hook in _post_accumulate_hooks(variable):
         hook(variable)
+
+
+def _stealable(grad: Tensor, variable: Tensor) -> bool:
+    """Whether `grad` (that no one else references) may become `.grad` as it is: nothing
+    else shares its storage, it has no history, and its layout is what a copy would get."""
+    if type(grad) is not Tensor or grad.grad_fn is not None or grad._requires_grad:
+        return False
+    # Read through attributes, never local names (a local would count as one more holder).
+    if grad._base is None:
+        if _refcount(grad._storage) > _ONE_SLOT:  # the storage is this tensor's alone
+            return False
+    elif _refcount(grad._base) > _ONE_SLOT or _refcount(grad._storage) > _ONE_SLOT + 1:
+        return False  # the base is this view's alone, and they alone share the storage
+    return _obeys_layout(grad, variable)
+
+
+def _obeys_layout(grad: Tensor, variable: Tensor) -> bool:
+    """PyTorch's layout contract for a stolen gradient: the variable's strides where it is
+    dense (dims of size 1 aside), else contiguous."""
+    if variable.is_non_overlapping_and_dense():
+        for size, stride, want in zip(grad._sizes, grad._strides, variable._strides):
+            if size != 1:
+                if stride != want:
+                    return False
+            elif stride == 0 or want == 0:
+                return False
+        return True
+    return grad.is_contiguous()
 
 
 def _post_accumulate_hooks(variable: Tensor) -> list:
@@ -203,8 +273,9 @@ def execute(
     previous = GRAD.enabled
     GRAD.enabled = create_graph
     try:
+        heappush, heappop = heapq.heappush, heapq.heappop
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heappop(ready)[2]
             grads = buffers.pop(node, None) or []
             if node._tensor_pre_hooks or node._retains_grad or node.__class__ is AccumulateGrad:
                 grads = _run_tensor_hooks(node, grads)
@@ -214,19 +285,31 @@ def execute(
             if runs is not None and node not in runs:
                 continue
             outputs = _call(node, grads, keep_graph)
-            for index, ((child, nr), grad) in enumerate(zip(node.next_functions, outputs)):
+            index = -1
+            for child, nr in node.next_functions:
+                index += 1
                 if child is None or (wanted is not None and child not in wanted):
                     continue
+                grad = outputs[index]
                 if grad is not None:
-                    meta = child.input_meta[nr] if nr < len(child.input_meta) else None
+                    metas = child.input_meta
+                    meta = metas[nr] if nr < len(metas) else None
                     if meta is not None and (grad._sizes != meta[0] or grad._dtype is not meta[1]):
                         grad = _fit(node, index, grad, child, nr)
+                slots = buffers.get(child)
+                if slots is not None and nr < len(slots):  # _add_to_buffer, inlined
+                    if grad is not None:
+                        old = slots[nr]
+                        slots[nr] = grad if old is None else old + grad
+                else:
                     _add_to_buffer(buffers, child, nr, grad)
                 left = dependencies[child] - 1
                 dependencies[child] = left
                 if left == 0:
-                    heapq.heappush(ready, (-child._sequence_nr, counter, child))
+                    heappush(ready, (-child._sequence_nr, counter, child))
                     counter += 1
+            # the engine keeps no reference to a gradient it passed on (Note: stealing...)
+            outputs = grad = old = None
     finally:
         GRAD.enabled = previous
     return captured
@@ -280,8 +363,12 @@ def _call(node: Node, grads: list, keep_graph: bool) -> Sequence[Any]:
             if new is not None:
                 grads = list(new)
     if isinstance(node, AccumulateGrad):
-        if grads and grads[0] is not None:
-            node.apply((grads[0],))
+        grad = grads[0] if grads else None
+        if grad is not None:
+            # held by the list `grads` and the name `grad` only (Note: stealing the gradient)
+            owned = (type(node) is AccumulateGrad and not node._hooks
+                     and _refcount(grad) <= _ENGINE_ONLY)
+            accumulate_into(node.variable, grad, owned)
         return ()
     for g in grads:
         if g is not None:

@@ -15,6 +15,8 @@ import pyaten
 from pyaten.core.tensor import Tensor
 
 __all__ = [
+    "mm_mat1_backward",
+    "mm_mat2_backward",
     "linalg_det_backward",
     "linalg_det_jvp",
     "slogdet_backward",
@@ -53,6 +55,44 @@ __all__ = [
     "scatter_reduce_jvp",
     "householder_product_jvp",
 ]
+
+
+def _column_major(sizes: Any, strides: Any) -> bool:
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _scaled(t: Tensor, alpha: Any) -> Tensor:
+    """`t * conj(alpha)`, skipping the multiplication by one."""
+    if isinstance(alpha, complex):
+        alpha = alpha.conjugate()
+    elif isinstance(alpha, Tensor):
+        alpha = alpha.conj()
+    if isinstance(alpha, bool):
+        return t if alpha else t * 0
+    if isinstance(alpha, (int, float)) and alpha == 1:
+        return t
+    return t * alpha
+
+
+def mm_mat1_backward(grad: Tensor, mat2: Tensor, mat1_sizes: Any, mat1_strides: Any,
+                     alpha: Any = 1) -> Tensor:
+    """`grad @ mat2^H` (times conj(alpha)), computed in mat1's layout as PyTorch's
+    mm_mat1_backward does: a column-major mat1 gets a column-major gradient."""
+    other = mat2.conj() if mat2.is_complex() else mat2
+    if _column_major(mat1_sizes, mat1_strides):
+        return _scaled(other.mm(grad.t()).t(), alpha)
+    return _scaled(grad.mm(other.t()), alpha)
+
+
+def mm_mat2_backward(grad: Tensor, mat1: Tensor, mat2_sizes: Any, mat2_strides: Any,
+                     alpha: Any = 1) -> Tensor:
+    """`mat1^H @ grad` (times conj(alpha)) in mat2's layout (PyTorch's mm_mat2_backward): the
+    weight of a Linear is used transposed, and its gradient then arrives in the weight's own
+    layout, ready to become `.grad` without a copy."""
+    other = mat1.conj() if mat1.is_complex() else mat1
+    if _column_major(mat2_sizes, mat2_strides):
+        return _scaled(grad.t().mm(other).t(), alpha)
+    return _scaled(other.t().mm(grad), alpha)
 
 
 def _eye_like(a: Tensor, n: int | None = None) -> Tensor:

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 NO_EDGE = _NO_EDGE = (None, 0)
+_weakref = weakref.ref
 _SEQUENCE = itertools.count()
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
@@ -62,13 +63,10 @@ class Node:
         self.next_functions: tuple[tuple[Node | None, int], ...] = ()
         self.input_meta: list[tuple[tuple[int, ...], Any, Any] | None] = []
         self._sequence_nr = next(_SEQUENCE)
-        self._pre_hooks: list[Callable] | None = None
-        self._hooks: list[Callable] | None = None
-        self._tensor_pre_hooks: dict[int, list[Callable]] | None = None
-        self._retains_grad: dict[int, Any] | None = None
-        self._metadata: dict | None = None
+        # hooks, retain_grad, metadata: rarely set, so one chained store
+        self._pre_hooks = self._hooks = self._tensor_pre_hooks = None
+        self._retains_grad = self._metadata = self._counts = None
         self._released = False
-        self._counts: tuple[int, ...] | None = None
 
     def input_mask(self) -> tuple[bool, ...]:
         """Per differentiable input of the call, whether its gradient is wanted."""
@@ -175,9 +173,15 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ name, as its name() reports
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+        # Node.__init__ spelled out: recording an op on a leaf builds one of these whenever
+        # the previous one died with its graph.
+        self.next_functions = ()
+        self.input_meta = [(variable._sizes, variable._dtype, variable._device)]
+        self._sequence_nr = next(_SEQUENCE)
+        self._pre_hooks = self._hooks = self._tensor_pre_hooks = None
+        self._retains_grad = self._metadata = self._counts = None
+        self._released = False
         self.variable = variable
-        self.input_meta = [_meta_of(variable)]
 
     def apply(self, grads: tuple) -> tuple:
         from pyaten.autograd.engine import accumulate_into
@@ -193,10 +197,12 @@ def _meta_of(t: Tensor) -> tuple:
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
     """The one AccumulateGrad of leaf `t` (shared by every use, as long as one is alive)."""
     ref = t._grad_acc
-    node = ref() if ref is not None else None
-    if node is None:
-        node = AccumulateGrad(t)
-        t._grad_acc = weakref.ref(node)
+    if ref is not None:
+        node = ref()
+        if node is not None:
+            return node
+    node = AccumulateGrad(t)
+    t._grad_acc = _weakref(node)
     return node
 
 
@@ -288,6 +294,31 @@ class SavedTensor:
 
     def release(self) -> None:
         self._data = None
+
+
+class DtypeOnly:
+    """What a formula reads of a tensor it only asks the dtype of (`handle_r_to_c(self.dtype,
+    grad)`): one shared, immutable object per dtype, so recording builds nothing."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = dtype
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+
+class _DtypeOnlyTable(dict):
+    def __missing__(self, dtype: Any) -> DtypeOnly:
+        value = self[dtype] = DtypeOnly(dtype)
+        return value
+
+
+DTYPE_ONLY: dict[Any, DtypeOnly] = _DtypeOnlyTable()
 
 
 class TensorGeometry:

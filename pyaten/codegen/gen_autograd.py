@@ -20,7 +20,12 @@ raises "the derivative for 'aten::x' is not implemented", never a silent zero.
 Formulas are Python expressions over pyaten (`grad * other.conj()`), evaluated with the
 operator's arguments, `grad`/`grads`, `result` (or the named returns) and `grad_input_mask`
 in scope, plus the helpers of `pyaten.autograd.formulas`. A tensor the formulas only ask the
-shape, dtype or size of is kept as its geometry, not saved.
+shape, dtype or size of is kept as its geometry, not saved; one they only ask the dtype of, as
+a shared per-dtype object (`DTYPE_ONLY`), so recording `add` builds nothing for it. A tensor
+is saved only when a gradient whose formula reads it is wanted when the call is recorded
+(PyTorch's `should_compute_output`): `a * w` with only `w` requiring grad keeps `a`, not `w`,
+and an in-place `y.mul_(2)` copies nothing. Where some formulas read a saved tensor only for
+its geometry (`mul`'s `self.dtype`), that geometry is kept beside it (`gs_<name>`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ _GEOMETRY = frozenset(
     {"shape", "dtype", "device", "size", "stride", "dim", "ndim", "numel", "is_complex",
      "is_floating_point", "storage_offset"}
 )
+# Those that read only its dtype: such a tensor is kept as a shared per-dtype object.
+_DTYPE = frozenset({"dtype", "is_complex", "is_floating_point"})
 
 
 # Operators whose kernel sets the autograd metadata itself (PyTorch's MANUAL_AUTOGRAD): no
@@ -95,25 +102,40 @@ def _is_tensor_list(arg: Argument) -> bool:
     return t.is_tensor_like() and t.is_list()
 
 
-def _uses(expr: str) -> tuple[set[str], set[str]]:
-    """Names an expression reads, and those it reads only through geometry attributes."""
+def _names_and_parents(expr: str) -> list[tuple[ast.Name, ast.AST | None]]:
+    """Each name an expression reads, with the node it appears in."""
     tree = ast.parse(expr.strip(), mode="eval")
     parents: dict[int, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
+    return [(node, parents.get(id(node))) for node in ast.walk(tree)
+            if isinstance(node, ast.Name)]
+
+
+def _dtype_only(expr: str) -> set[str]:
+    """Names an expression reads only through dtype attributes (`self.dtype`)."""
     names: set[str] = set()
     other_use: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-            parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.attr in _GEOMETRY:
-                continue
-            if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
-                    and parent.func.id == "geometry"):
-                continue  # `geometry(tensors)`: a helper reads only their shapes and dtypes
+    for node, parent in _names_and_parents(expr):
+        names.add(node.id)
+        if not (isinstance(parent, ast.Attribute) and parent.attr in _DTYPE):
             other_use.add(node.id)
+    return names - other_use
+
+
+def _uses(expr: str) -> tuple[set[str], set[str]]:
+    """Names an expression reads, and those it reads only through geometry attributes."""
+    names: set[str] = set()
+    other_use: set[str] = set()
+    for node, parent in _names_and_parents(expr):
+        names.add(node.id)
+        if isinstance(parent, ast.Attribute) and parent.attr in _GEOMETRY:
+            continue
+        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                and parent.func.id == "geometry"):
+            continue  # `geometry(tensors)`: a helper reads only their shapes and dtypes
+        other_use.add(node.id)
     return names, names - other_use
 
 
@@ -145,13 +167,41 @@ class _Entry:
             self.full_use |= names - geo
             self.geometry_use |= geo
         self.geometry_use -= self.full_use
+        # geometry read only for its dtype, in every formula that reads it at all
+        self.dtype_use = set(self.geometry_use)
+        for f in formulas:
+            names = _uses(f.formula)[0]
+            self.dtype_use -= names - _dtype_only(f.formula)
         self.used = used
+        self.split = self._split_geometry()
         outs = entry.output_differentiability
         n = len(schema.returns)
         if outs is None or any(isinstance(v, str) for v in outs):
             self.out_diff = (True,) * n
         else:
             self.out_diff = tuple(bool(v) for v in outs) + (True,) * (n - len(outs))
+
+    def _split_geometry(self) -> dict[str, str]:
+        """Saved tensors some formulas read only for their geometry (`mul`'s `self.dtype` in
+        self's formula, its tensor in other's): name -> 'dtype' or 'geometry', kept beside
+        the tensor so the tensor is saved only when a formula that reads it is needed."""
+        input_names = {a.name for a in self.inputs}
+        split: dict[str, str] = {}
+        for a in self.schema.arguments:
+            if not _is_tensor(a) or a.name not in self.full_use:
+                continue
+            geometry_only = [
+                f for f in self.formulas
+                if input_names & set(f.names) and a.name in _uses(f.formula)[1]
+            ]
+            if geometry_only:
+                dtype = all(a.name in _dtype_only(f.formula) for f in geometry_only)
+                split[a.name] = "dtype" if dtype else "geometry"
+        return split
+
+    def geometry_only_in(self, name: str, formula: object) -> bool:
+        """Whether `formula` reads the split tensor `name` only for its geometry."""
+        return name in self.split and name in _uses(formula.formula)[1]
 
     def _result_names(self) -> list[str]:
         returns = self.schema.returns
@@ -162,7 +212,7 @@ class _Entry:
         return names
 
     def saved_inputs(self) -> list[tuple[Argument, str]]:
-        """(argument, how) for each argument a formula reads: 'tensor', 'geometry',
+        """(argument, how) for each argument a formula reads: 'tensor', 'geometry', 'dtype',
         'tensors', 'geometries' or 'value'."""
         saved = []
         for a in self.schema.arguments:
@@ -171,6 +221,8 @@ class _Entry:
                 continue
             if _is_tensor(a):
                 how = "tensor" if name in self.full_use else "geometry"
+                if how == "geometry" and name in self.dtype_use:
+                    how = "dtype"
             elif _is_tensor_list(a):
                 how = "tensors" if name in self.full_use else "geometries"
             else:
@@ -189,22 +241,65 @@ class _Entry:
         return wanted
 
 
+def _readers(e: _Entry) -> dict[str, set[int]]:
+    """For each name the formulas read, the (differentiable input) indices of the formulas
+    that read it: what is saved for them is needed only if one of those gradients is."""
+    input_index = {a.name: i for i, a in enumerate(e.inputs)}
+    readers: dict[str, set[int]] = {}
+    for f in e.formulas:
+        indices = {input_index[n] for n in f.names if n in input_index}
+        for name in _uses(f.formula)[0] if indices else ():
+            if not e.geometry_only_in(name, f):  # those read the geometry kept beside
+                readers.setdefault(name, set()).update(indices)
+    return readers
+
+
+def _save_condition(e: _Entry, *names: str) -> str:
+    """`if <needed> else None` for a value the formulas read under `names`, or "" when every
+    recorded call needs it (PyTorch's `should_compute_output` before saving)."""
+    readers = _readers(e)
+    indices = set().union(*(readers.get(n, set()) for n in names if n))
+    if not indices or len(indices) == len(e.inputs):
+        return ""
+    return " if " + " or ".join(f"needed_[{i}]" for i in sorted(indices)) + " else None"
+
+
+def _record_mask_lines(e: _Entry) -> list[str]:
+    """`needed_` at record time, when some saved value depends on it."""
+    conditional = [a for a, how in e.saved_inputs() if how in ("tensor", "geometry")
+                   and _save_condition(e, a.name)]
+    named = [r.name for r in e.schema.returns]
+    conditional += [i for i, local in e.saved_results() if _save_condition(e, local, named[i])]
+    if not conditional:
+        return []
+    if any(_is_tensor_list(a) for a in e.inputs):
+        return ["    needed_ = node.input_mask()"]
+    flags = ", ".join(f"edges_[{i}][0] is not None" for i in range(len(e.inputs)))
+    return ["    edges_ = node.next_functions",
+            f"    needed_ = ({flags}{',' if len(e.inputs) == 1 else ''})"]
+
+
 def _node_class(e: _Entry) -> list[str]:
     saved = e.saved_inputs()
     results = e.saved_results()
     slots = [f"s_{a.name}" for a, _ in saved] + [
         f"r_{local}" for _, local in results
-    ]
+    ] + [f"gs_{name}" for name in e.split]
     lines = [
         f"class {e.class_name}(Node):",
         f"    __slots__ = {tuple(slots)!r}",
         "",
         "    def apply(node, grads):",
         "        grad = grads[0]",
-        # `needed_` rather than `mask`: an argument may be named mask (masked_fill).
-        "        needed_ = node.input_mask()",
-        "        grad_input_mask = needed_",
     ]
+    # `needed_` rather than `mask`: an argument may be named mask (masked_fill).
+    if any(_is_tensor_list(a) for a in e.inputs) or not e.inputs:
+        lines.append("        needed_ = node.input_mask()")
+    else:  # Node.input_mask, inlined: one edge per input
+        lines.append("        edges_ = node.next_functions")
+        flags = ", ".join(f"edges_[{i}][0] is not None" for i in range(len(e.inputs)))
+        lines.append(f"        needed_ = ({flags}{',' if len(e.inputs) == 1 else ''})")
+    lines.append("        grad_input_mask = needed_")
     input_index = {a.name: i for i, a in enumerate(e.inputs)}
     named_returns = [r.name for r in e.schema.returns]
     for f in e.formulas:
@@ -218,7 +313,9 @@ def _node_class(e: _Entry) -> list[str]:
             if a.name not in names:
                 continue
             local = _local(a.name)
-            if how == "tensor" and a.type.is_optional():
+            if e.geometry_only_in(a.name, f):
+                lines.append(f"            {local} = node.gs_{a.name}")
+            elif how == "tensor" and a.type.is_optional():
                 lines.append(
                     f"            {local} = None if node.s_{a.name} is None "
                     f"else node.s_{a.name}.unpack(node)"
@@ -403,25 +500,35 @@ def _edges_lines(e: _Entry) -> list[str]:
 
 
 def _save_inputs_lines(e: _Entry, inplace: bool) -> list[str]:
-    lines = []
+    lines = _record_mask_lines(e)
     for a, how in e.saved_inputs():
         local = _local(a.name)
+        when = _save_condition(e, a.name) if how in ("tensor", "geometry") else ""
         if how == "tensor":
             if inplace and a.name == "self":
-                lines.append(f"    node.s_{a.name} = SavedTensor(original(self))")
+                lines.append(f"    node.s_{a.name} = SavedTensor(original(self)){when}")
             elif a.type.is_optional():
                 lines.append(
-                    f"    node.s_{a.name} = None if {local} is None else SavedTensor({local})"
+                    f"    node.s_{a.name} = (None if {local} is None else SavedTensor({local}))"
+                    f"{when}"
                 )
             else:
-                lines.append(f"    node.s_{a.name} = SavedTensor({local})")
+                lines.append(f"    node.s_{a.name} = SavedTensor({local}){when}")
+        elif how == "dtype":  # one shared object per dtype: nothing built per call
+            if a.type.is_optional():
+                lines.append(
+                    f"    node.s_{a.name} = None if {local} is None else DTYPE_ONLY[{local}._dtype]"
+                )
+            else:
+                lines.append(f"    node.s_{a.name} = DTYPE_ONLY[{local}._dtype]")
         elif how == "geometry":
             if a.type.is_optional():
                 lines.append(
-                    f"    node.s_{a.name} = None if {local} is None else TensorGeometry({local})"
+                    f"    node.s_{a.name} = (None if {local} is None else "
+                    f"TensorGeometry({local})){when}"
                 )
             else:
-                lines.append(f"    node.s_{a.name} = TensorGeometry({local})")
+                lines.append(f"    node.s_{a.name} = TensorGeometry({local}){when}")
         elif how == "tensors":
             lines.append(
                 f"    node.s_{a.name} = [None if t is None else SavedTensor(t) for t in {local}]"
@@ -432,6 +539,14 @@ def _save_inputs_lines(e: _Entry, inplace: bool) -> list[str]:
             )
         else:
             lines.append(f"    node.s_{a.name} = {local}")
+        kept = e.split.get(a.name)
+        if kept is not None:  # read for its geometry by formulas that may run without it
+            # taken before the call, so an in-place kernel keeps the geometry before the write
+            keep = (f"DTYPE_ONLY[{local}._dtype]" if kept == "dtype"
+                    else f"TensorGeometry({local})")
+            if a.type.is_optional():
+                keep = f"None if {local} is None else {keep}"
+            lines.append(f"    node.gs_{a.name} = {keep}")
     return lines
 
 
@@ -473,7 +588,8 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
     ]
     for a, how in e.saved_inputs():  # written arguments: saved at their new version
         if how == "tensor" and a.is_write:
-            lines.append(f"    node.s_{a.name} = SavedTensor({_local(a.name)})")
+            when = _save_condition(e, a.name)
+            lines.append(f"    node.s_{a.name} = SavedTensor({_local(a.name)}){when}")
     n = len(schema.returns)
     tensor_inputs = [_local(a.name) for a in schema.arguments if _is_tensor(a)]
     inputs_tuple = f"({', '.join(tensor_inputs)}{',' if len(tensor_inputs) == 1 else ''})"
@@ -497,7 +613,8 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         lines.append("    outs = (out,)" if n == 1 else "    outs = tuple(out)")
         lines.append(f"    set_outputs(node, outs, {e.out_diff!r}, {inputs_tuple})")
     for i, local in e.saved_results():
-        lines.append(f"    node.r_{local} = SavedTensor(outs[{i}], True)")
+        when = _save_condition(e, local, e.schema.returns[i].name)
+        lines.append(f"    node.r_{local} = SavedTensor(outs[{i}], True){when}")
     lines.append(f"    if FW[0] != -1 and {tangents}:")
     lines.append(f"        fw_{e.class_name}({call}, outs)")
     lines.append("    return out")
@@ -549,8 +666,9 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
             f"    out = run_below(below, {call})",
             "    rebase_history(self, node)",
         ]
-    for _, local in e.saved_results():
-        lines.append(f"    node.r_{local} = SavedTensor(self, True)")
+    for i, local in e.saved_results():
+        when = _save_condition(e, local, e.schema.returns[i].name)
+        lines.append(f"    node.r_{local} = SavedTensor(self, True){when}")
     lines.append("    if before is not None:")
     lines.append(f"        fw_{e.class_name}({fw_call}, (self,))")
     lines.append("        if self._base is not None:")
@@ -612,7 +730,7 @@ def _not_implemented_kernel(f: NativeFunction) -> list[str]:
 _HEADER = '''"""Generated by pyaten.codegen.gen_autograd from {path}; do not edit."""
 # ruff: noqa
 from pyaten.autograd.graph import (
-    NO_EDGE, Node, SavedTensor, TensorGeometry, grad_accumulator, gradient_edge,
+    DTYPE_ONLY, NO_EDGE, Node, SavedTensor, TensorGeometry, grad_accumulator, gradient_edge,
 )
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.forward_ad import FW, set_tangent

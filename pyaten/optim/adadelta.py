@@ -54,8 +54,8 @@ class Adadelta(Optimizer):
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = scalar_state(0.0)
-        state["square_avg"] = aten.zeros_like(p)
-        state["acc_delta"] = aten.zeros_like(p)
+        state["square_avg"] = aten.zeros_like.default(p)
+        state["acc_delta"] = aten.zeros_like.default(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         rho, eps = group["rho"], group["eps"]

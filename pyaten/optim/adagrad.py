@@ -62,7 +62,7 @@ class Adagrad(Optimizer):
     ) -> None:
         value = self.defaults["initial_accumulator_value"] if init is None else init
         state["step"] = scalar_state(0.0)
-        state["sum"] = aten.full_like(p, complex(value, value) if p.is_complex() else value)
+        state["sum"] = aten.full_like.default(p, complex(value, value) if p.is_complex() else value)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         state["step"] += 1

@@ -64,10 +64,10 @@ class Adam(Optimizer):
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = scalar_state(0.0)
-        state["exp_avg"] = aten.zeros_like(p)
-        state["exp_avg_sq"] = aten.zeros_like(p)
+        state["exp_avg"] = aten.zeros_like.default(p)
+        state["exp_avg_sq"] = aten.zeros_like.default(p)
         if group["amsgrad"]:
-            state["max_exp_avg_sq"] = aten.zeros_like(p)
+            state["max_exp_avg_sq"] = aten.zeros_like.default(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         lr, weight_decay = group["lr"], group["weight_decay"]
@@ -90,9 +90,9 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             max_sq = real_view(state["max_exp_avg_sq"])
             aten.maximum.out(max_sq, exp_avg_sq, out=max_sq)
-            denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
-        else:
-            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
+            exp_avg_sq = max_sq
+        # (sqrt(v) / bias_correction2_sqrt) + eps, the division in place: one new tensor
+        denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(group["eps"])
         param.addcdiv_(exp_avg, denom, value=-to_float(step_size))
 
 

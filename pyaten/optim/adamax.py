@@ -54,8 +54,8 @@ class Adamax(Optimizer):
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = scalar_state(0.0)
-        state["exp_avg"] = aten.zeros_like(p)
-        state["exp_inf"] = aten.zeros_like(p)
+        state["exp_avg"] = aten.zeros_like.default(p)
+        state["exp_inf"] = aten.zeros_like.default(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         beta1, beta2 = group["betas"]

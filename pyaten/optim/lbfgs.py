@@ -169,14 +169,14 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self) -> Tensor:
         views = []
         for p in self._params:
-            view = aten.zeros_like(p).view(-1) if p.grad is None else p.grad.view(-1)
-            views.append(aten.view_as_real(view).view(-1) if view.is_complex() else view)
-        return aten.cat(views, 0)
+            view = aten.zeros_like.default(p).view(-1) if p.grad is None else p.grad.view(-1)
+            views.append(aten.view_as_real.default(view).view(-1) if view.is_complex() else view)
+        return aten.cat.default(views, 0)
 
     def _add_grad(self, step_size: Any, update: Tensor) -> None:
         offset = 0
         for p in self._params:
-            target = aten.view_as_real(p) if p.is_complex() else p
+            target = aten.view_as_real.default(p) if p.is_complex() else p
             n = target.numel()
             target.add_(update[offset : offset + n].view_as(target), alpha=step_size)
             offset += n
@@ -270,7 +270,7 @@ class LBFGS(Optimizer):
         for i in range(len(old_dirs) - 1, -1, -1):
             al[i] = old_stps[i].dot(q) * ro[i]
             q.add_(old_dirs[i], alpha=-al[i])
-        r = aten.mul(q, state["H_diag"])
+        r = q * state["H_diag"]
         for i in range(len(old_dirs)):
             be_i = old_dirs[i].dot(r) * ro[i]
             r.add_(old_stps[i], alpha=al[i] - be_i)

@@ -60,8 +60,8 @@ class NAdam(Optimizer):
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = scalar_state(0.0)
         state["mu_product"] = scalar_state(1.0)
-        state["exp_avg"] = aten.zeros_like(p)
-        state["exp_avg_sq"] = aten.zeros_like(p)
+        state["exp_avg"] = aten.zeros_like.default(p)
+        state["exp_avg_sq"] = aten.zeros_like.default(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         beta1, beta2 = group["betas"]

@@ -414,4 +414,4 @@ def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
 def real_view(t: Tensor) -> Tensor:
     """A complex tensor as its real view (a trailing dimension of 2); others as they are.
     PyTorch's optimizers update complex parameters component by component this way."""
-    return aten.view_as_real(t) if t.is_complex() else t
+    return aten.view_as_real.default(t) if t.is_complex() else t

@@ -57,11 +57,11 @@ class RMSprop(Optimizer):
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = scalar_state(0.0)
-        state["square_avg"] = aten.zeros_like(p)
+        state["square_avg"] = aten.zeros_like.default(p)
         if group["momentum"] > 0:
-            state["momentum_buffer"] = aten.zeros_like(p)
+            state["momentum_buffer"] = aten.zeros_like.default(p)
         if group["centered"]:
-            state["grad_avg"] = aten.zeros_like(p)
+            state["grad_avg"] = aten.zeros_like.default(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         alpha, momentum = group["alpha"], group["momentum"]
