@@ -312,3 +312,22 @@ def test_below_autograd_guard_skips_autograd_kernels() -> None:
         with tls.AutoDispatchBelowAutograd():
             assert op.call(FakeTensor()) == "cpu"
         assert op.call(FakeTensor()) == "autograd"
+
+
+def test_an_overload_packet_sees_overloads_defined_after_its_first_call() -> None:
+    import pyaten
+
+    with pl.Library("pyaten_calls_pkt", "DEF") as lib:
+        lib.define("h(Tensor x) -> Tensor")
+        lib.impl("h", lambda x: "one tensor", "CPU")
+        packet = pyaten.ops.pyaten_calls_pkt.h
+        t = pyaten.ones(2)
+        assert packet(t) == "one tensor"
+        with pytest.raises(RuntimeError):
+            packet(t, t)  # no overload takes two tensors yet
+        with pl.Library("pyaten_calls_pkt", "FRAGMENT") as more:
+            more.define("h.two(Tensor x, Tensor y) -> Tensor")
+            more.impl("h.two", lambda x, y: "two tensors", "CPU")
+            assert packet(t, t) == "two tensors"
+        with pytest.raises(RuntimeError):
+            packet(t, t)  # the fragment is gone again

@@ -102,6 +102,11 @@ def _forget_if_empty(entry: OperatorEntry) -> None:
         _OPERATORS.pop(entry.name, None)
 
 
+# Counts definitions and their undos: what was derived from the set of defined operators (an
+# overload packet's binding) is current while the count has not moved.
+DEFINITIONS = [0]
+
+
 def get_operator(qualified_name: str) -> OperatorEntry | None:
     """The defined operator `ns::name` or `ns::name.overload`, or None."""
     entry = _OPERATORS.get(qualified_name)
@@ -146,6 +151,7 @@ def define(schema: Any, debug: str = "", tags: tuple[str, ...] = ()) -> Registra
             )
         entry.set_schema(schema, debug, tuple(tags))
         _rebuild(entry)
+        DEFINITIONS[0] += 1
 
     def undo() -> None:
         with LOCK:
@@ -153,6 +159,7 @@ def define(schema: Any, debug: str = "", tags: tuple[str, ...] = ()) -> Registra
                 entry.clear_schema()
                 _rebuild(entry)
                 _forget_if_empty(entry)
+                DEFINITIONS[0] += 1
 
     return RegistrationHandle(undo, f"def {name}")
 

@@ -27,7 +27,7 @@ import threading
 from typing import Any
 
 from pyaten.codegen.python_signature import PythonParam, PythonSignature, sort_signatures
-from pyaten.dispatch.registry import get_operator, list_operators
+from pyaten.dispatch.registry import DEFINITIONS, get_operator, list_operators
 from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.gen_support import Binding, Tensor, bind_and_call
 from pyaten.schema.model import BaseType
@@ -157,7 +157,7 @@ class OpOverloadPacket:
         self._name = name
         self._qualified = f"{ns}::{name}"
         self._overloads: dict[str, OpOverload] = {}
-        self._binding: tuple[tuple[str, ...], Binding] | None = None
+        self._binding: tuple[int, Binding] | None = None
         self._lock = threading.Lock()
 
     def overloads(self) -> list[str]:
@@ -188,15 +188,16 @@ class OpOverloadPacket:
         return handle
 
     def _current_binding(self) -> Binding:
-        names = tuple(self.overloads())
         cached = self._binding
-        if cached is not None and cached[0] == names:
+        generation = DEFINITIONS[0]
+        if cached is not None and cached[0] == generation:
             return cached[1]
+        names = tuple(self.overloads())
         parsers = {id(p.signature): p for p in (getattr(self, o)._parse() for o in names)}
         # Tensor before Scalar, as the Python bindings order them (Note: overload order).
         ordered = sort_signatures([p.signature for p in parsers.values()])
         binding = Binding(self._name, False, [parsers[id(sig)] for sig in ordered])
-        self._binding = (names, binding)
+        self._binding = (generation, binding)
         return binding
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
