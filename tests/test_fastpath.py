@@ -287,3 +287,45 @@ def test_softmax_fast_equals_general_and_torch(name, dtype, shape, dim):
     np.testing.assert_allclose(handle(x, dim, False).numpy(), theirs.numpy(), rtol=1e-5,
                                atol=1e-6)
     assert fastpath.REGISTERED[name](x, 5, False) is None  # out of range: the general error
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, scalar", [("lerp", 0.25), ("lerp", 0.75), ("addcmul", 1),
+                                          ("addcmul", -0.5), ("addcdiv", 1), ("addcdiv", 3)])
+def test_scalar_operand_ops_fast_equal_general_and_torch(dtype, name, scalar):
+    values = [_values(dtype, (4, 6)) for _ in range(3)]
+    values[2][0, 0] = 0.0  # addcdiv's division by zero: inf, silently
+    arity = 2 if name == "lerp" else 3
+    ours = [pyaten.tensor(v) for v in values[:arity]]
+    key = "lerp.Scalar" if name == "lerp" else name
+
+    def call(*tensors):
+        if name == "lerp":
+            return pyaten.lerp(*tensors, scalar)
+        return getattr(pyaten, name)(*tensors, value=scalar)
+
+    fast = fastpath.REGISTERED[key](*ours, scalar)
+    assert fast is not None
+    _outcome_equal((fast, None), _call(_general, call, *ours))
+    if name == "lerp":
+        theirs = torch.lerp(*(torch.tensor(v) for v in values[:2]), scalar)
+    else:
+        theirs = getattr(torch, name)(*(torch.tensor(v) for v in values), value=scalar)
+    np.testing.assert_allclose(fast.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    # in place, as optimizers call them: the same values in self, its version bumped once
+    target, reference = ours[0].clone(), ours[0].clone()
+    method = name + "_"
+    args = (scalar,) if name == "lerp" else ()
+    kwargs = {} if name == "lerp" else {"value": scalar}
+    assert getattr(target, method)(*ours[1:], *args, **kwargs) is target
+    with trace():
+        getattr(reference, method)(*ours[1:], *args, **kwargs)
+    _same(target, reference)
+    assert target._version == reference._version == 1
+    # declined: a tensor weight, mixed dtypes, an operand sharing self's memory
+    other = ours[1].float() if dtype == "float64" else ours[1].double()
+    assert fastpath.REGISTERED[key](ours[0], other, *ours[2:], scalar) is None
+    whole = pyaten.tensor(_values(dtype, (8, 6)))
+    assert fastpath.REGISTERED[key.replace(name, name + "_")](
+        whole[:4], whole[4:], *ours[2:], scalar
+    ) is None

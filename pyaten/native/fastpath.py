@@ -182,6 +182,59 @@ def binary(
     return functional, inplace
 
 
+def with_scalars(
+    fn: Callable, stub: DispatchStub, dtypes: frozenset, tensors: int
+) -> tuple[Callable, Callable]:
+    """Fast functional and in-place functions for `fn(t1, ..., tk, *numbers, out=)`: the
+    first `tensors` arguments tensors of one dtype, shape and row-major strides, the rest
+    Python numbers passed through (lerp's weight, addcmul's value)."""
+    kernels = stub._kernels
+    kernel = kernels.get("cpu")
+    dtypes = dtypes & DIRECT
+
+    def arrays(args: tuple) -> list | None:
+        self = args[0]
+        dtype = self._dtype
+        if dtype not in dtypes or self._device is not CPU or kernels.get("cpu") is not kernel:
+            return None
+        sizes, strides = self._sizes, self._strides
+        if strides != _strides_of(sizes):
+            return None
+        found = []
+        for t in args[:tensors]:
+            if (not isinstance(t, Tensor) or t._dtype is not dtype or t._device is not CPU
+                    or t._sizes != sizes or t._strides != strides or t._wrapped_number):
+                return None
+            found.append(array(t))
+        for number in args[tensors:]:
+            if number.__class__ is not int and number.__class__ is not float:
+                return None
+            found.append(number)
+        return found
+
+    def functional(*args: Any) -> Any:
+        found = arrays(args)
+        if found is None:
+            return None
+        out = new_row_major(args[0]._sizes, args[0]._dtype, CPU)
+        run_quiet(fn, *found, out=out._np)
+        return out
+
+    def inplace(*args: Any) -> Any:
+        self = args[0]
+        for t in args[1:tensors]:
+            if t._storage is self._storage and t is not self:
+                return None  # a partial overlap, maybe: the general path's rules
+        found = arrays(args)
+        if found is None:
+            return None
+        run_quiet(fn, *found, out=found[0])
+        self._version_counter.value += 1
+        return self
+
+    return functional, inplace
+
+
 # operator name ("add.Tensor", "add_.Tensor") -> its fast function: for tests and tools.
 REGISTERED: dict[str, Callable] = {}
 

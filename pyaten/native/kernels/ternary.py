@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from pyaten.core import dtypes as dt
-from pyaten.native import family
+from pyaten.native import family, fastpath
 from pyaten.native.runtime import Tensor
 
 # The C++ type a Scalar is converted to per compute dtype (PyTorch's opmath type), and its
@@ -140,7 +140,7 @@ def _is_floating_or_complex(t: Tensor) -> bool:
 
 
 F = family
-family.register(
+_STUBS = family.register(
     # lerp.Tensor's iterator wants one dtype (a given output too): the "exact" build.
     F.Pointwise("lerp.Scalar", _lerp_scalar, F.FLOATING_COMPLEX_AND_REDUCED,
                 impl="lerp_Scalar", stub="lerp_kernel_scalar_weight",
@@ -153,3 +153,17 @@ family.register(
     F.Pointwise("addcdiv", _addcdiv, F.FLOATING_COMPLEX_AND_REDUCED, check=_check_addcdiv,
                 dispatch_name="addcdiv_cpu_out", takes_out=True),
 )
+
+
+def _register_fast() -> None:
+    # (Note: the structured fast path) Adam's calls: lerp_, addcmul_, addcdiv_ on parameters
+    for name, fn, stub, tensors in (
+        ("lerp.Scalar", _lerp_scalar, "lerp_kernel_scalar_weight", 2),
+        ("addcmul", _addcmul, "addcmul_stub", 3),
+        ("addcdiv", _addcdiv, "addcdiv_stub", 3),
+    ):
+        functional, inplace = fastpath.with_scalars(fn, _STUBS[stub], fastpath.FLOATS, tensors)
+        fastpath.register(name, functional, inplace, family.caller_site(1))
+
+
+_register_fast()
