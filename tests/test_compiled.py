@@ -164,3 +164,28 @@ def test_layer_norm_compiled_equals_numpy_path():
         runs.append((y, *pyaten.autograd.grad((y * y).sum(), [x, weight])))
     for fast, reference in zip(*runs):
         assert np.allclose(fast.detach().numpy(), reference.detach().numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 7), (9,), ()])
+def test_small_softmax_rows_against_torch_and_the_numpy_path(dtype, log, shape):
+    x = _values(shape, dtype)
+    if x.dim() == 2:
+        x[1, 2] = float("nan")  # a NaN row stays NaN
+        x[2] = float("-inf")  # a row of -inf: NaN, as in PyTorch
+        x[3, 0] = float("inf")
+    name = "log_softmax" if log else "softmax"
+    ours = getattr(pyaten, name)(from_torch(x), -1)
+    compiled.set_enabled(False)
+    try:
+        reference = getattr(pyaten, name)(from_torch(x), -1)
+    finally:
+        compiled.set_enabled(True)
+    theirs = getattr(torch, name)(x, -1)
+    tolerance = 1e-6 if dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=tolerance * 10,
+                               atol=tolerance)
+    np.testing.assert_allclose(ours.numpy(), reference.numpy(), rtol=tolerance * 10,
+                               atol=tolerance)
+    assert ours.dtype == reference.dtype

@@ -35,10 +35,16 @@ def set_enabled(enabled: bool | None) -> None:
 
 def loops(elements: int) -> SimpleNamespace | None:
     """The compiled loops, or None when the NumPy path should run this call."""
+    if _STATE["enabled"] is None and elements < MIN_ELEMENTS:
+        return None
+    return available()
+
+
+def available() -> SimpleNamespace | None:
+    """The compiled loops whatever the call's size (for the loops that beat NumPy on small
+    arrays, where NumPy's per-call cost dominates), or None without Numba."""
     forced = _STATE["enabled"]
     if forced is False:
-        return None
-    if forced is None and elements < MIN_ELEMENTS:
         return None
     if not _STATE["decided"]:
         _STATE["decided"] = True
@@ -208,5 +214,31 @@ def _compile() -> SimpleNamespace | None:
         else:
             scatter_inner(out, index, src, mode)
 
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def softmax_rows(x, out, log):
+        """softmax (or log_softmax) of each row of x (m, n) into out: the row's max
+        subtracted (NaN propagates), exponentials summed in float64."""
+        m, n = x.shape
+        for i in range(m):
+            top = x[i, 0]
+            for j in range(1, n):
+                v = x[i, j]
+                if v > top or v != v:
+                    top = v
+            total = 0.0
+            for j in range(n):
+                e = np.exp(x[i, j] - top)
+                total += e
+                if not log:
+                    out[i, j] = e
+            if log:
+                shift = top + np.log(total)
+                for j in range(n):
+                    out[i, j] = x[i, j] - shift
+            else:
+                for j in range(n):
+                    out[i, j] = out[i, j] / total
+
     return SimpleNamespace(check=check, gather=gather, scatter=scatter, index_add=index_add,
-                           layer_norm=layer_norm, layer_norm_backward=layer_norm_backward)
+                           layer_norm=layer_norm, layer_norm_backward=layer_norm_backward,
+                           softmax_rows=softmax_rows)

@@ -17,7 +17,7 @@ from pyaten.core.broadcast import new_row_major
 from pyaten.core.device import CPU
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
-from pyaten.native import fastpath
+from pyaten.native import compiled, fastpath
 from pyaten.native.family import (
     ALL_AND_REDUCED,
     COMPLEX,
@@ -101,13 +101,40 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return result
 
 
+# Below this many elements a last-dim (log_)softmax runs as one compiled loop when Numba is
+# installed (Note: compiled loops): NumPy's five calls cost ~4 us on a 4x4 input, the loop
+# ~0.3 us; above it NumPy's vectorised exp wins.
+_COMPILED_BELOW = 4096
+_FLOAT_ARRAYS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _compiled_rows(x: np.ndarray, axis: int, out: np.ndarray, log: bool) -> bool:
+    """(log_)softmax along the last axis of a small contiguous float array by the compiled
+    loop; False: the NumPy lines run."""
+    if (axis != x.ndim - 1 or x.size >= _COMPILED_BELOW or x.dtype not in _FLOAT_ARRAYS
+            or out.dtype != x.dtype or not x.flags.c_contiguous or not out.flags.c_contiguous):
+        return False
+    fast = compiled.available()
+    if fast is None:
+        return False
+    if x.ndim != 2:
+        n = x.shape[-1]
+        x, out = x.reshape(-1, n), out.reshape(-1, n)
+    fast.softmax_rows(x, out, log)
+    return True
+
+
 def _softmax_into(x: np.ndarray, axis: int, out: np.ndarray) -> None:
+    if _compiled_rows(x, axis, out, False):
+        return
     np.subtract(x, _max_reduce(x, axis, None, None, True), out=out)
     np.exp(out, out=out)
     np.divide(out, _sum_reduce(out, axis, None, None, True), out=out)
 
 
 def _log_softmax_into(x: np.ndarray, axis: int, out: np.ndarray) -> None:
+    if _compiled_rows(x, axis, out, True):
+        return
     np.subtract(x, _max_reduce(x, axis, None, None, True), out=out)
     total = _sum_reduce(np.exp(out), axis, None, None, True)
     np.subtract(out, np.log(total, out=total), out=out)
