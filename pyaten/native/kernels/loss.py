@@ -63,8 +63,15 @@ def _new(sizes: tuple, dtype: dt.dtype, device, value: np.ndarray | None) -> Ten
 
 
 def _store(out: Tensor, value: np.ndarray | None) -> None:
-    if value is not None and out.numel():
-        assign(out._numpy(), np.broadcast_to(np.asarray(value), tuple(out._sizes)))
+    if value is None:
+        return
+    target = out._numpy()
+    if target.size:
+        value = np.asarray(value)
+        if value.dtype == target.dtype:
+            np.copyto(target, value)  # broadcasts; nothing to cast (a loss's common case)
+        else:
+            assign(target, np.broadcast_to(value, target.shape))
 
 
 def _into(out: Tensor, sizes: tuple, dtype: dt.dtype, value: np.ndarray | None,
@@ -439,6 +446,21 @@ def _check_target_dtype(target: Tensor) -> None:
         )
 
 
+_min_reduce, _max_reduce, _sum_reduce = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_ROWS: dict[int, np.ndarray] = {}
+
+
+def _rows(n: int) -> np.ndarray:
+    """np.arange(n), read-only and kept (the row index of every batched pick)."""
+    found = _ROWS.get(n)
+    if found is None:
+        found = np.arange(n)
+        found.flags.writeable = False
+        if len(_ROWS) < 256:
+            _ROWS[n] = found
+    return found
+
+
 def _nll_meta_checks(self: Tensor, target: Tensor, weight: Tensor | None) -> None:
     if not 0 < self.dim() <= 2:
         raise RuntimeError("input tensor should be 1D or 2D")
@@ -461,9 +483,16 @@ def _nll_meta_checks(self: Tensor, target: Tensor, weight: Tensor | None) -> Non
 def _classes(self: Tensor, target: Tensor, ignore_index: int, class_axis: int) -> tuple:
     """(targets with ignored ones at 0, the mask of counted ones); out-of-range ones raise."""
     _check_target_dtype(target)
-    t = target._numpy().astype(np.int64)
-    valid = t != ignore_index
+    t = target._numpy()
     n_classes = self._sizes[class_axis] if self.dim() else 1
+    if t.size and t.dtype == np.int64:
+        # The common case in two reductions: every target a class and none ignored (then
+        # `valid` is True for all, as a NumPy bool, and `t` is the targets themselves).
+        low, high = _min_reduce(t, None), _max_reduce(t, None)
+        if 0 <= low and high < n_classes and not low <= ignore_index <= high:
+            return t, np.True_
+    t = t.astype(np.int64)
+    valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= n_classes))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
@@ -481,7 +510,7 @@ def _nll_compute(self: Tensor, target: Tensor, weight: Tensor | None, reduction:
     if x.ndim == 1 and t.ndim == 0:
         picked = x[t]
     elif x.ndim == 2:
-        picked = x[np.arange(x.shape[0]), t]
+        picked = x[_rows(x.shape[0]), t]
     else:
         picked = np.take_along_axis(np.moveaxis(x, class_axis, -1), t[..., None], -1)[..., 0]
     all_valid = bool(valid.all())
@@ -493,10 +522,10 @@ def _nll_compute(self: Tensor, target: Tensor, weight: Tensor | None, reduction:
         losses = np.where(valid, -picked * w, 0).astype(acc)
     if reduction == NONE:
         return losses, np.zeros((), acc)
-    total = np.asarray(t.size, acc) if w is None else np.sum(w)
+    total = np.asarray(t.size, acc) if w is None else _sum_reduce(w, None)
     if reduction == SUM:
-        return np.sum(losses), total
-    return quiet_call(np.divide, np.sum(losses), total), total
+        return _sum_reduce(losses, None), total
+    return quiet_call(np.divide, _sum_reduce(losses, None), total), total
 
 
 @native
@@ -536,7 +565,7 @@ def _nll_grad(grad_output: Tensor, self: Tensor, target: Tensor, weight: Tensor 
     if grad.ndim == 1 and t.ndim == 0:
         grad[t] = values
     elif grad.ndim == 2:
-        grad[np.arange(grad.shape[0]), t] = values
+        grad[_rows(grad.shape[0]), t] = values
     else:
         np.put_along_axis(np.moveaxis(grad, class_axis, -1), t[..., None],
                           np.broadcast_to(values, t.shape)[..., None], -1)
