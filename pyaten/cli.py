@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "explain": "explain",
     "dispatch": "dispatch",
     "demo": "demo",
+    "conformance": "conformance",
 }
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.device import device as Device
-from pyaten.core.storage import Storage
+from pyaten.core.storage import Storage, is_host_memory
 from pyaten.core.tensor import Size, Tensor
 
 __all__ = ["save", "load"]
@@ -160,6 +160,16 @@ def _key_node(key: object) -> dict:
     return node
 
 
+def _storage_bytes(t: Tensor) -> np.ndarray:
+    """The bytes of `t`'s storage as a host uint8 array (copied from a plug-in device's own
+    memory through the device)."""
+    storage = t._storage
+    if is_host_memory(storage.data):
+        return storage.data[: storage.nbytes]
+    whole = Tensor._make(storage, (storage.nbytes,), (1,), 0, dt.uint8, storage.device)
+    return whole.cpu()._numpy()
+
+
 def _storage_entries(writer: _Writer) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     """The safetensors table (name -> array) and each storage's description."""
     arrays: dict[str, np.ndarray] = {}
@@ -167,7 +177,7 @@ def _storage_entries(writer: _Writer) -> tuple[dict[str, np.ndarray], dict[str, 
     used = set()
     for users in writer.storage_users.values():
         first = users[0]
-        data = first._storage.data[: first._storage.nbytes]
+        data = _storage_bytes(first)
         if len(users) == 1 and _owns_storage(first):
             name = _unique_name(writer.paths[id(first)], used)
             dtype = first.dtype

@@ -116,12 +116,19 @@ def _pyaten_namespace(path: str) -> object | None:
     return owner
 
 
+# pyaten's own submodules that share a name with a torch module but are not its counterpart
+# (plug-in devices, the backend conformance kit); nor are they imported by `import pyaten`.
+OWN_MODULES = frozenset({"backends", "testing"})
+
+
 def pyaten_has(api: dict[str, dict[str, list[str]]]) -> dict[str, set[str]]:
     """Per namespace, the PyTorch names pyaten's counterpart has."""
     has: dict[str, set[str]] = {}
     for namespace, kinds in api.items():
         owner = _pyaten_namespace(NAMESPACES[namespace])
         names = {name for names in kinds.values() for name in names}
+        if NAMESPACES[namespace] == "":
+            names -= OWN_MODULES
         has[namespace] = set() if owner is None else {n for n in names if hasattr(owner, n)}
     return has
 

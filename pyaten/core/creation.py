@@ -206,10 +206,13 @@ def tensor(
             if requires_grad:
                 set_requires_grad(result)
             return result
-    result = empty_tensor(tuple(sizes), target, dev)
+    plugin = dev.type not in ("cpu", "meta")  # built on the CPU, then copied by the device
+    result = empty_tensor(tuple(sizes), target, CPU if plugin else dev)
     if values is not None and result._storage.data is not None:
         out = result._numpy()
         out[...] = _cast(np.asarray(values).reshape(out.shape), target)
+    if plugin:
+        result = result.to(dev)
     if requires_grad:
         set_requires_grad(result)
     return result

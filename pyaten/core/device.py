@@ -11,7 +11,7 @@ import re
 
 from pyaten.dispatch.keys import backend_keyset_bits
 
-__all__ = ["device", "as_device", "keyset_for_device"]
+__all__ = ["device", "as_device", "forget_device_type", "keyset_for_device"]
 
 _TORCH_DEVICE_TYPES = (
     "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, "
@@ -115,3 +115,11 @@ def as_device(value: device | str | None) -> device:
 def keyset_for_device(dev: device) -> int:
     """The raw dispatch key-set bits of a normal tensor on `dev`."""
     return dev._keyset
+
+
+def forget_device_type(device_type: str) -> None:
+    """Drop the interned devices of a plug-in type being unregistered (their key sets go)."""
+    if device_type in ("cpu", "meta"):
+        raise ValueError(f"forget_device_type(): '{device_type}' is a built-in device type")
+    for key in [k for k, d in _INTERNED.items() if d.type == device_type]:
+        del _INTERNED[key]

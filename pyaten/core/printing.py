@@ -260,7 +260,7 @@ def tensor_repr(t: object) -> str:
             suffixes.append("size=" + shape_text)
         if not has_default_dtype:
             suffixes.append(f"dtype={d}")
-        body = tensor_body(t._numpy(), d, indent)
+        body = tensor_body(t._host_values(), d, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{_grad_fn_name(t.grad_fn)}>")
     elif t._requires_grad:

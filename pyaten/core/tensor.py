@@ -30,7 +30,7 @@ from pyaten.core.size import (
     preserve_format,
     strided,
 )
-from pyaten.core.storage import Storage
+from pyaten.core.storage import Storage, is_host_memory, read_to_host
 
 __all__ = [
     "Tensor",
@@ -120,6 +120,20 @@ class Tensor:
         return t
 
     @staticmethod
+    def _make_view(base: Tensor, sizes: tuple, strides: tuple, offset: int) -> Tensor:
+        """A view of `base`'s storage with new geometry: the version counter shared, `_base`
+        the root base, the key set `base`'s (the per-view-op constructor)."""
+        v = Tensor._make(base._storage, sizes, strides, offset, base._dtype, base._device)
+        counter = base._vc
+        if counter is None:
+            counter = base._vc = VersionCounter()
+        v._vc = counter
+        root = base._base
+        v._base = base if root is None else root
+        v._keyset = base._keyset
+        return v
+
+    @staticmethod
     def _make_subclass(cls: type, data: Tensor, require_grad: bool = False) -> Tensor:
         """An instance of the Tensor subclass `cls` sharing `data`'s storage, geometry and
         version counter, detached from autograd (how `nn.Parameter` is built)."""
@@ -170,6 +184,11 @@ class Tensor:
             raise RuntimeError(
                 f"Cannot access data of a tensor on device '{self._device}' (it has no storage "
                 "bytes)"
+            )
+        if type(data) is not np.ndarray:
+            raise RuntimeError(
+                f"Cannot access data of a tensor on device '{self._device}' from core: its "
+                "memory belongs to the device (use .cpu() first)"
             )
         itemsize = self._dtype.itemsize
         offset = self._offset * itemsize
@@ -409,9 +428,12 @@ class Tensor:
 
     # ------------------------------------------------------------------ Python conversions
     def _host_values(self) -> np.ndarray:
-        if self._storage.data is None:
+        """The values as a NumPy array: a view on the host, a copy from a plug-in device's own
+        memory (`read_to_host`)."""
+        data = self._storage.data
+        if data is None:
             raise NotImplementedError(f"Cannot copy out of {self._device.type} tensor; no data!")
-        return self._numpy()
+        return self._numpy() if is_host_memory(data) else read_to_host(self)
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array sharing memory with this tensor (bfloat16 as ml_dtypes.bfloat16)."""
@@ -456,7 +478,7 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         if self._storage.data is None:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        value = self._numpy().reshape(())
+        value = self._host_values().reshape(())
         if self._dtype is dt.bfloat16:
             return builtins.float(value)
         if self._dtype is dt.complex32:
@@ -544,10 +566,17 @@ class Tensor:
         storage = memo.get(id(self._storage))
         if storage is None:
             old = self._storage
-            data = None if old.data is None else old.data.copy()
-            storage = Storage(old.nbytes, old.device, data=data)
-            if data is None:
-                storage.data = None
+            if old.data is None or is_host_memory(old.data):
+                data = None if old.data is None else old.data.copy()
+                storage = Storage(old.nbytes, old.device, data=data)
+                if data is None:
+                    storage.data = None
+            else:  # a plug-in device's own memory: a new storage, the bytes copied there
+                storage = Storage(old.nbytes, old.device)
+                whole = (old.nbytes,)
+                Tensor._make(storage, whole, (1,), 0, dt.uint8, old.device).copy_(
+                    Tensor._make(old, whole, (1,), 0, dt.uint8, old.device)
+                )
             memo[id(old)] = storage
         new = _new(type(self))
         for name in Tensor.__slots__[:-2]:
@@ -567,7 +596,7 @@ class Tensor:
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         # Pickles the values (a contiguous copy), dtype, device and requires_grad.
-        values = None if self._storage.data is None else np.ascontiguousarray(self._numpy())
+        values = None if self._storage.data is None else np.ascontiguousarray(self._host_values())
         return (
             _rebuild_tensor,
             (values, self._sizes, self._dtype.name, str(self._device), self._requires_grad),
@@ -650,8 +679,12 @@ def _rebuild_tensor(
 ) -> Tensor:
     from pyaten.core.views import empty_tensor
 
-    t = empty_tensor(tuple(sizes), dt.BY_NAME[dtype_name], device(device_text))
+    target = device(device_text)
+    t = empty_tensor(tuple(sizes), dt.BY_NAME[dtype_name], target if target.type in (
+        "cpu", "meta") else CPU)
     if values is not None and t._storage.data is not None:
         t._numpy()[...] = values
+    if t._device is not target:  # a plug-in device: its memory is filled by its copy
+        t = t.to(target)
     t._requires_grad = requires_grad
     return t

@@ -30,7 +30,7 @@ _COMPOSITE_RULES = {
     "math kernel": "CompositeImplicitAutograd",
     "default backend kernel": "CompositeExplicitAutograd",
 }
-_KNOWN_NOTES = ("binding", "structured.meta", "structured.impl", "stub", "result")
+_KNOWN_NOTES = ("binding", "structured.meta", "structured.impl", "stub", "result", "fallback")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,8 @@ class KernelRun:
     stubs: tuple[dict[str, Any], ...] = ()
     returns: str | None = None  # what the schema says the result aliases
     missing: dict[str, Any] | None = None  # no kernel: keys that have one, the fix
+    # a plug-in device's fallback: device, policy, reason (pyaten/backends/fallback.py)
+    fallback: dict[str, Any] | None = None
     calls: tuple[ExplainedCall, ...] = ()
     hidden_calls: int = 0  # calls below the depth limit
 
@@ -112,6 +114,7 @@ class KernelRun:
             "stubs": [dict(s) for s in self.stubs],
             "returns": self.returns,
             "missing": self.missing,
+            "fallback": self.fallback,
             "calls": [c.as_dict() for c in self.calls],
             "hidden_calls": self.hidden_calls,
         }
@@ -346,6 +349,13 @@ def _kernel_run(
     }
     if last.rule == "missing" or last.kernel == "(none)":
         return KernelRun(kind="missing", missing=_missing(operator, last), **base)
+    device_fallback = next(
+        ({k: v for k, v in n.items() if k != "kind"}
+         for n in gathered.notes if n["kind"] == "fallback"),
+        None,
+    )  # fmt: skip
+    if device_fallback is not None:  # a plug-in device's fallback (pyaten/backends)
+        return KernelRun(kind="fallback", fallback=device_fallback, **base)
     alias = None
     if last.rule in _COMPOSITE_RULES:
         alias = _registration_key(operator, last.kernel) or _COMPOSITE_RULES[last.rule]

@@ -252,6 +252,17 @@ def _kernel(w: _Writer, pad: str, k: KernelRun, number: str, tls: Any) -> None:
         first = f"autogen out kernel {k.name}{via}: runs the op, resizes out, copies into it"
     elif k.kind == "fallback":
         first = f"backend fallback {k.name} for {k.key}"
+        if k.fallback is not None and k.fallback.get("forced"):
+            first = f"fallback {k.name} for {k.key} (forced for this operator)"
+        if k.fallback is not None:
+            policy = k.fallback.get("policy")
+            first += f": the '{k.fallback.get('device')}' device's {policy} policy"
+            rest.append(f"why: {k.fallback.get('reason')}")
+            if policy in ("cpu", "warn"):
+                rest.append("ran on the CPU: tensor inputs copied from the device, results "
+                            "(and mutated inputs) copied back")
+            else:
+                rest.append("raised NotImplementedError (no CPU fallback)")
     else:
         first = f"{k.kind} kernel {k.name} for {k.key}"
     for stub in k.stubs:
