@@ -94,13 +94,7 @@ def empty_tensor(
 
 def as_strided_view(t: Tensor, sizes: tuple, strides: tuple, offset: int | None = None) -> Tensor:
     """A view of `t`'s storage with new geometry, sharing the version counter; `_base` set."""
-    v = Tensor._make(
-        t._storage, sizes, strides, t._offset if offset is None else offset, t._dtype, t._device
-    )
-    v._version_counter = t._version_counter
-    v._base = t if t._base is None else t._base
-    v._keyset = t._keyset
-    return v
+    return Tensor._make_view(t, sizes, strides, t._offset if offset is None else offset)
 
 
 def alias_view(t: Tensor) -> Tensor:
