@@ -24,3 +24,6 @@ def __getattr__(name: str) -> OpNamespace:
     if name.startswith("__"):
         raise AttributeError(name)
     return getattr(ops, name)
+
+# The Python key's handler (`__torch_dispatch__`) needs these handles: installed with them.
+import pyaten.native.python_dispatch  # noqa: E402,F401

@@ -35,7 +35,13 @@ from pyaten.autograd.anomaly_mode import ANOMALY, check_outputs
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad, Node, gradient_edge
 from pyaten.core.size import Size
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import Tensor, preserve_format
+from pyaten.dispatch.python_key import PYTHON_KEYS
+from pyaten.dispatch.tls import STATE as TLS
+from pyaten.native.ops_handles import LazyEntry
+
+_DETACH = LazyEntry("detach")
+_ONES_LIKE = LazyEntry("ones_like")
 
 __all__ = ["execute", "accumulate_into", "sum_to"]
 
@@ -125,6 +131,14 @@ def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None
     if old is None:
         if GRAD.enabled:
             variable._grad = grad  # create_graph: the gradient keeps its own graph
+        elif (
+            (owned or type(grad) is not Tensor)
+            and (grad._keyset | TLS.included) & PYTHON_KEYS
+            and grad.grad_fn is None
+        ):
+            # A mode or subclass sees AccumulateGrad's `detach` (as in PyTorch), and a wrapper
+            # subclass's gradient stays one (its references are the subclass's business).
+            variable._grad = (_DETACH.entry or _DETACH.resolve()).call(grad)
         elif owned and _stealable(grad, variable):
             if grad._base is not None:  # as PyTorch's `new_grad.detach()`: not a view
                 alias = Tensor._make(grad._storage, grad._sizes, grad._strides, grad._offset,
@@ -419,11 +433,8 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out._dtype}"
                 )
-            from pyaten.core.views import empty_tensor
-
-            one = empty_tensor(out._sizes, out._dtype, out._device)
-            one.fill_(1)
-            result.append(one)
+            ones_like = _ONES_LIKE.entry or _ONES_LIKE.resolve()
+            result.append(ones_like.call(out, None, None, None, None, preserve_format))
             continue
         if not isinstance(grad, Tensor):
             raise TypeError(

@@ -243,6 +243,23 @@ def short_name(node: Node) -> str:
     return _BACKWARD_SUFFIX.sub("", node.name())
 
 
+def _alias_without_history(t: Tensor) -> Tensor:
+    """A new tensor object for `t`'s storage and geometry, with no autograd history; a
+    subclass keeps its class and attributes (a wrapper subclass holds its data there)."""
+    alias = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)
+    alias._version_counter = t._version_counter
+    alias._base = t._base
+    alias._keyset = t._keyset
+    cls = type(t)
+    if cls is not Tensor:
+        sub = object.__new__(cls)
+        for name in Tensor.__slots__[:-2]:
+            setattr(sub, name, getattr(alias, name))
+        sub.__dict__.update(t.__dict__)
+        alias = sub
+    return alias
+
+
 class SavedTensor:
     """A tensor a formula needs later, with the version it had (Note: saved outputs...)."""
 
@@ -255,11 +272,7 @@ class SavedTensor:
         self._is_output = is_output and t.grad_fn is not None
         self._output_nr = t.output_nr
         if is_output:
-            bare = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)
-            bare._version_counter = t._version_counter
-            bare._base = t._base
-            bare._keyset = t._keyset
-            self._data = bare
+            self._data = _alias_without_history(t)
         else:
             self._data = t
 
@@ -282,10 +295,7 @@ class SavedTensor:
                 "gradient, with pyaten.autograd.set_detect_anomaly(True, check_nan=False)."
             )
         if self._is_output:
-            alias = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)
-            alias._version_counter = t._version_counter
-            alias._base = t._base
-            alias._keyset = t._keyset
+            alias = _alias_without_history(t)
             alias.grad_fn = owner
             alias.output_nr = self._output_nr
             alias._requires_grad = True

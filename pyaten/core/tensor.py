@@ -31,6 +31,12 @@ from pyaten.core.size import (
     strided,
 )
 from pyaten.core.storage import Storage, is_host_memory, read_to_host
+from pyaten.dispatch.keys import DispatchKeySet as _DispatchKeySet
+from pyaten.dispatch.keys import functionality_bit
+from pyaten.dispatch.python_key import PYTHON_KEYS
+
+_PYTHON_KEYSET = _DispatchKeySet.from_raw(PYTHON_KEYS)
+_Device = device  # the class; `device` is also a parameter name below
 
 __all__ = [
     "Tensor",
@@ -57,6 +63,44 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     raise IndexError(
         f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
     )
+
+
+# The math bits (Note: math bits, in pyaten/native/mathbits.py): functionality bits of a
+# tensor's key set that change what its stored values mean: conjugated, negated, all zero.
+CONJ_BIT = functionality_bit("Conjugate")
+NEG_BIT = functionality_bit("Negative")
+ZERO_BIT = functionality_bit("ZeroTensor")
+MATH_BITS = CONJ_BIT | NEG_BIT | ZERO_BIT
+
+
+def math_bit_values(values: np.ndarray, bits: int) -> np.ndarray:
+    """The values a tensor with math `bits` shows, given its stored `values` (a new array
+    when any bit is set; conjugate and negate are their own inverses)."""
+    if bits & ZERO_BIT:
+        return np.zeros(values.shape, values.dtype)
+    if bits & CONJ_BIT and values.dtype.kind == "c":
+        values = np.conjugate(values)
+    if bits & NEG_BIT:
+        values = np.negative(values)
+    return values
+
+
+def _refuse_math_bits_numpy(keyset: int, force: bool) -> None:
+    # PyTorch's Tensor.numpy() words these checks so (force=True resolves conj and neg).
+    if keyset & ZERO_BIT and not force:
+        raise RuntimeError(
+            " Cannot convert a ZeroTensor to numpy. Set force=True if you need the zero array."
+        )
+    if keyset & CONJ_BIT and not force:
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that has conjugate bit set. Use "
+            "tensor.resolve_conj().numpy() instead."
+        )
+    if keyset & NEG_BIT and not force:
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that has negative bit set. Use "
+            "tensor.resolve_neg().numpy() instead."
+        )
 
 
 class Tensor:
@@ -148,13 +192,55 @@ class Tensor:
                 setattr(sub, name, getattr(t, name))
             t = sub
         t._version_counter = data._version_counter
-        t._keyset = data._keyset
+        t._keyset = _subclass_keyset(cls, data._keyset)
         if require_grad:
             if not (data._dtype.is_floating_point or data._dtype.is_complex):
                 raise RuntimeError(
                     "Only Tensors of floating point and complex dtype can require gradients"
                 )
             t._requires_grad = True
+        return t
+
+    @staticmethod
+    def _make_wrapper_subclass(
+        cls: type,
+        size: object,
+        strides: object = None,
+        storage_offset: int | None = None,
+        memory_format: object = None,
+        dtype: dtype | None = None,
+        layout: object = None,
+        device: object = None,
+        pin_memory: bool = False,
+        requires_grad: bool = False,
+        dispatch_sizes_strides_policy: str | None = None,
+        dispatch_device: bool = False,
+        dispatch_layout: bool = False,
+        _extra_dispatch_keys: object = None,
+        storage_size: int | None = None,
+    ) -> Tensor:
+        """An instance of `cls` with the given geometry and no data of its own: a wrapper
+        subclass, whose `__torch_dispatch__` computes every operator (usually on tensors it
+        holds). Its key set is the device's plus the Python keys (Note: the Python key)."""
+        from pyaten.core.views import contiguous_strides, storage_nbytes_needed
+
+        sizes = tuple(builtins.int(s) for s in size)
+        dtype = dt.get_default_dtype() if dtype is None else dtype
+        where = device if isinstance(device, _Device) else CPU if device is None else _Device(
+            device)
+        strides = contiguous_strides(sizes) if strides is None else tuple(strides)
+        offset = 0 if storage_offset is None else builtins.int(storage_offset)
+        nbytes = storage_nbytes_needed(sizes, strides, offset, dtype.itemsize)
+        storage = Storage(0, where)
+        storage.data = None  # the data lives wherever the subclass keeps it
+        storage.nbytes = nbytes if storage_size is None else storage_size * dtype.itemsize
+        plain = Tensor._make(storage, sizes, strides, offset, dtype, where)
+        t = _new(cls)
+        for name in Tensor.__slots__[:-2]:
+            setattr(t, name, getattr(plain, name))
+        t._keyset = where._keyset | PYTHON_KEYS
+        if requires_grad:
+            t.requires_grad_(True)
         return t
 
     def __new__(cls, *args: object) -> Tensor:
@@ -164,10 +250,12 @@ class Tensor:
 
         default = dt.get_default_dtype()
         if len(args) == 1 and not isinstance(args[0], builtins.int):
-            return make_tensor(args[0], dtype=default)
-        if all(isinstance(a, builtins.int) for a in args):
-            return empty_tensor(tuple(args) if args else (0,), default, CPU)
-        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+            made = make_tensor(args[0], dtype=default)
+        elif all(isinstance(a, builtins.int) for a in args):
+            made = empty_tensor(tuple(args) if args else (0,), default, CPU)
+        else:
+            raise TypeError(f"Tensor(): invalid arguments {args!r}")
+        return made if cls is Tensor else made.as_subclass(cls)  # `MyTensor([1, 2])`
 
     def _refresh(self) -> None:
         """Forget the cached NumPy view after sizes/strides/offset/storage changed."""
@@ -429,11 +517,13 @@ class Tensor:
     # ------------------------------------------------------------------ Python conversions
     def _host_values(self) -> np.ndarray:
         """The values as a NumPy array: a view on the host, a copy from a plug-in device's own
-        memory (`read_to_host`)."""
+        memory (`read_to_host`); a copy with the math bits applied when the tensor has any."""
         data = self._storage.data
         if data is None:
             raise NotImplementedError(f"Cannot copy out of {self._device.type} tensor; no data!")
-        return self._numpy() if is_host_memory(data) else read_to_host(self)
+        values = self._numpy() if is_host_memory(data) else read_to_host(self)
+        bits = self._keyset & MATH_BITS
+        return values if not bits else math_bit_values(values, bits)
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array sharing memory with this tensor (bfloat16 as ml_dtypes.bfloat16)."""
@@ -452,6 +542,10 @@ class Tensor:
         if self._dtype is dt.complex32:
             # NumPy has no complex32 (see Note: complex32 in NumPy in pyaten.core.dtypes).
             raise TypeError("Got unsupported ScalarType ComplexHalf")
+        if self._keyset & MATH_BITS:
+            _refuse_math_bits_numpy(self._keyset, force)
+            if force:
+                return math_bit_values(self._numpy(), self._keyset & MATH_BITS)
         return self._numpy()
 
     def __array__(self, dtype: object = None, copy: bool | None = None) -> np.ndarray:
@@ -546,7 +640,7 @@ class Tensor:
 
         return tensor_repr(self)
 
-    __str__ = __repr__
+    # No `__str__`: `str(t)` and `print(t)` use the class's `__repr__`, a subclass's included.
 
     # ------------------------------------------------------------------ copy / pickle
     __array_priority__ = 1000  # NumPy defers to our reflected operators
@@ -595,12 +689,14 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, protocol: int) -> tuple:
-        # Pickles the values (a contiguous copy), dtype, device and requires_grad.
+        # Pickles the values (a contiguous copy), dtype, device and requires_grad; a conj or
+        # neg view keeps its bit (its stored values pickled, as PyTorch pickles its storage).
         values = None if self._storage.data is None else np.ascontiguousarray(self._host_values())
-        return (
-            _rebuild_tensor,
-            (values, self._sizes, self._dtype.name, str(self._device), self._requires_grad),
-        )
+        args = (values, self._sizes, self._dtype.name, str(self._device), self._requires_grad)
+        bits = self._keyset & (CONJ_BIT | NEG_BIT)
+        if bits and values is not None:
+            args = (math_bit_values(values, bits), *args[1:], bits)
+        return (_rebuild_tensor, args)
 
     # ------------------------------------------------------------------ DLPack
     def __dlpack__(self, *, stream: object = None, max_version: tuple | None = None,
@@ -615,8 +711,77 @@ class Tensor:
 
         return dlpack_device(self)
 
+    # ------------------------------------------------------------------ __torch_function__
+    # The protocol lives in pyaten.core.torch_function (Note: the torch-function gate); here
+    # only Tensor's own part: the default handler, as_subclass and subclass registration.
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
+        """Run `func` with subclasses' handlers off and make its Tensor results `cls`, so a
+        subclass that does not override this gets its own class back (PyTorch's default)."""
+        from pyaten.core.torch_function import tensor_torch_function
+
+        return tensor_torch_function(cls, func, types, args, kwargs)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        handler = getattr(cls, "__torch_function__", None)
+        if getattr(handler, "__name__", None) != "_disabled_torch_function_impl":
+            from pyaten.core.torch_function import install_routes
+
+            install_routes(Tensor, again=True)  # properties and Python methods see subclasses
+
+    def as_subclass(self, cls: type) -> Tensor:
+        """A `cls` instance sharing this tensor's data and staying on its autograd graph."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(
+                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
+                "not possible. Make sure your class inherits from Tensor."
+            )
+        from pyaten.core.torch_function import DisableTorchFunctionSubclass
+
+        with DisableTorchFunctionSubclass():
+            alias = self.alias()
+        if alias.__class__ is cls:
+            return alias
+        try:
+            alias.__class__ = cls
+            return alias
+        except TypeError:  # `cls` adds slots: a new object of it, the fields copied
+            sub = _new(cls)
+            for name in Tensor.__slots__[:-2]:
+                if hasattr(alias, name):
+                    setattr(sub, name, getattr(alias, name))
+            return sub
+
 
 _new = object.__new__
+
+
+def _disabled_torch_dispatch_impl(func: Callable, types: object, args: tuple = (),
+                                  kwargs: dict | None = None) -> object:
+    """`Tensor.__torch_dispatch__`: run `func` with the Python keys excluded (a class that
+    keeps this default does not take part in Python dispatch)."""
+    from pyaten.dispatch.tls import ExcludeDispatchKeyGuard
+
+    with ExcludeDispatchKeyGuard(_PYTHON_KEYSET):
+        return func(*args, **(kwargs or {}))
+
+
+def _has_torch_dispatch(cls: type) -> bool:
+    """Whether `cls` defines its own `__torch_dispatch__` (not the disabled default)."""
+    handler = getattr(cls, "__torch_dispatch__", None)
+    return getattr(handler, "__func__", handler) is not _disabled_torch_dispatch_impl
+
+
+def _subclass_keyset(cls: type, keyset: int) -> int:
+    """A tensor of class `cls` made from one with `keyset`: the Python keys added when the
+    class defines `__torch_dispatch__`, removed otherwise."""
+    if cls is not Tensor and _has_torch_dispatch(cls):
+        return keyset | PYTHON_KEYS
+    return keyset & ~PYTHON_KEYS
+
+
+Tensor.__torch_dispatch__ = staticmethod(_disabled_torch_dispatch_impl)
 
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -675,7 +840,7 @@ def _check_grad(t: Tensor, grad: object) -> None:
 
 def _rebuild_tensor(
     values: np.ndarray | None, sizes: tuple, dtype_name: str, device_text: str,
-    requires_grad: bool,
+    requires_grad: bool, math_bits: int = 0,
 ) -> Tensor:
     from pyaten.core.views import empty_tensor
 
@@ -686,5 +851,6 @@ def _rebuild_tensor(
         t._numpy()[...] = values
     if t._device is not target:  # a plug-in device: its memory is filled by its copy
         t = t.to(target)
+    t._keyset |= math_bits
     t._requires_grad = requires_grad
     return t

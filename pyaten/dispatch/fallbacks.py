@@ -3,8 +3,9 @@
 Fallthroughs: keys that are skipped unless an operator registers a kernel on them
 (BackendSelect, ADInplaceOrView, six Autocast keys, the two vmap-mode keys). Real fallbacks:
 the autograd keys run the operator below autograd; Meta raises "no fake impl or Meta kernel";
-the mode and wrapper keys (Python, Functionalize, Conjugate, ...) have no pyaten behaviour of
-their own yet and pass the call on to the keys below them. With this baseline `dump_table`
+Python and PythonTLSSnapshot run `__torch_dispatch__` (pyaten/dispatch/python_key.py); the
+other mode and wrapper keys (Functionalize, Conjugate, ...) have no pyaten behaviour of their
+own yet and pass the call on to the keys below them. With this baseline `dump_table`
 agrees with PyTorch's for an operator with the same registrations.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from pyaten.dispatch.errors import meta_fallback_message
 from pyaten.dispatch.keys import KEY_BY_NAME, DispatchKeySet, full_after
+from pyaten.dispatch.python_key import python_fallback, tls_snapshot_fallback
 from pyaten.dispatch.registry import register_fallback
 
 FALLTHROUGH_KEYS = (
@@ -28,9 +30,10 @@ AUTOGRAD_FALLBACK_KEYS = (
 )  # fmt: skip
 
 PASS_THROUGH_KEYS = (
-    "Python", "FuncTorchDynamicLayerBackMode", "Functionalize", "Conjugate", "Negative",
-    "ZeroTensor", "Tracer", "FuncTorchBatched", "BatchedNestedTensor", "Batched",
-    "FuncTorchGradWrapper", "PythonTLSSnapshot", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
+    # (Conjugate, Negative and ZeroTensor get theirs from pyaten/native/mathbits.py.)
+    "FuncTorchDynamicLayerBackMode", "Functionalize", "Tracer", "FuncTorchBatched",
+    "BatchedNestedTensor", "Batched",
+    "FuncTorchGradWrapper", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
     "PythonDispatcher",
 )  # fmt: skip
 
@@ -78,6 +81,11 @@ def install_baseline() -> None:
     for name in AUTOGRAD_FALLBACK_KEYS:
         register_fallback(KEY_BY_NAME[name], autograd_fallback, debug=_site(autograd_fallback))
     register_fallback(KEY_BY_NAME["Meta"], meta_fallback, debug=_site(meta_fallback))
+    # The Python key and its snapshot (Note: the Python key, in pyaten/dispatch/python_key.py).
+    register_fallback(KEY_BY_NAME["Python"], python_fallback, debug=_site(python_fallback))
+    register_fallback(
+        KEY_BY_NAME["PythonTLSSnapshot"], tls_snapshot_fallback, debug=_site(tls_snapshot_fallback)
+    )
     for name in PASS_THROUGH_KEYS:
         fn = _pass_through(name)
         register_fallback(KEY_BY_NAME[name], fn, debug=_site(fn))

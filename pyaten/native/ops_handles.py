@@ -140,11 +140,51 @@ class OpOverload:
         """Call the kernel for `keyset` as is (below the current key)."""
         return self._entry.redispatch(keyset, *args, **kwargs)
 
+    # -- what `__torch_dispatch__` handlers read (PyTorch's torch._ops.OpOverload) -----------
+
+    @property
+    def namespace(self) -> str:
+        return self._packet._ns
+
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - PyTorch's attribute name
+        """`add.Tensor` (`exp.default`)."""
+        return f"{self._packet._name}.{self._overloadname}"
+
+    @property
+    def _opname(self) -> str:
+        return self._packet._name
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The operator's tags from native_functions.yaml (`pointwise`, `core`, ...)."""
+        return tuple(self._entry.tags)
+
+    @property
+    def is_view(self) -> bool:
+        """Whether the first return aliases an input without writing it (`Tensor(a)`)."""
+        returns = self._entry.schema.returns
+        alias = returns[0].annotation if returns else None
+        return alias is not None and not alias.is_write
+
+    def decompose(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the operator's CompositeImplicitAutograd kernel, or return NotImplemented when
+        it has none (as PyTorch's `OpOverload.decompose`)."""
+        for key, kernel in self._entry.active_kernels().items():
+            if key.name == "CompositeImplicitAutograd" and not kernel.fallthrough:
+                values = self._parse().match(args, kwargs)
+                if values.__class__ is str:
+                    raise RuntimeError(f"{self.name()}(): {values}")
+                return kernel.fn(*values)
+        return NotImplemented
+
     def __repr__(self) -> str:
-        return f"<OpOverload(op='{self._packet._qualified}', overload='{self._overloadname}')>"
+        return f"<OpOverload(op='{self._packet._ns}.{self._packet._name}', " \
+               f"overload='{self._overloadname}')>"
 
     def __str__(self) -> str:
-        return self.name()
+        """`aten.add.Tensor`, as PyTorch prints an overload (its `name()` is `aten::add.Tensor`)."""
+        return f"{self._packet._ns}.{self._packet._name}.{self._overloadname}"
 
 
 class OpOverloadPacket:
@@ -208,11 +248,20 @@ class OpOverloadPacket:
         except TypeError as error:
             raise RuntimeError(f"{self._qualified}: {error}") from None
 
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - PyTorch's attribute name
+        return self._name
+
+    @property
+    def _schemas(self) -> dict[str, Any]:
+        return {o: getattr(self, o)._schema for o in self.overloads()}
+
     def __repr__(self) -> str:
-        return f"<OpOverloadPacket(op='{self._qualified}')>"
+        return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
 
     def __str__(self) -> str:
-        return self._qualified
+        """`aten.add`, as PyTorch prints a packet."""
+        return f"{self._ns}.{self._name}"
 
 
 class OpNamespace:
