@@ -13,9 +13,10 @@ Note: fast-path safety
     an unexpected or repeated keyword, or a parameter whose converter refuses that class.
     When j's refusal depends on which keywords a call names (`sum(t, dim=1)` is refused by
     `sum(input, *, dtype)` because it names `dim`), the block tests for them at run time.
-    Each test is an exact-class check (a Tensor subclass such as `nn.Parameter` passes as
-    the parser's `isinstance` does) on which the parser's converter gives the same value the
-    fast path passes, so the result is the one the full parser would give. Anything the
+    Each test is an exact-class check (a Tensor subclass without `__torch_function__`, such
+    as `nn.Parameter`, passes as the parser's `isinstance` does) on which the parser's
+    converter gives the same value the fast path passes, so the result is the one the full
+    parser would give. Anything the
     tests do not recognise falls through to `bind_and_call`. `tests/test_fast_bindings.py`
     holds a fast path to the parser for every binding, positional and keyword calls.
 """
@@ -49,9 +50,12 @@ __all__ = [
 
 
 def is_tensor(value: str) -> str:
-    """The test that `value` is a Tensor, as the parser's converter takes it: the class
-    first (one comparison for the common case), then subclasses (`nn.Parameter`)."""
-    return f"({value}.__class__ is Tensor or isinstance({value}, Tensor))"
+    """The test that `value` is a Tensor the fast path may take: the class first (one
+    comparison for the common case), then subclasses without `__torch_function__`
+    (`nn.Parameter`); a subclass with one goes to the parser, which hands the call to it
+    (Note: the torch-function gate, in pyaten/core/torch_function.py)."""
+    return (f"({value}.__class__ is Tensor or isinstance({value}, Tensor) and "
+            f"{value}.__class__.__torch_function__ is TF.DISABLED)")
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,14 @@ def _fast_call(sig: PythonSignature) -> tuple[int, str] | None:
     return len(required), ", ".join(values[a.name] for a in functional.arguments)
 
 
+def _gate(method: bool) -> str:
+    """The test every fast path starts with (Note: the torch-function gate, in
+    pyaten/core/torch_function.py): no mode pushed and no trace recording, and for a method a
+    `self` without `__torch_function__`. Anything else goes to `bind_and_call`, which hands
+    the call to the handlers."""
+    return "not TF.ACTIVE" + (f" and {is_tensor('self')}" if method else "")
+
+
 def _fast_path(sig: PythonSignature) -> list[str]:
     """Lines of the binding's fast path (empty when the first signature has none)."""
     fast = _fast_call(sig)
@@ -139,7 +147,7 @@ def _fast_path(sig: PythonSignature) -> list[str]:
         return []
     n, call = fast
     entry = naming.entry_global(sig.functional.name)
-    lines = [f"    if not kwargs and len(args) == {n} and not TRACE.ACTIVE:"]
+    lines = [f"    if not kwargs and len(args) == {n} and {_gate(sig.method)}:"]
     if n:
         lines.append(f"        {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''}"
                      " = args")
@@ -417,7 +425,7 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
         typed += _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(first),
                                   table=table)
     if typed:
-        lines.append("    if not kwargs and not TRACE.ACTIVE:")
+        lines.append(f"    if not kwargs and {_gate(method)}:")
         lines.append("        n = len(args)")
         lines.extend(typed)
     single: list[str] = []
@@ -427,16 +435,25 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
         single += one
         blocks += block
     if single or blocks:
-        lines.append("    if kwargs and not TRACE.ACTIVE:")
+        lines.append(f"    if kwargs and {_gate(method)}:")
         lines.append("        n = len(args)")
     if single:
         lines.append("        if len(kwargs) == 1:")
         lines.append("            ((key, value),) = kwargs.items()")
         lines.extend(single)
     lines.extend(blocks)
-    self_arg = ", self" if method else ""
-    lines.append(f"    return bind_and_call({table}, args, kwargs{self_arg})")
+    self_arg = "self" if method else "None"
+    lines.append(f"    return bind_and_call({table}, args, kwargs, {self_arg}, {fname})")
     return "\n".join(lines) + "\n"
+
+
+def _dunder_public(dunder: str, python_name: str) -> str:
+    """What `__torch_function__` handlers of an operator see as `func`, as in PyTorch: the
+    method it calls (`a + b`: `Tensor.add`), or the operator itself where `Tensor` has no
+    plainly named method (`a == b`: `Tensor.__eq__`, `a & b`: `Tensor.__and__`)."""
+    if dunder in ("__eq__", "__ne__") or python_name.startswith("__"):
+        return f"Operator_{dunder}"
+    return naming.binding_name(python_name, True)
 
 
 def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignature]) -> str:
@@ -465,11 +482,12 @@ def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignatu
                 test = test.replace("n == 1 and ", "", 1)
                 body += [test.replace("args[0]", "other"), ret.replace("args[0]", "other")]
     if body:
-        lines.append("    if not TRACE.ACTIVE:")
+        lines.append(f"    if {_gate(True)}:")
         lines += body
     lines.append("    try:")
-    lines.append(f"        return bind_and_call({table}, (other,), {{}}, self)")
-    lines.append("    except ArgumentParseError:")
+    lines.append(f"        return bind_and_call({table}, (other,), {{}}, self, "
+                 f"{_dunder_public(dunder, python_name)})")
+    lines.append("    except (ArgumentParseError, TorchFunctionNotImplemented):")
     lines.append("        return NotImplemented")
     return "\n".join(lines) + "\n"
 
@@ -484,6 +502,7 @@ def gen_unary_dunder(dunder: str, python_name: str,
     fast = _fast_call(signatures[0]) if signatures else None
     if fast is not None and fast[0] == 0:
         entry = naming.entry_global(signatures[0].functional.name)
-        lines += ["    if not TRACE.ACTIVE:", f"        return {entry}.call({fast[1]})"]
-    lines.append(f"    return bind_and_call({table}, (), {{}}, self)")
+        lines += [f"    if {_gate(True)}:", f"        return {entry}.call({fast[1]})"]
+    lines.append(f"    return bind_and_call({table}, (), {{}}, self, "
+                 f"{naming.binding_name(python_name, True)})")
     return "\n".join(lines) + "\n"

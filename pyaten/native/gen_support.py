@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from pyaten.core import torch_function as TF  # noqa: N812 - read as a constant in generated code
 from pyaten.core.device import as_device
 from pyaten.core.dtypes import dtype as DType
 from pyaten.core.tensor import Size
+from pyaten.core.torch_function import TorchFunctionNotImplemented
 from pyaten.dispatch import trace as TRACE  # noqa: N812 - read as a constant in generated code
 from pyaten.dispatch.keys import full_after
 from pyaten.dispatch.tls import STATE as TLS
@@ -28,6 +30,8 @@ from pyaten.native.runtime import Tensor, empty_tensor, wrapped_number
 from pyaten.native.structured import StructuredMeta, TensorIteratorMeta, resize_output
 
 __all__ = [
+    "TF",
+    "TorchFunctionNotImplemented",
     "TRACE",
     "Tensor",
     "TensorIteratorMeta",
@@ -91,9 +95,16 @@ class Binding:
 
 
 def bind_and_call(
-    binding: Binding, args: tuple, kwargs: dict[str, Any], self_tensor: Any = None
+    binding: Binding, args: tuple, kwargs: dict[str, Any], self_tensor: Any = None,
+    public: Callable[..., Any] | None = None,
 ) -> Any:
-    """Match the call against each signature in order and run the first that accepts it."""
+    """Match the call against each signature in order and run the first that accepts it;
+    first, when an argument overloads `__torch_function__` or a mode is pushed, hand the call
+    of `public` (the binding, as `pyaten.add` or `Tensor.add`) to the handlers."""
+    if public is not None and _overloads(self_tensor, args, kwargs):
+        values = args if self_tensor is None else (self_tensor, *args)
+        overloaded = TF.overloaded_args(values + tuple(kwargs.values()) if kwargs else values)
+        return TF.dispatch(public, overloaded, values, kwargs or None, c_style=True)
     rejected: list[tuple[str, str]] | None = [] if TRACE.ACTIVE else None
     signatures = binding._signatures
     if signatures is None:
@@ -109,6 +120,25 @@ def bind_and_call(
         return sig.call(values, self_tensor)
     raise_no_match(binding.name, signatures, args, kwargs)
     raise AssertionError("unreachable")
+
+
+def _overloads(self_tensor: Any, args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Whether a call goes to `__torch_function__`: the arguments of the usual classes are
+    passed over with one test each (Note: the torch-function gate)."""
+    plain = _PLAIN
+    if self_tensor is not None and self_tensor.__class__ is not Tensor:
+        return TF.wants_torch_function((self_tensor, *args, *kwargs.values()))
+    for value in args:
+        if value.__class__ not in plain:
+            return TF.wants_torch_function((*args, *kwargs.values()))
+    if kwargs:
+        for value in kwargs.values():
+            if value.__class__ not in plain:
+                return TF.wants_torch_function(kwargs.values())
+    return TF.ACTIVE and TF.wants_torch_function(())
+
+
+_PLAIN = frozenset({Tensor, int, float, bool, type(None), str, DType})
 
 
 def _describe(value: Any) -> str:

@@ -1,7 +1,8 @@
 """`nn.Parameter` and `nn.Buffer`: tensors a Module registers on attribute assignment.
 
 A Parameter is a real Tensor subclass sharing its data's storage (built by
-`Tensor._make_subclass`, as PyTorch builds it); operators on it return plain tensors. A
+`Tensor._make_subclass`, as PyTorch builds it); its `__torch_function__` is
+`_disabled_torch_function_impl`, so calls on it keep the fast paths and return plain tensors. A
 Buffer is marked, not subclassed: `Buffer(t)` returns a detached plain tensor carrying a
 `persistent` flag, and `isinstance(x, Buffer)` reads that mark, as in PyTorch.
 """
@@ -9,6 +10,7 @@ Buffer is marked, not subclassed: `Buffer(t)` returns a detached plain tensor ca
 from __future__ import annotations
 
 from pyaten.core.tensor import Tensor
+from pyaten.core.torch_function import _disabled_torch_function_impl
 
 __all__ = ["Buffer", "Parameter"]
 
@@ -23,6 +25,8 @@ def _empty() -> Tensor:
 
 class Parameter(Tensor):
     """A tensor that is a module parameter: `requires_grad` is True unless told otherwise."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
@@ -66,6 +70,8 @@ class _BufferMeta(type):
 
 class Buffer(Tensor, metaclass=_BufferMeta):
     """Marks a tensor as a module buffer; `persistent=False` keeps it out of state_dict."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:
         if data is None:
