@@ -1,4 +1,6 @@
-"""pyaten.save / pyaten.load: tensors and state dicts as safetensors (docs/serialization.md).
+"""`save_safetensors` / `load_safetensors`: tensors and state dicts as safetensors
+(docs/serialization.md). `pyaten.save` writes PyTorch's checkpoint format instead
+(checkpoint.py); `pyaten.load` hands the safetensors files it meets to `load_safetensors`.
 
 A file is a plain safetensors file. Its tensor table holds the bytes of every storage saved;
 its `__metadata__` holds one JSON document (key `pyaten`) describing the saved object: the
@@ -26,7 +28,7 @@ from pyaten.core.device import device as Device
 from pyaten.core.storage import Storage, is_host_memory
 from pyaten.core.tensor import Size, Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save_safetensors", "load_safetensors"]
 
 _FORMAT = "pyaten.safetensors"
 _VERSION = 1
@@ -47,11 +49,9 @@ _FROM_CODE = {
     "C64": "complex64",
 }
 _TORCH_PICKLE_MESSAGE = (
-    "pyaten.load: {what} is a PyTorch checkpoint ({kind}), which pyaten does not read: "
-    "unpickling it could run arbitrary code. pyaten.load reads safetensors files (those "
-    "pyaten.save writes included). Convert the checkpoint in PyTorch: "
-    "`safetensors.torch.save_file(torch.load(path), 'model.safetensors')` (a state dict of "
-    "tensors), then `pyaten.load('model.safetensors')`."
+    "pyaten.load_safetensors: {what} is a PyTorch checkpoint ({kind}), not a safetensors "
+    "file: read it with `pyaten.load` (weights_only by default), or convert it in PyTorch "
+    "with `safetensors.torch.save_file(torch.load(path), 'model.safetensors')`."
 )
 
 
@@ -69,7 +69,9 @@ class _Writer:
 
     def node(self, obj: Any, path: str, depth: int) -> Any:
         if depth > _MAX_DEPTH:
-            raise ValueError(f"pyaten.save: the object is nested deeper than {_MAX_DEPTH} levels")
+            raise ValueError(
+                f"pyaten.save_safetensors: the object is nested deeper than {_MAX_DEPTH} levels"
+            )
         if isinstance(obj, Tensor):
             return {"t": "tensor", "i": self.tensor(obj, path)}
         leaf = _leaf_node(obj)
@@ -86,7 +88,7 @@ class _Writer:
             items = [self.node(v, _join(path, i), depth + 1) for i, v in enumerate(obj)]
             return {"t": "list" if isinstance(obj, list) else "tuple", "v": items}
         raise TypeError(
-            f"pyaten.save: cannot save an object of type {type(obj).__name__} at "
+            f"pyaten.save_safetensors: cannot save an object of type {type(obj).__name__} at "
             f"'{path or '<root>'}': only tensors, dicts, lists, tuples and int, float, "
             "complex, str, bool, None, dtype and device leaves are saved"
         )
@@ -97,8 +99,8 @@ class _Writer:
             return found
         if t._storage.data is None:
             raise RuntimeError(
-                f"pyaten.save: the tensor at '{path or '<root>'}' is on {t.device}, which has "
-                "no data to save"
+                f"pyaten.save_safetensors: the tensor at '{path or '<root>'}' is on {t.device}, "
+                "which has no data to save"
             )
         index = len(self.tensors)
         self.tensor_ids[id(t)] = index
@@ -154,8 +156,8 @@ def _key_node(key: object) -> dict:
     node = _leaf_node(key)
     if node is None or node["t"] in ("dtype", "device"):
         raise TypeError(
-            f"pyaten.save: cannot save a dict key of type {type(key).__name__}: keys must be "
-            "str, int, float, bool or None"
+            f"pyaten.save_safetensors: cannot save a dict key of type {type(key).__name__}: keys "
+            "must be str, int, float, bool or None"
         )
     return node
 
@@ -232,18 +234,9 @@ def _serialize(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> bytes
     return bytes(safetensors.serialize(table, metadata=metadata))
 
 
-def save(
-    obj: object,
-    f: str | os.PathLike | IO[bytes],
-    pickle_module: object = None,
-    pickle_protocol: int = 2,
-    _use_new_zipfile_serialization: bool = True,
-    _disable_byteorder_record: bool = False,
-) -> None:
+def save_safetensors(obj: object, f: str | os.PathLike | IO[bytes]) -> None:
     """Save a tensor, a state dict or a nested container of tensors and scalars to `f` (a
     path or a binary file object) as a safetensors file. Views keep sharing storage."""
-    if pickle_module is not None:
-        raise ValueError("pyaten.save: pickle_module is not supported: pyaten never pickles")
     writer = _Writer()
     root = writer.node(obj, "", 0)
     arrays, storages = _storage_entries(writer)
@@ -315,20 +308,10 @@ def _deserialize(data: bytes) -> dict[str, dict]:
     return dict(entries)
 
 
-def load(
-    f: str | os.PathLike | IO[bytes],
-    map_location: object = None,
-    pickle_module: object = None,
-    *,
-    weights_only: bool | None = True,
-    mmap: bool | None = None,
-    **pickle_load_args: object,
-) -> Any:
-    """Load what `pyaten.save` saved (or any safetensors file, as a dict of tensors) from a
-    path or binary file object. `map_location`: a device, a device string, or a dict mapping
-    saved device strings to new ones. Never unpickles: `weights_only` is always in effect."""
-    if pickle_module is not None:
-        raise ValueError("pyaten.load: pickle_module is not supported: pyaten never unpickles")
+def load_safetensors(f: str | os.PathLike | IO[bytes], map_location: object = None) -> Any:
+    """Load what `save_safetensors` saved (or any safetensors file, as a dict of tensors) from
+    a path or binary file object. `map_location`: a device, a device string, or a dict
+    mapping saved device strings to new ones. Nothing is unpickled."""
     what = repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file"
     data = _read_all(f)
     _check_not_torch(data, what)

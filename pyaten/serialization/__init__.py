@@ -1,0 +1,29 @@
+"""`pyaten.save` / `pyaten.load` in PyTorch's checkpoint format, and safetensors by its own
+functions (docs/serialization.md).
+
+- checkpoint.py: `save` writes PyTorch's zip format (or its legacy one); `load` reads both,
+  and safetensors files, `weights_only` by default, with `mmap` and `map_location`.
+- zip_archive.py: the zip container, written streaming and read within bounds.
+- pickler.py / unpickler.py: the pickle with PyTorch's names; the `weights_only` interpreter
+  and its allow-list (`add_safe_globals`, `safe_globals`, `get_safe_globals`,
+  `clear_safe_globals`).
+- torch_names.py: PyTorch's global names and the pyaten objects behind them.
+- safetensors_format.py: `save_safetensors` / `load_safetensors`.
+"""
+
+from __future__ import annotations
+
+from pyaten.serialization.checkpoint import load, save
+from pyaten.serialization.safetensors_format import load_safetensors, save_safetensors
+from pyaten.serialization.torch_names import TypedStorage
+from pyaten.serialization.unpickler import (
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
+
+__all__ = [
+    "TypedStorage", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+    "load_safetensors", "safe_globals", "save", "save_safetensors",
+]

@@ -1,0 +1,470 @@
+"""`pyaten.save` and `pyaten.load`: PyTorch's checkpoint formats (docs/serialization.md).
+
+Note: memory while loading
+    A storage's bytes go from the file into the array that becomes the storage, once: a
+    record is read with `readinto` into a fresh array of its size, or, with `mmap=True`,
+    mapped copy-on-write straight out of the file (records are stored uncompressed and
+    aligned, zip_archive.py), so nothing is read until a tensor's values are used. Every size
+    a file declares is checked against the bytes the file holds before anything is
+    allocated: a storage's element count against its record, a record against the file, a
+    legacy storage against what is left of the file. The pickle is interpreted in place.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import struct
+import sys
+from collections.abc import Callable
+from typing import IO, Any
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.device import CPU
+from pyaten.core.device import device as Device
+from pyaten.core.storage import _ALLOCATORS, Storage
+from pyaten.core.tensor import Tensor
+from pyaten.serialization.pickler import CheckpointPickler, storage_bytes
+from pyaten.serialization.torch_names import StorageType, TypedStorage
+from pyaten.serialization.unpickler import FullUnpickler, WeightsUnpickler
+from pyaten.serialization.zip_archive import ZipReader, ZipWriter
+
+__all__ = ["load", "save"]
+
+_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL = 1001
+_SMALL_RECORD = 1 << 16
+_UNSAFE_MESSAGE = (
+    "Re-running `pyaten.load` with `weights_only` set to `False` will likely succeed, but it "
+    "can result in arbitrary code execution. Do it only if you got the file from a trusted "
+    "source."
+)
+_DOCS_MESSAGE = (
+    "\n\nCheck docs/serialization.md to learn more about types accepted by default with "
+    "weights_only."
+)
+
+FileLike = str | os.PathLike | IO[bytes]
+
+
+# ---------------------------------------------------------------------------- save
+
+def save(
+    obj: object,
+    f: FileLike,
+    pickle_module: Any = pickle,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
+    """Save `obj` (anything picklable: tensors, modules, state dicts, NumPy arrays, nested
+    containers) to `f` (a path or a binary file object) in PyTorch's checkpoint format, which
+    `torch.load` reads. Tensors that share a storage keep sharing it."""
+    if pickle_module not in (None, pickle):
+        raise ValueError("pyaten.save: only Python's pickle module is supported as pickle_module")
+    if type(pickle_protocol) is not int or not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(
+            f"pyaten.save: pickle_protocol must be an int from 2 to {pickle.HIGHEST_PROTOCOL}, "
+            f"got {pickle_protocol!r}"
+        )
+    if isinstance(f, (str, os.PathLike)):
+        name = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
+        with open(f, "wb") as handle:
+            _save_to(obj, handle, name, pickle_protocol, _use_new_zipfile_serialization,
+                     _disable_byteorder_record)
+    else:
+        if not hasattr(f, "write"):
+            raise AttributeError(
+                f"pyaten.save: f must be a path or a file object with write(), got "
+                f"{type(f).__name__}"
+            )
+        _save_to(obj, f, "archive", pickle_protocol, _use_new_zipfile_serialization,
+                 _disable_byteorder_record)
+
+
+def _save_to(obj: object, out: IO[bytes], archive: str, protocol: int, zipped: bool,
+             no_byteorder: bool) -> None:
+    if not zipped:
+        _save_legacy(obj, out, protocol)
+        return
+    buffer = io.BytesIO()
+    pickler = CheckpointPickler(buffer, protocol)
+    pickler.dump(obj)
+    writer = ZipWriter(out, archive)
+    writer.write_record("data.pkl", buffer.getbuffer())
+    writer.write_record(".format_version", b"1")
+    writer.write_record(".storage_alignment", b"64")
+    if not no_byteorder:
+        writer.write_record("byteorder", sys.byteorder.encode())
+    for key, storage in pickler.storages:
+        writer.write_record(f"data/{key}", storage_bytes(storage))
+    writer.write_record("version", b"3\n")
+    serial = int.from_bytes(os.urandom(16), "little")
+    writer.write_record(".data/serialization_id", f"{serial:040d}"[:40].encode())
+    writer.close()
+
+
+class _LegacyPickler(CheckpointPickler):
+    def persistent_id(self, obj: Any) -> tuple | None:
+        pid = super().persistent_id(obj)
+        return None if pid is None else (*pid, None)  # no storage view metadata
+
+
+def _save_legacy(obj: object, out: IO[bytes], protocol: int) -> None:
+    sys_info = {"protocol_version": _LEGACY_PROTOCOL, "little_endian": sys.byteorder == "little",
+                "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for header in (_MAGIC, _LEGACY_PROTOCOL, sys_info):
+        pickle.dump(header, out, protocol=protocol)
+    pickler = _LegacyPickler(out, protocol)
+    pickler.dump(obj)
+    pickle.dump([key for key, _ in pickler.storages], out, protocol=protocol)
+    for _, storage in pickler.storages:
+        dtype = pickler.storage_dtypes.get(id(storage), dt.uint8)
+        out.write(struct.pack("<q", storage.nbytes // dtype.itemsize))
+        out.write(memoryview(storage_bytes(storage)))
+
+
+# ---------------------------------------------------------------------------- load
+
+def load(
+    f: FileLike,
+    map_location: object = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
+) -> Any:
+    """Load an object saved by `torch.save` or `pyaten.save` (zip or legacy format; a
+    safetensors file too). `weights_only` (the default) unpickles only tensors, containers
+    and allow-listed globals; `weights_only=False` unpickles anything and may run code.
+    `mmap=True` maps storages from the file instead of reading them. `map_location`: a
+    device or device string, a dict from saved locations to new ones, or a callable
+    `(storage, location) -> storage or None`."""
+    if weights_only is None:
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError(
+            "Can not safely load weights when explicit pickle_module is specified"
+        )
+    encoding = pickle_load_args.pop("encoding", "utf-8")
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    _check_map_location(map_location)
+    options = _Options(map_location, bool(weights_only), bool(mmap), encoding, pickle_load_args)
+    if isinstance(f, (str, os.PathLike)):
+        options.path = os.fspath(f)
+        options.what = repr(options.path)
+        with open(f, "rb") as handle:
+            return _load_from(handle, options)
+    if not hasattr(f, "read"):
+        raise AttributeError(
+            f"pyaten.load: f must be a path or a binary file object, got {type(f).__name__}"
+        )
+    try:
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as error:
+        raise type(error)(
+            f"{error}. You can only pyaten.load from a file that is seekable. Please pre-load "
+            "the data into a buffer like io.BytesIO and try to load from it instead."
+        ) from None
+    return _load_from(f, options)
+
+
+class _Options:
+    def __init__(self, map_location: object, weights_only: bool, mmap: bool, encoding: str,
+                 extra: dict) -> None:
+        self.map_location = map_location
+        self.weights_only = weights_only
+        self.mmap = mmap
+        self.encoding = encoding
+        self.extra = extra
+        self.path: str | None = None
+        self.what = "the file"
+
+
+def _check_map_location(map_location: object) -> None:
+    if map_location is None or callable(map_location):
+        return
+    if isinstance(map_location, (str, Device)):
+        return
+    if isinstance(map_location, dict):
+        for key, value in map_location.items():
+            if not isinstance(key, str) or not isinstance(value, (str, Device)):
+                raise TypeError(
+                    "pyaten.load: map_location as a dict maps location strings to devices or "
+                    "device strings"
+                )
+        return
+    raise TypeError(
+        "pyaten.load: map_location must be None, a str, a device, a dict or a callable, got "
+        f"{type(map_location).__name__}"
+    )
+
+
+def _load_from(handle: IO[bytes], options: _Options) -> Any:
+    start = handle.tell()
+    head = handle.read(512)
+    handle.seek(start)
+    if head[:4] == b"PK\x03\x04":
+        return _load_zip(handle, options)
+    if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 1 << 32:
+        from pyaten.serialization.safetensors_format import load_safetensors
+
+        return load_safetensors(handle, options.map_location)
+    if options.mmap:
+        raise RuntimeError(
+            "mmap can only be used with files saved with "
+            "`pyaten.save(_use_new_zipfile_serialization=True)`, please pyaten.save your "
+            "checkpoint with this option in order to use mmap."
+        )
+    if head[257:262] == b"ustar":
+        raise RuntimeError(
+            f"pyaten.load: {options.what} is a tar checkpoint of PyTorch before 0.4, which "
+            "pyaten does not read; load and re-save it with an older PyTorch"
+        )
+    return _load_legacy(handle, options)
+
+
+def _unpickle(source: Any, persistent_load: Callable, options: _Options,
+              end: int | None = None) -> Any:
+    if not options.weights_only:
+        return FullUnpickler(source, persistent_load, encoding=options.encoding,
+                             **options.extra).load()
+    try:
+        return WeightsUnpickler(source, persistent_load, options.encoding, end).load()
+    except pickle.UnpicklingError as error:
+        raise pickle.UnpicklingError(_weights_only_message(str(error))) from None
+
+
+def _weights_only_message(message: str) -> str:
+    if "was not an allowed global by default" in message:
+        text = (
+            "Weights only load failed. This file can still be loaded, to do so you have two "
+            "options, do those steps only if you trust the source of the checkpoint. "
+            f"\n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` "
+            "please check the recommended steps in the following error message.\n\t"
+            "WeightsUnpickler error: " + message
+        )
+    else:
+        text = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
+        if "is blocked" not in message:
+            text += "Please file an issue with the following so that we can make " \
+                    "`weights_only=True` compatible with your use case: WeightsUnpickler error: "
+        text += "\n\n" + message
+    return text + _DOCS_MESSAGE
+
+
+def _bad(options: _Options, problem: str) -> RuntimeError:
+    return RuntimeError(f"pyaten.load: {options.what} is not a valid checkpoint: {problem}")
+
+
+def _parse_pid(pid: object, options: _Options, legacy: bool) -> tuple:
+    if type(pid) is not tuple or len(pid) != (6 if legacy else 5):
+        raise _bad(options, f"a persistent id is not a storage record: {pid!r:.80}")
+    _, storage_type, key, location, numel = pid[:5]
+    if isinstance(key, bytes):
+        key = key.decode("ascii", "replace")
+    if isinstance(location, bytes):
+        location = location.decode("ascii", "replace")
+    if not isinstance(storage_type, StorageType):
+        raise _bad(options, f"storage type {storage_type!r:.60} is not a storage class")
+    if not isinstance(key, str) or not isinstance(location, str) or len(key) > 256:
+        raise _bad(options, "a storage key or location is not a short string")
+    if type(numel) is not int or not 0 <= numel < 2**62:
+        raise _bad(options, f"storage '{key}' declares {numel!r:.40} elements")
+    return storage_type.dtype, key, location, numel, (pid[5] if legacy else None)
+
+
+# --- map_location -------------------------------------------------------------------------------
+
+def _restore(storage: Storage, location: str, map_location: object) -> Storage:
+    if map_location is None:
+        target: object = location
+    elif isinstance(map_location, (str, Device)):
+        target = map_location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    else:
+        result = map_location(storage, location)
+        if result is None:
+            target = location
+        elif isinstance(result, Storage):
+            return result
+        elif isinstance(result, TypedStorage):
+            return result.untyped
+        else:
+            raise TypeError(
+                "pyaten.load: a callable map_location must return a storage or None, got "
+                f"{type(result).__name__}"
+            )
+    return _move(storage, target)
+
+
+def _move(storage: Storage, target: object) -> Storage:
+    device = target if isinstance(target, Device) else Device(str(target))
+    if device.type == "cpu":
+        return storage
+    if device.type not in _ALLOCATORS:
+        raise RuntimeError(
+            f"Attempting to deserialize object on a {device.type.upper()} device but "
+            f"pyaten.{device.type}.is_available() is False. If you are running on a CPU-only "
+            "machine, please use pyaten.load with map_location=pyaten.device('cpu') to map "
+            "your storages to the CPU."
+        )
+    whole = Tensor._make(storage, (storage.nbytes,), (1,), 0, dt.uint8, CPU)
+    return whole.to(device)._storage
+
+
+# --- the zip format -----------------------------------------------------------------------------
+
+def _load_zip(handle: IO[bytes], options: _Options) -> Any:
+    reader = ZipReader(handle, options.what)
+    if not reader.has("data.pkl"):
+        if reader.has("constants.pkl"):
+            raise RuntimeError(
+                f"pyaten.load: {options.what} is a TorchScript archive, which pyaten cannot load"
+            )
+        raise _bad(options, "the archive has no data.pkl")
+    byteorder = reader.read("byteorder", 16) if reader.has("byteorder") else b"little"
+    if byteorder not in (b"little", b"big"):
+        raise _bad(options, f"unknown byteorder {byteorder!r}")
+    swap = byteorder.decode() != sys.byteorder
+    pickled = reader.read("data.pkl", reader.file_size)
+    mapped = None
+    if options.mmap:
+        mapped = np.memmap(options.path, dtype=np.uint8, mode="c").view(np.ndarray)
+    loaded: dict[str, TypedStorage] = {}
+
+    def persistent_load(pid: object) -> TypedStorage:
+        dtype, key, location, numel, _ = _parse_pid(pid, options, legacy=False)
+        found = loaded.get(key)
+        if found is not None:
+            return found if found.dtype is dtype else TypedStorage(found.untyped, dtype)
+        record = f"data/{key}"
+        if not reader.has(record):
+            raise _bad(options, f"storage '{key}' has no record in the archive")
+        nbytes = numel * dtype.itemsize
+        if reader.size(record) != nbytes:
+            raise _bad(
+                options,
+                f"storage '{key}' declares {numel} elements of {dtype} ({nbytes} bytes) but its "
+                f"record holds {reader.size(record)} bytes",
+            )
+        if mapped is not None:
+            offset = reader.data_offset(record)
+            data = mapped[offset : offset + nbytes]
+            if swap and dtype.itemsize > 1:
+                data = data.copy()
+        else:
+            data = np.empty(nbytes, np.uint8)
+            reader.read_into(record, data)
+        if swap and dtype.itemsize > 1:
+            data.view(dtype.numpy).byteswap(inplace=True)
+        storage = _restore(Storage(nbytes, CPU, data=data), location, options.map_location)
+        typed = TypedStorage(storage, dtype)
+        loaded[key] = typed
+        return typed
+
+    return _unpickle(pickled, persistent_load, options)
+
+
+# --- the legacy format (PyTorch before 1.6, or _use_new_zipfile_serialization=False) -----------
+
+def _load_legacy(handle: IO[bytes], options: _Options) -> Any:
+    start = handle.tell()
+    handle.seek(0, os.SEEK_END)
+    end = handle.tell()
+    handle.seek(start)
+    plain = _Options(None, True, False, options.encoding, {})
+    plain.what = options.what
+
+    def no_storages(pid: object) -> None:
+        raise pickle.UnpicklingError("a legacy checkpoint's header holds a persistent id")
+
+    def header() -> object:
+        try:
+            return WeightsUnpickler(handle, no_storages, options.encoding, end).load()
+        except pickle.UnpicklingError as error:
+            raise _bad(options, f"not a PyTorch checkpoint ({error})") from None
+
+    if header() != _MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    protocol_version = header()
+    if protocol_version != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"Invalid protocol version: {protocol_version}")
+    sys_info = header()
+    if not isinstance(sys_info, dict) or sys_info.get("little_endian") is not True:
+        raise _bad(options, "only little-endian legacy checkpoints are supported")
+    roots: dict[str, tuple[TypedStorage, str]] = {}
+
+    def persistent_load(pid: object) -> TypedStorage:
+        dtype, key, location, numel, view = _parse_pid(pid, options, legacy=True)
+        if location != "cpu" or options.map_location not in (None, "cpu", CPU):
+            _legacy_location(location, options)
+        root = roots.get(key)
+        if root is None:
+            nbytes = numel * dtype.itemsize
+            if nbytes > end - handle.tell():
+                raise _bad(options, f"storage '{key}' declares {nbytes} bytes, more than the "
+                           "rest of the file holds")
+            root = (TypedStorage(Storage(nbytes, CPU, data=np.empty(nbytes, np.uint8)), dtype),
+                    location)
+            roots[key] = root
+        typed = root[0]
+        if view is None:
+            return typed if typed.dtype is dtype else TypedStorage(typed.untyped, dtype)
+        if type(view) is not tuple or len(view) != 3:
+            raise _bad(options, "a storage view record is malformed")
+        _, offset, size = view
+        if not all(type(v) is int and v >= 0 for v in (offset, size)) or \
+                (offset + size) * dtype.itemsize > typed.untyped.nbytes:
+            raise _bad(options, f"a view of storage '{key}' lies outside it")
+        part = typed.untyped.data[offset * dtype.itemsize : (offset + size) * dtype.itemsize]
+        return TypedStorage(Storage(part.nbytes, CPU, data=part), dtype)
+
+    result = _unpickle(handle, persistent_load, options, end)
+    keys = header()
+    if not isinstance(keys, list) or len(keys) != len(set(map(str, keys))):
+        raise _bad(options, "the storage key list is malformed")
+    for key in keys:
+        root = roots.get(key if isinstance(key, str) else str(key))
+        if root is None:
+            raise _bad(options, f"storage '{key}' is listed but never used")
+        typed = root[0]
+        counted = handle.read(8)
+        if len(counted) != 8:
+            raise _bad(options, "the file is truncated")
+        numel = struct.unpack("<q", counted)[0]
+        if numel * typed.dtype.itemsize != typed.untyped.nbytes:
+            raise _bad(options, f"storage '{key}' holds {numel} elements, not the declared "
+                       f"{typed.untyped.nbytes // typed.dtype.itemsize}")
+        view = memoryview(typed.untyped.data)
+        done = 0
+        while done < view.nbytes:
+            got = handle.readinto(view[done:])
+            if not got:
+                raise _bad(options, "the file is truncated")
+            done += got
+    if len(keys) != len(roots):
+        raise _bad(options, "a storage has no data in the file")
+    return result
+
+
+def _legacy_location(location: str, options: _Options) -> None:
+    target = location if options.map_location is None else options.map_location
+    if isinstance(target, dict):
+        target = target.get(location, location)
+    if callable(target):
+        return  # called with the CPU storage, which it may keep
+    if Device(str(target)).type != "cpu":
+        raise RuntimeError(
+            f"pyaten.load: a legacy checkpoint's storages load on the CPU only (the file says "
+            f"'{location}'): pass map_location='cpu' and move the result"
+        )
+
+
+

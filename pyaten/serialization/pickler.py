@@ -1,0 +1,133 @@
+"""Writing a checkpoint's pickle: any picklable object, with tensors, storages, dtypes, devices
+and sizes written under PyTorch's names (see Note: PyTorch's names in the pickle, in
+torch_names.py), storages as persistent ids.
+
+Python's own pickler (pure-Python form, so that a pyaten object can be written under a global
+name that is not its own: PyTorch's) does the walking, memoizing and sharing; this module only
+says how a tensor reduces and which storage a persistent id names. Storages are numbered in
+the order they are first met, as PyTorch numbers them; views of one storage share its record.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import OrderedDict
+from typing import IO, Any
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.device import device as Device
+from pyaten.core.size import Size
+from pyaten.core.storage import Storage, is_host_memory
+from pyaten.core.tensor import Tensor
+from pyaten.serialization import torch_names
+
+__all__ = ["CheckpointPickler", "storage_bytes"]
+
+# pyaten's conj and neg views hold their values (pyaten/native/kernels/complex.py): these
+# instance-dict entries are not user state.
+_BITS = ("_conj_bit", "_neg_bit")
+
+
+class CheckpointPickler(pickle._Pickler):
+    """Pickles `obj` with PyTorch's names; `storages` lists (key, Storage) in key order."""
+
+    def __init__(self, out: IO[bytes], protocol: int) -> None:
+        super().__init__(out, protocol)
+        self.storages: list[tuple[str, Storage]] = []
+        self.storage_keys: dict[int, str] = {}
+        self.storage_dtypes: dict[int, dt.dtype] = {}
+
+    # ------------------------------------------------------------------ names
+    def save_global(self, obj: Any, name: str | None = None) -> None:
+        written = torch_names.global_name(obj)
+        if written is None:
+            return super().save_global(obj, name)
+        module, qualname = written
+        if self.proto >= 4:
+            self.save(module)
+            self.save(qualname)
+            self.write(pickle.STACK_GLOBAL)
+        else:
+            self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
+        self.memoize(obj)
+
+    def reducer_override(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind is dt.dtype:
+            return obj.name  # a global: save_global writes `torch.<name>`
+        if isinstance(obj, Tensor):
+            return self._reduce_tensor(obj)
+        if kind is torch_names.StorageType:
+            return obj.name
+        if kind is Device:
+            return (Device, (str(obj),))
+        if kind is Size:
+            return (Size, (tuple(obj),))
+        if torch_names.global_name(obj) is not None:
+            return getattr(obj, "__qualname__", "")  # classes and functions: save_global
+        return NotImplemented
+
+    def persistent_id(self, obj: Any) -> tuple | None:
+        if type(obj) is not Storage:
+            return None
+        key = self.storage_keys.get(id(obj))
+        if key is None:
+            key = str(len(self.storages))
+            self.storage_keys[id(obj)] = key
+            self.storages.append((key, obj))
+        dtype = self.storage_dtypes.get(id(obj), dt.uint8)
+        storage_type = (
+            torch_names.STORAGE_TYPES["UntypedStorage"] if id(obj) not in self.storage_dtypes
+            else torch_names.storage_type_of(dtype)
+        )
+        return ("storage", storage_type, key, _location(obj), obj.nbytes // dtype.itemsize)
+
+    # ------------------------------------------------------------------ tensors
+    def _reduce_tensor(self, t: Tensor) -> tuple:
+        from pyaten.nn.parameter import Parameter
+
+        state = {k: v for k, v in t.__dict__.items() if k not in _BITS}
+        if isinstance(t, Parameter):
+            data = Tensor._make_subclass(Tensor, t, False)
+            if state:
+                return (torch_names._rebuild_parameter_with_state,
+                        (data, t.requires_grad, OrderedDict(), state))
+            return (torch_names._rebuild_parameter, (data, t.requires_grad, OrderedDict()))
+        func, args = self._plain_reduce(t)
+        if type(t) is not Tensor or state:
+            return (torch_names._rebuild_from_type_v2, (func, type(t), args, state))
+        return func, args
+
+    def _plain_reduce(self, t: Tensor) -> tuple:
+        sizes = tuple(int(s) for s in t._sizes)
+        strides = tuple(int(s) for s in t._strides)
+        if t._storage.data is None:  # meta: no storage, as PyTorch writes it
+            return (torch_names._rebuild_meta_tensor_no_storage,
+                    (t.dtype, sizes, strides, t.requires_grad))
+        storage = t._storage
+        seen = self.storage_dtypes.get(id(storage))
+        if seen is None:
+            self.storage_dtypes[id(storage)] = t.dtype
+        elif seen is not t.dtype:
+            raise RuntimeError(
+                "Cannot save multiple tensors or storages that view the same data as different "
+                "types"
+            )
+        return (torch_names._rebuild_tensor_v2,
+                (storage, int(t._offset), sizes, strides, t.requires_grad, OrderedDict()))
+
+
+def _location(storage: Storage) -> str:
+    device = storage.device
+    return device.type if device.type == "cpu" else str(device)
+
+
+def storage_bytes(storage: Storage) -> np.ndarray:
+    """A storage's bytes as a host uint8 array (no copy on the CPU; a plug-in device's memory
+    is copied through the device)."""
+    if is_host_memory(storage.data):
+        return storage.data[: storage.nbytes]
+    whole = Tensor._make(storage, (storage.nbytes,), (1,), 0, dt.uint8, storage.device)
+    return whole.cpu()._numpy()
