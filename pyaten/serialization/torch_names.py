@@ -25,7 +25,7 @@ from typing import Any
 
 from pyaten.core import dtypes as dt
 from pyaten.core.device import device as Device
-from pyaten.core.size import Size
+from pyaten.core.size import Size, strided
 from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor
 
@@ -221,14 +221,14 @@ def _rebuild_from_type_v2(func: object, new_type: object, args: object, state: o
 
 def _rebuild_meta_tensor_no_storage(dtype: object, size: object, stride: object,
                                     requires_grad: object) -> Tensor:
-    import pyaten
-
     if not isinstance(dtype, dt.dtype):
         raise _bad("a meta tensor's dtype is not a dtype")
     sizes, strides = _dims(size, "size"), _dims(stride, "stride")
     if len(sizes) != len(strides):
         raise _bad(f"size {sizes} and stride {strides} differ in length")
-    t = pyaten.empty_strided(sizes, strides, dtype=dtype, device="meta")
+    extent = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
+    meta = Device("meta")
+    t = Tensor._make(Storage(extent * dtype.itemsize, meta), sizes, strides, 0, dtype, meta)
     return _set_requires_grad(t, requires_grad)
 
 
@@ -247,12 +247,10 @@ def _unsupported(kind: str):
 
 
 def _get_layout(name: object) -> object:
-    import pyaten
-
     if name != "torch.strided":
         raise RuntimeError(f"pyaten.load: the checkpoint uses layout {name!r}; pyaten has only "
                            "torch.strided")
-    return pyaten.strided
+    return strided
 
 
 _REBUILDERS = {
