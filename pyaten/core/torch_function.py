@@ -439,3 +439,27 @@ def tensor_torch_function(cls: type, func: Callable, types: Iterable[type], args
         return convert(result, cls)
     finally:
         _TLS.state = old
+
+
+# --- has_torch_function ----------------------------------------------------------------------
+
+
+def _has_torch_function(args: Iterable[Any]) -> bool:
+    """`has_torch_function(args)`: a mode is enabled, or one of `args` (not an exact Tensor,
+    not a builtin value) has a `__torch_function__` other than the disabled one."""
+    if _TLS.stack and _TLS.state != ALL_DISABLED:
+        return True
+    if _TLS.state != ENABLED:
+        return False
+    for value in args:
+        if _has_handler(value.__class__):
+            return True
+    return False
+
+
+def _has_torch_function_unary(value: Any) -> bool:
+    return _has_torch_function((value,))
+
+
+def _has_torch_function_variadic(*args: Any) -> bool:
+    return _has_torch_function(args)
