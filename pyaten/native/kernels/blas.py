@@ -25,6 +25,7 @@ from pyaten.native import fastpath
 from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, checked_scalar
 from pyaten.native.kernels.linalg import compute_dtype, product
 from pyaten.native.kernels.shape import format_shape, wrap_dim
+from pyaten.native.mathbits import MATH_BITS, reads_math_bits
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
@@ -142,6 +143,7 @@ def meta_addmm(op, self: Tensor, mat1: Tensor, mat2: Tensor, beta=1, alpha=1) ->
 
 
 @native
+@reads_math_bits(outputs=1)  # addmm falls through the math-bit keys (Note: math bits)
 def addmm_out_cpu(op, self: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha, out: Tensor) -> None:
     dtype = out._dtype
     if op.kind != "inplace":
@@ -172,7 +174,8 @@ def _fast_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha):
             or dtype not in fastpath.INEXACT or mat2._dtype is not dtype
             or self._dtype is not dtype or len(sizes1) != 2 or len(sizes2) != 2
             or sizes1[1] != sizes2[0] or not sizes1[1] or mat1._device is not CPU
-            or mat2._device is not CPU or self._device is not CPU):
+            or mat2._device is not CPU or self._device is not CPU
+            or (self._keyset | mat1._keyset | mat2._keyset) & MATH_BITS):
         return None
     sizes = (sizes1[0], sizes2[1])
     bias = self._sizes
@@ -280,11 +283,13 @@ def _dot(self: Tensor, other: Tensor, kernel: str, conj: bool) -> Tensor:
 
 
 @native
+@reads_math_bits()
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     return _dot(self, tensor, "dot", False)
 
 
 @native
+@reads_math_bits()
 def vdot(self: Tensor, other: Tensor) -> Tensor:
     return _dot(self, other, "dot", self._dtype.is_complex)
 
@@ -436,6 +441,7 @@ def meta_baddbmm(op, self: Tensor, batch1: Tensor, batch2: Tensor, beta=1, alpha
 
 
 @native
+@reads_math_bits(outputs=1)
 def baddbmm_out_cpu(op, self: Tensor, batch1, batch2, beta, alpha, out: Tensor) -> None:
     dtype = out._dtype
     if out.numel() == 0:

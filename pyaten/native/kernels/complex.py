@@ -2,18 +2,9 @@
 conj_physical resolve_conj resolve_neg, isnan isinf isfinite isposinf isneginf isreal
 nan_to_num.
 
-Note: the conjugate bit
-    In PyTorch `conj()` of a complex tensor is a lazy view: it shares the storage and sets a
-    conj bit, and the `Conjugate` dispatch key's fallback conjugates whenever an operator
-    reads such a tensor. pyaten has no `Conjugate` fallback, so `conj()` materialises at
-    once: the result holds the conjugated values in new storage and carries the bit, so
-    `is_conj()` says what PyTorch says; `resolve_conj()` returns an unmarked copy; `conj()` of
-    a marked tensor conjugates back and clears the bit; `view_as_real` refuses a marked tensor
-    with PyTorch's message. Every operator reads a marked tensor's values correctly, because
-    they are its values. What differs from PyTorch: a write through `x.conj()` does not reach
-    `x` (nor the other way), views of a marked tensor (slices) do not carry the bit, and
-    `x.conj().imag` has the right values but `is_neg()` False. `_neg_view` is treated alike.
-    The bits live in the tensor's instance dictionary (`_conj_bit`, `_neg_bit`).
+`conj()` of a complex tensor and `_neg_view()` are lazy views that carry a math bit in their
+key set (Note: math bits, in pyaten/native/mathbits.py); `resolve_conj()`/`resolve_neg()`
+copy them out, `conj_physical()` conjugates eagerly.
 
 `real`/`imag` of a complex tensor are views of its storage (`view_as_real(...).select(-1, i)`)
 as in PyTorch; `Tensor.real` and `Tensor.imag` are properties with setters (`x.real = v`
@@ -30,47 +21,55 @@ from pyaten.core import dtypes as dt
 from pyaten.core.promotion import can_cast
 from pyaten.core.tensor import write_fresh
 from pyaten.core.views import as_strided_view, empty_tensor
-from pyaten.native import family
+from pyaten.native import family, mathbits
+from pyaten.native.mathbits import CONJ_BIT, NEG_BIT, ZERO_BIT, with_bit
 from pyaten.native.ops_handles import aten_ops
 from pyaten.native.registry import native
 from pyaten.native.runtime import Tensor
 from pyaten.native.structured import TensorIteratorMeta, quiet_call, resize_output
 
-# --- the conj and neg bits (see Note: the conjugate bit) -------------------------------------
+mathbits.install()
+
+# --- the conj and neg bits (Note: math bits) -----------------------------------------------
 
 
 def _conj_bit(t: Tensor) -> bool:
-    return t.__dict__.get("_conj_bit", False)
+    return bool(t._keyset & CONJ_BIT)
 
 
 def _neg_bit(t: Tensor) -> bool:
-    return t.__dict__.get("_neg_bit", False)
+    return bool(t._keyset & NEG_BIT)
 
 
 @native
 def is_conj(self: Tensor) -> bool:
-    return _conj_bit(self)
+    return bool(self._keyset & CONJ_BIT)
 
 
 @native
 def is_neg(self: Tensor) -> bool:
-    return _neg_bit(self)
+    return bool(self._keyset & NEG_BIT)
+
+
+@native
+def _is_zerotensor(self: Tensor) -> bool:
+    return bool(self._keyset & ZERO_BIT)
 
 
 @native
 def _conj(self: Tensor) -> Tensor:
-    """_conj (CompositeExplicitAutograd): the conjugate, marked with the flipped conj bit."""
+    """_conj (CompositeExplicitAutograd): an alias of self with the conj bit flipped."""
     if not self.dtype.is_complex:
-        raise RuntimeError("_conj: isComplexType(dtype) INTERNAL ASSERT FAILED")
-    result = aten_ops().conj_physical.out(self, aten_ops().empty_like.default(
-        self, None, None, None, None, None))
-    result.__dict__["_conj_bit"] = not _conj_bit(self)
-    return result
+        raise RuntimeError(
+            "isComplexType(typeMetaToScalarType(dtype())) INTERNAL ASSERT FAILED: _conj of a "
+            f"tensor of dtype {self.dtype} (only complex tensors have a conj bit)"
+        )
+    return with_bit(aten_ops().alias.default(self), CONJ_BIT, not _conj_bit(self))
 
 
 @native
 def conj(self: Tensor) -> Tensor:
-    """conj (CompositeImplicitAutograd): self for real dtypes, else `_conj`."""
+    """conj (CompositeImplicitAutograd): self for real dtypes, else the lazy view `_conj`."""
     if not self.dtype.is_complex:
         return self
     return aten_ops()._conj.default(self)
@@ -78,24 +77,22 @@ def conj(self: Tensor) -> Tensor:
 
 @native
 def resolve_conj(self: Tensor) -> Tensor:
-    """resolve_conj (CompositeImplicitAutograd): self if unmarked, else an unmarked copy."""
+    """resolve_conj (CompositeImplicitAutograd): self if unmarked, else a copy of the values
+    it shows (clone's copy reads the bit)."""
     if not _conj_bit(self):
         return self
-    # clone: an unmarked copy of the stored values, recorded by autograd (CloneBackward0)
     return aten_ops().clone.default(self, None)
 
 
 @native
 def _neg_view(self: Tensor) -> Tensor:
-    """_neg_view (CompositeExplicitAutograd): the negation, marked with the flipped neg bit."""
-    result = aten_ops().neg.default(self)
-    result.__dict__["_neg_bit"] = not _neg_bit(self)
-    return result
+    """_neg_view (CompositeExplicitAutograd): an alias of self with the neg bit flipped."""
+    return with_bit(aten_ops().alias.default(self), NEG_BIT, not _neg_bit(self))
 
 
 @native
 def resolve_neg(self: Tensor) -> Tensor:
-    """resolve_neg (CompositeImplicitAutograd): self if unmarked, else an unmarked copy."""
+    """resolve_neg (CompositeImplicitAutograd): self if unmarked, else a resolved copy."""
     if not _neg_bit(self):
         return self
     return aten_ops().clone.default(self, None)
@@ -137,11 +134,12 @@ def _conj_values(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 @native
 def _conj_physical(self: Tensor) -> Tensor:
-    """_conj_physical (CompositeExplicitAutograd)."""
+    """_conj_physical (CompositeExplicitAutograd; fallthrough on Conjugate): a conj view's
+    conjugate is a copy of its stored values."""
     if _conj_bit(self):
         return aten_ops().clone.default(aten_ops().conj.default(self), None)
     out = aten_ops().empty_like.default(self, None, None, None, None, None)
-    return aten_ops().conj_physical.out(self, out)
+    return write_fresh(lambda fresh: aten_ops().conj_physical.out(self, fresh), out)
 
 
 @native

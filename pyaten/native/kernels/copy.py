@@ -17,7 +17,7 @@ import numpy as np
 from pyaten.core import dtypes
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import dtype as dtype_class
-from pyaten.core.tensor import Tensor, write_fresh
+from pyaten.core.tensor import MATH_BITS, Tensor, math_bit_values, write_fresh
 from pyaten.core.views import (
     assert_no_partial_overlap,
     empty_tensor,
@@ -28,6 +28,7 @@ from pyaten.native.kernels.shape import (
     contiguous_strides,
     format_shape,
 )
+from pyaten.native.mathbits import copy_source_values
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 
@@ -267,7 +268,10 @@ def copy_data(dst: Tensor, src: Tensor) -> None:
     if dst.device.type == "meta":
         return
     _warn_complex_to_real(src.dtype, dst.dtype)
-    assign(dst._numpy(), src._numpy())
+    values = src._numpy()
+    if (src._keyset | dst._keyset) & MATH_BITS:  # copy_ writes through the bits
+        values = copy_source_values(dst, src, values)
+    assign(dst._numpy(), values)
 
 
 # --- kernels ------------------------------------------------------------------------------
@@ -371,7 +375,10 @@ def clone(self: Tensor, memory_format=None) -> Tensor:
     strides = like_strides(self, memory_format)
     result = empty_tensor(self._sizes, self.dtype, self.device, strides)
     if self.device.type != "meta":
-        assign(result._numpy(), self._numpy())
+        values = self._numpy()
+        if self._keyset & MATH_BITS:  # clone resolves the bits (Note: math bits)
+            values = math_bit_values(values, self._keyset & MATH_BITS)
+        assign(result._numpy(), values)
     return result
 
 

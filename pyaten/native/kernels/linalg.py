@@ -20,6 +20,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.native import fastpath
 from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, check_out_dtype
 from pyaten.native.kernels.shape import format_shape
+from pyaten.native.mathbits import MATH_BITS, reads_math_bits
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
@@ -76,6 +77,7 @@ def meta_mm(op, self: Tensor, mat2: Tensor) -> None:
 
 
 @native
+@reads_math_bits(outputs=1)  # mm falls through the math-bit keys (Note: math bits)
 def mm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     _check_not_bool(self._dtype, "addmm_impl_cpu_")
     a, b, target = self._numpy(), mat2._numpy(), out._numpy()
@@ -94,7 +96,7 @@ def _fast_mm(self: Tensor, mat2: Tensor):
     sizes, sizes2 = self._sizes, mat2._sizes
     if (dtype not in fastpath.INEXACT or mat2._dtype is not dtype or len(sizes) != 2
             or len(sizes2) != 2 or sizes[1] != sizes2[0] or self._device is not CPU
-            or mat2._device is not CPU):
+            or mat2._device is not CPU or (self._keyset | mat2._keyset) & MATH_BITS):
         return None
     out = new_row_major((sizes[0], sizes2[1]), dtype, CPU)
     fastpath.run_quiet(np.matmul, fastpath.array(self), fastpath.array(mat2), out=out._np)
@@ -124,6 +126,7 @@ def meta_bmm(op, self: Tensor, mat2: Tensor) -> None:
 
 
 @native
+@reads_math_bits(outputs=1)
 def bmm_out_cpu(op, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     _check_not_bool(self.dtype, "bmm")
     assign(out._numpy(), product(self._numpy(), mat2._numpy(), out.dtype))

@@ -26,6 +26,7 @@ from pyaten.native.kernels.linalg_ops import (
     scipy_linalg,
 )
 from pyaten.native.kernels.shape import format_shape
+from pyaten.native.mathbits import reads_math_bits
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 from pyaten.native.structured import broadcast_shapes, quiet_call
@@ -435,6 +436,7 @@ def _triangular_solve(A: Tensor, B: Tensor, upper: bool, left: bool,  # noqa: N8
 
 
 @native
+@reads_math_bits()  # falls through the math-bit keys (Note: math bits)
 def linalg_solve_triangular(self: Tensor, B: Tensor, upper: bool, left: bool = True,  # noqa: N803
                             unitriangular: bool = False) -> Tensor:
     sizes = _triangular_shapes(self, B, left)
