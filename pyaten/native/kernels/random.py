@@ -3,16 +3,17 @@ geometric_ random_ bernoulli_), the sampling ops (bernoulli normal poisson multi
 the random factories (randint randperm rand_like randn_like randint_like).
 
 Every sampler draws from a `pyaten.Generator` (the `generator=` argument, else the device's
-default generator, `pyaten.manual_seed` reseeds it) through its NumPy bit generator. Streams
-differ from PyTorch's; the distributions, dtypes, shapes and errors are PyTorch's.
+default generator) with PyTorch's transforms (pyaten/native/kernels/random_draws.py), so a
+seeded program draws PyTorch's numbers (see Note: PyTorch's CPU stream, in
+pyaten/core/generator.py).
 
 Note: how a sampler is written.
     A sampler checks its parameters first and its dtype second (PyTorch's order: the
     parameter checks sit before `AT_DISPATCH`), returns early on Meta tensors and on empty
-    ones, draws in float64 for float64/complex128 and float32 otherwise (float16 and bfloat16
-    round once on write), writes through `_write` (strided `self` included) and bumps the
-    version once. The functional and out= forms are composites over the in-place samplers, as
-    in ATen, so the checks live in one place.
+    ones, draws its samples as one flat array in the order PyTorch's serial kernel visits the
+    elements (`_write`: memory order, the TensorIterator's, for a strided `self`; a complex
+    tensor as its real view) and bumps the version once. The functional and out= forms are
+    composites over the in-place samplers, as in ATen, so the checks live in one place.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.broadcast import infer_size
-from pyaten.core.generator import resolve_generator
+from pyaten.core.generator import Generator, resolve_generator
 from pyaten.core.tensor import Tensor, write_fresh
+from pyaten.native.kernels import random_draws as draws
 from pyaten.native.kernels.factory import _check_sizes
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -62,42 +64,56 @@ def _untouched(self: Tensor) -> Tensor:
     return self
 
 
-def _rng(generator, self: Tensor) -> np.random.Generator:
-    return resolve_generator(generator, self._device).numpy_generator
+def _gen(generator, self: Tensor) -> Generator:
+    return resolve_generator(generator, self._device)
 
 
-def _draw_dtype(dtype) -> type:
-    return np.float64 if dtype.to_real() is dt.float64 else np.float32
+def _rng(generator, self: Tensor) -> Generator:
+    # kept for the factories' imports: the generator itself (its raw draws)
+    return _gen(generator, self)
+
+
+def _target(self: Tensor) -> np.ndarray:
+    """The memory the kernel fills: the tensor, or its real view (a trailing pair of floats
+    per element) when complex, as ATen's `view_as_real`."""
+    arr = self._numpy()
+    if self._dtype.is_complex:
+        real = np.float64 if self._dtype is dt.complex128 else np.float32
+        return arr[..., None].view(real)
+    return arr
+
+
+def _iteration_view(arr: np.ndarray, like: np.ndarray | None = None) -> np.ndarray:
+    """`arr` with its dims in the order a TensorIterator walks the output `like` (default
+    `arr`): outermost (largest stride) first, ties in dim order, so the walk is memory order."""
+    like = arr if like is None else like
+    if like.flags.c_contiguous or like.ndim < 2:
+        return arr
+    order = sorted(range(like.ndim), key=lambda d: -abs(like.strides[d]))
+    return arr.transpose(order)
+
+
+def _store(target: np.ndarray, values: np.ndarray) -> None:
+    """Write flat samples into `target` in iteration order, cast as C++ casts them (through
+    float for float16 and bfloat16; integers wrap)."""
+    view = _iteration_view(target)
+    values = values.reshape(view.shape)
+    if values.dtype != view.dtype:
+        if view.dtype.itemsize == 2 and view.dtype.kind not in "iu" and values.dtype.itemsize > 4:
+            values = values.astype(np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            values = values.astype(view.dtype)
+    view[...] = values
 
 
 def _write(self: Tensor, values: np.ndarray) -> Tensor:
-    target = self._numpy()
-    if values.dtype == target.dtype:
-        target[...] = values
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):  # wraps as C++'s casts do
-            target[...] = values.astype(target.dtype)
+    _store(_target(self), values)
     self._bump_version()
     return self
 
 
-def _direct_target(self: Tensor) -> np.ndarray | None:
-    """The tensor's own memory as a NumPy array when samples can be drawn straight into it
-    (float32/float64, contiguous): no temporary, no copy."""
-    if self._dtype in (dt.float32, dt.float64) and self.is_contiguous():
-        return self._numpy()
-    return None
-
-
-def _real_shape(self: Tensor) -> tuple:
-    # A complex tensor is sampled as its real view: a trailing pair per element.
-    return self._sizes + (2,) if self._dtype.is_complex else self._sizes
-
-
-def _as_dtype(self: Tensor, parts: np.ndarray) -> np.ndarray:
-    if self._dtype.is_complex:
-        return parts[..., 0] + 1j * parts[..., 1]
-    return parts
+def _numel(arr: np.ndarray) -> int:
+    return int(arr.size)
 
 
 def _check_floating(self: Tensor, kernel: str) -> None:
@@ -138,6 +154,10 @@ def _uniform_bounds(self: Tensor, low: float, high: float) -> None:
         )
 
 
+def _real_dtype(self: Tensor):
+    return self._dtype.to_real() if self._dtype.is_complex else self._dtype
+
+
 @native
 def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0, generator=None) -> Tensor:
     if self._device.type == "meta":
@@ -146,17 +166,10 @@ def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0, generator=None) 
     _uniform_bounds(self, low, high)
     if 0 in self._sizes:
         return _untouched(self)
-    target = _direct_target(self)
-    if target is not None:  # draw straight into the tensor's memory, then scale in place
-        _rng(generator, self).random(out=target, dtype=target.dtype)
-        if (low, high) != (0.0, 1.0):
-            target *= target.dtype.type(high - low)
-            target += target.dtype.type(low)
-        return _untouched(self)
-    draw = _draw_dtype(self._dtype)
-    u = _rng(generator, self).random(_real_shape(self), dtype=draw)
-    values = u * draw(high - low) + draw(low) if (low, high) != (0.0, 1.0) else u
-    return _write(self, _as_dtype(self, values))
+    target = _target(self)
+    values = draws.uniform(_gen(generator, self), target.size, _real_dtype(self), low, high)
+    _store(target, values)
+    return _untouched(self)
 
 
 def _check_std(std: float) -> None:
@@ -165,15 +178,16 @@ def _check_std(std: float) -> None:
 
 
 def _normal_values(self: Tensor, mean: float, std: float, generator) -> np.ndarray:
-    draw = _draw_dtype(self._dtype)
+    """`normal_kernel`'s samples for `self` (the fill path when contiguous with 16 elements
+    or more, else the serial double path), flat in iteration order."""
+    gen = _gen(generator, self)
+    dtype = _real_dtype(self)
     if self._dtype.is_complex:
         std = std / math.sqrt(2.0)  # unit variance overall: half in each part
-    values = _rng(generator, self).standard_normal(_real_shape(self), dtype=draw)
-    if std != 1.0:
-        values *= draw(std)
-    if mean != 0.0:
-        values += draw(mean)
-    return _as_dtype(self, values)
+    count = math.prod(self._sizes) * (2 if self._dtype.is_complex else 1)
+    if count >= 16 and self.is_contiguous():
+        return draws.normal_fill(gen, count, dtype, mean, std)
+    return draws.normal_scalar(gen, count, mean, std)
 
 
 @native
@@ -183,14 +197,6 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -
     _check_std(std)
     _check_floating(self, "normal_kernel_cpu")
     if 0 in self._sizes:
-        return _untouched(self)
-    target = _direct_target(self)
-    if target is not None:
-        _rng(generator, self).standard_normal(out=target, dtype=target.dtype)
-        if std != 1.0:
-            target *= target.dtype.type(std)
-        if mean != 0.0:
-            target += target.dtype.type(mean)
         return _untouched(self)
     return _write(self, _normal_values(self, mean, std, generator))
 
@@ -222,9 +228,8 @@ def exponential_(self: Tensor, lambd: float = 1.0, generator=None) -> Tensor:
     _continuous(self, "Exponential")
     if _skip(self):
         return _untouched(self)
-    draw = _draw_dtype(self._dtype)
-    values = _rng(generator, self).standard_exponential(self._sizes, dtype=draw)
-    return _write(self, values / draw(lambd))
+    values = draws.exponential(_gen(generator, self), self.numel(), lambd)
+    return _write(self, values)
 
 
 @native
@@ -234,8 +239,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, generator=Non
     _continuous(self, "Cauchy")
     if _skip(self):
         return _untouched(self)
-    u = _rng(generator, self).random(self._sizes)
-    return _write(self, median + sigma * np.tan(np.pi * (u - 0.5)))
+    return _write(self, draws.cauchy(_gen(generator, self), self.numel(), median, sigma))
 
 
 @native
@@ -247,8 +251,9 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, generator=Non
         raise _not_implemented("log_normal_cpu", d)
     if _skip(self):
         return _untouched(self)
+    normal = draws.normal_scalar(_gen(generator, self), self.numel(), mean, std)
     with np.errstate(over="ignore"):
-        return _write(self, np.exp(_normal_values(self, mean, std, generator)))
+        return _write(self, np.exp(normal))
 
 
 @native
@@ -260,9 +265,7 @@ def geometric_(self: Tensor, p: float, generator=None) -> Tensor:
         raise _not_implemented("geometric_cpu", d)
     if _skip(self):
         return _untouched(self)
-    # The number of trials up to the first success: ceil(log(U) / log(1 - p)).
-    u = 1.0 - _rng(generator, self).random(self._sizes)
-    return _write(self, np.ceil(np.log(u) / math.log1p(-p)))
+    return _write(self, draws.geometric(_gen(generator, self), self.numel(), p))
 
 
 # --- random_ -------------------------------------------------------------------------------
@@ -324,10 +327,12 @@ def _random_range(self: Tensor, low: int, high: int | None) -> tuple[int, int]:
 def _random_fill(self: Tensor, low: int, high_inclusive: int, generator) -> Tensor:
     if _skip(self):
         return _untouched(self)
-    # int64 holds every range: `from`/`to` are int64 arguments
-    values = _rng(generator, self).integers(
-        low, high_inclusive, self._sizes, dtype=np.int64, endpoint=True
-    )
+    gen = _gen(generator, self)
+    span = high_inclusive - low + 1
+    if span == 1 << 64:  # from = -2**63, to = None: the whole 64-bit draw
+        values = draws.full_range(gen, self.numel())
+    else:
+        values = draws.integers(gen, self.numel(), self._dtype, span, low)
     return _write(self, values)
 
 
@@ -336,11 +341,9 @@ def random_(self: Tensor, generator=None) -> Tensor:
     d = self._dtype
     if d.is_complex:
         raise _not_implemented("random_kernel_cpu", d)
-    if d.is_integral:
-        high = _int_bounds(d)[1]
-    else:
-        high = 2 ** _float_digits(d)
-    return _random_fill(self, 0, high, generator)
+    if _skip(self):
+        return _untouched(self)
+    return _write(self, draws.default_range(_gen(generator, self), self.numel(), d))
 
 
 @native
@@ -370,7 +373,7 @@ def bernoulli__float(self: Tensor, p: float = 0.5, generator=None) -> Tensor:
         raise _not_implemented("bernoulli_scalar_cpu_", self._dtype)
     if _skip(self):
         return _untouched(self)
-    return _write(self, _rng(generator, self).random(self._sizes) < p)
+    return _write(self, draws.bernoulli_double(_gen(generator, self), self.numel(), p))
 
 
 @native
@@ -382,13 +385,20 @@ def bernoulli__Tensor(self: Tensor, p: Tensor, generator=None) -> Tensor:
     if _skip(self):  # PyTorch expands p only when there is something to draw
         return _untouched(self)
     expanded = _aten().expand.default(p, self._sizes)
-    probs = expanded._numpy().astype(np.float64)
+    probs = expanded._numpy()
     if not (probs >= 0).all() or not (probs <= 1).all():
         raise RuntimeError(
             "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
             "message be improved?  If so, please report an enhancement request to PyTorch.)"
         )
-    return _write(self, _rng(generator, self).random(self._sizes) < probs)
+    # p is read in the order self is written
+    flat_p = _iteration_view(probs, like=self._numpy()).reshape(-1)
+    gen = _gen(generator, self)
+    if p._dtype is dt.float64:
+        values = draws.bernoulli_double(gen, flat_p.size, flat_p)
+    else:
+        values = draws.bernoulli_float(gen, flat_p.size, flat_p)
+    return _write(self, values)
 
 
 @native

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
-from pyaten.core.generator import resolve_generator
 from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import resize_tensor_
+from pyaten.native.kernels import random_draws as draws
 from pyaten.native.kernels.factory import _check_sizes
 from pyaten.native.kernels.random import (
     _float_digits,
@@ -36,36 +36,13 @@ def _check_random_dtype(dtype, kernel: str) -> None:
 
 
 def _fill_random(out: Tensor, generator, normal: bool) -> Tensor:
-    dtype = out.dtype
-    _check_random_dtype(dtype, "normal_kernel_cpu" if normal else "check_uniform_bounds")
+    """rand/randn's out= fill: `uniform_(0, 1)` or `normal_(0, 1)`, as ATen composes them."""
+    _check_random_dtype(out.dtype, "normal_kernel_cpu" if normal else "check_uniform_bounds")
     if out.device.type == "meta" or out.numel() == 0:
         return out
-    gen = _numpy_generator(generator, out.device)
-    shape = out._sizes
-    real = dtype.to_real()
-    # float16/bfloat16 draw in float32 and round once, like the rest of pyaten
-    draw_dtype = np.float64 if real is dt.float64 else np.float32
     if normal:
-        if dtype.is_complex:
-            # a complex normal has unit variance overall: each part has variance 1/2
-            parts = gen.standard_normal((2,) + tuple(shape), dtype=draw_dtype) * np.sqrt(0.5)
-            values = parts[0] + 1j * parts[1]
-        else:
-            values = gen.standard_normal(tuple(shape), dtype=draw_dtype)
-    else:
-        if dtype.is_complex:
-            parts = gen.random((2,) + tuple(shape), dtype=draw_dtype)
-            values = parts[0] + 1j * parts[1]
-        else:
-            values = gen.random(tuple(shape), dtype=draw_dtype)
-    out._numpy()[...] = values.astype(dtype.numpy)
-    out._bump_version()
-    return out
-
-
-def _numpy_generator(generator, device):
-    """The NumPy generator behind `generator`, or behind the device's default generator."""
-    return resolve_generator(generator, device).numpy_generator
+        return _aten().normal_.default(out, 0.0, 1.0, generator)
+    return _aten().uniform_.default(out, 0.0, 1.0, generator)
 
 
 @native
@@ -208,7 +185,7 @@ def randperm_generator_out(n: int, generator, out: Tensor) -> Tensor:
     _randperm_checks(n, out._dtype)
     resize_output(out, (n,), "randperm")
     if not _skip(out):
-        values = _rng(generator, out).permutation(n)
+        values = draws.permutation(_rng(generator, out), n)
         with np.errstate(invalid="ignore", over="ignore"):
             out._numpy()[...] = values.astype(out._dtype.numpy)
     out._bump_version()

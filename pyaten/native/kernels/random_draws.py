@@ -1,0 +1,304 @@
+"""PyTorch's CPU transforms from raw mt19937 words to samples, as array expressions.
+
+Every function here takes a `pyaten.Generator` and a count and returns a flat NumPy array of
+samples in the order PyTorch's serial kernel produces them (the caller writes them in the
+TensorIterator's order, pyaten/native/kernels/random.py). The rules, from ATen's
+`DistributionsHelper.h`, `TransformationHelper.h` and `cpu/DistributionTemplates.h`:
+
+- uniform: a double takes a 64-bit draw and keeps 53 bits; float, half and bfloat16 take a
+  32-bit draw and keep 24, 11 and 8 bits; `x * (to - from) + from` in float (double for
+  double), `to - from` rounded to the dtype first.
+- normal, contiguous and at least 16 elements: fill with uniforms, then Box-Muller in blocks
+  of 16 (the first 8 are radii, the last 8 angles) and, when the size is not a multiple of
+  16, draw 16 fresh uniforms for the last 16 slots and transform them again. float32 on an
+  AVX2 machine uses the Cephes polynomials of `avx_mathfun.h` (pyaten/native/kernels/
+  cephes_f32.py); other dtypes use libm in the dtype's own precision.
+- normal otherwise (and log_normal): double Box-Muller on two 53-bit uniforms, the sine
+  half cached in the generator and returned by the next call.
+- integers: `draw % range + from`, a 64-bit draw only when the range needs 33 bits or more
+  (and the dtype is int64, double, float or bfloat16).
+- bernoulli, exponential, cauchy, geometric: one 53-bit uniform per element, in double
+  (bernoulli with a float probability tensor: a 24-bit float uniform).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.generator import Generator
+from pyaten.native.kernels import cephes_f32
+from pyaten.native.kernels.fma import fma32, fma64
+
+__all__ = [
+    "uniform", "unit_float64", "unit_float32", "normal_fill", "normal_scalar", "integers",
+    "bernoulli_double", "bernoulli_float", "exponential", "cauchy", "geometric",
+]
+
+_F32 = np.float32
+_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
+_MASK53 = np.uint64((1 << 53) - 1)
+
+
+def unit_float64(gen: Generator, count: int) -> np.ndarray:
+    """`count` doubles in [0, 1): 53 bits of a 64-bit draw."""
+    words = gen.random64(count)
+    words &= _MASK53
+    values = words.astype(np.float64)
+    values *= 2.0**-53
+    return values
+
+
+def unit_float32(gen: Generator, count: int) -> np.ndarray:
+    """`count` floats in [0, 1): the low 24 bits of a 32-bit draw (float16 and bfloat16 too:
+    they draw a float and round it)."""
+    words = gen.random32(count)
+    words &= np.uint64(0xFFFFFF)
+    values = words.astype(_F32)
+    values *= _F32(2.0**-24)
+    return values
+
+
+def uniform(gen: Generator, count: int, dtype: dt.DType, low: float, high: float) -> np.ndarray:
+    """`uniform_(low, high)` samples of a real floating dtype, in that dtype: computed in
+    float (double for double), cast, and a value that rounds up to `high` becomes `low`."""
+    if dtype is dt.float64:
+        x = unit_float64(gen, count)
+        if (low, high) != (0.0, 1.0):
+            x = fma64(x, high - low, low)
+    else:
+        x = unit_float32(gen, count)
+        if (low, high) != (0.0, 1.0):
+            lo, hi = _F32(low), _F32(high)
+            x = fma32(x, _F32(hi - lo), lo)
+        if dtype is not dt.float32:
+            x = x.astype(dtype.numpy)
+    top = np.asarray(high, dtype=np.float64 if dtype is dt.float64 else _F32).astype(dtype.numpy)
+    bottom = np.asarray(low, dtype=np.float64 if dtype is dt.float64 else _F32).astype(
+        dtype.numpy)
+    x[x == top] = bottom
+    return x
+
+
+# --- normal ----------------------------------------------------------------------------------
+
+
+def _box_muller_16(data: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """`NormalFill16` on rows of 16 uniforms (a (k, 16) float32 or float64 array): the first
+    8 of a row give the radii, the last 8 the angles; cosines fill the first half."""
+    head, tail = data[:, :8], data[:, 8:]
+    out = np.empty_like(data)
+    if data.dtype == np.float64:
+        radius = np.sqrt(-2.0 * np.log(1.0 - head))
+        theta = 2.0 * math.pi * tail
+        out[:, :8] = fma64(radius * np.cos(theta), std, mean)
+        out[:, 8:] = fma64(radius * np.sin(theta), std, mean)
+        return out
+    u1 = _F32(1.0) - head
+    if cephes_f32.AVX2:
+        radius = np.sqrt(_F32(-2.0) * cephes_f32.log(u1))
+        sin, cos = cephes_f32.sincos(_F32(2.0 * math.pi) * tail)
+    else:  # logf, cosf and sinf, taken here as the float64 functions rounded to float
+        radius = np.sqrt(_F32(-2.0) * np.log(u1.astype(np.float64)).astype(_F32))
+        theta = (2.0 * math.pi * tail.astype(np.float64)).astype(_F32).astype(np.float64)
+        sin, cos = np.sin(theta).astype(_F32), np.cos(theta).astype(_F32)
+    out[:, :8] = fma32(radius * cos, _F32(std), _F32(mean))
+    out[:, 8:] = fma32(radius * sin, _F32(std), _F32(mean))
+    return out
+
+
+def _units(gen: Generator, count: int, dtype: dt.DType) -> np.ndarray:
+    return unit_float64(gen, count) if dtype is dt.float64 else unit_float32(gen, count)
+
+
+def normal_fill(gen: Generator, count: int, dtype: dt.DType, mean: float,
+                std: float) -> np.ndarray:
+    """`normal_fill` (contiguous, count >= 16): float64 values for float64, else float32
+    (float16 and bfloat16 compute in float and round once on store). float and double draw
+    a uniform for every element first; float16 and bfloat16 only for the whole blocks."""
+    whole = count - count % 16
+    data = _units(gen, count if dtype in (dt.float32, dt.float64) else whole, dtype)
+    out = np.empty(count, dtype=data.dtype)
+    out[:whole] = _box_muller_16(data[:whole].reshape(-1, 16), mean, std).reshape(-1)
+    if whole != count:
+        # the last 16 slots get fresh uniforms, transformed again
+        last = _units(gen, 16, dtype).reshape(1, 16)
+        out[count - 16:] = _box_muller_16(last, mean, std).reshape(-1)
+    return out
+
+
+def normal_scalar(gen: Generator, count: int, mean: float, std: float) -> np.ndarray:
+    """`count` draws of `normal_distribution<double>` (the serial path, log_normal too):
+    Box-Muller pairs, the sine half cached in the generator between calls."""
+    values = np.empty(count, dtype=np.float64)
+    start = 0
+    if count and gen.next_double_normal is not None:
+        values[0] = gen.next_double_normal
+        gen.next_double_normal = None
+        start = 1
+    pairs = (count - start + 1) // 2
+    if pairs:
+        u = unit_float64(gen, 2 * pairs).reshape(pairs, 2)
+        radius = np.sqrt(-2.0 * np.log1p(-u[:, 1]))
+        theta = 2.0 * math.pi * u[:, 0]
+        both = np.empty((pairs, 2), dtype=np.float64)
+        both[:, 0] = radius * np.cos(theta)
+        both[:, 1] = radius * np.sin(theta)
+        flat = both.reshape(-1)
+        values[start:] = flat[: count - start]
+        if (count - start) % 2:
+            gen.next_double_normal = float(flat[-1])
+    if std != 1.0 or mean != 0.0:
+        values = fma64(values, std, mean)
+    return values
+
+
+# --- integers ---------------------------------------------------------------------------------
+
+_WIDE = frozenset({dt.int64, dt.float64, dt.float32, dt.bfloat16})
+
+
+def integers(gen: Generator, count: int, dtype: dt.DType, span: int, base: int) -> np.ndarray:
+    """`random_(from, to)`: `draw % span + base` as int64 (span = to - from, >= 1)."""
+    if span >= 1 << 32 and dtype in _WIDE:
+        words = gen.random64(count)
+    else:
+        words = gen.random32(count)
+    words %= np.uint64(span)
+    values = words.view(np.int64) if words.flags.c_contiguous else words.astype(np.int64)
+    # int64 wraps as C++'s unsigned arithmetic does
+    return values + np.int64(base) if base else values
+
+
+def full_range(gen: Generator, count: int) -> np.ndarray:
+    """`random_(-2**63, None)`: a whole 64-bit draw as int64."""
+    return np.ascontiguousarray(gen.random64(count)).view(np.int64)
+
+
+def default_range(gen: Generator, count: int, dtype: dt.DType) -> np.ndarray:
+    """`random_()` without bounds: [0, 2**digits] for floating dtypes, [0, max] for integers,
+    the low bit for bool; int64 values."""
+    if dtype is dt.bool:
+        return (gen.random32(count) & np.uint64(1)).astype(np.int64)
+    if dtype in (dt.float64, dt.int64):
+        words = gen.random64(count)
+    else:
+        words = gen.random32(count)
+    if dtype.is_floating_point:
+        modulus = (1 << _DIGITS[dtype]) + 1
+    else:
+        modulus = int(np.iinfo(dtype.numpy).max) + 1
+    words %= np.uint64(modulus)
+    return words.astype(np.int64)
+
+
+# --- the one-uniform samplers ---------------------------------------------------------------
+
+
+def bernoulli_double(gen: Generator, count: int, p: np.ndarray | float) -> np.ndarray:
+    """`bernoulli_distribution<double>`: a 53-bit uniform below p."""
+    return unit_float64(gen, count) < p
+
+
+def bernoulli_float(gen: Generator, count: int, p: np.ndarray) -> np.ndarray:
+    """`bernoulli_distribution<float>` (a float probability tensor): a 24-bit uniform."""
+    return unit_float32(gen, count) < p.astype(_F32)
+
+
+def exponential(gen: Generator, count: int, lambd: float) -> np.ndarray:
+    u = unit_float64(gen, count)
+    return -1.0 / lambd * np.log1p(-u)
+
+
+def cauchy(gen: Generator, count: int, median: float, sigma: float) -> np.ndarray:
+    u = unit_float64(gen, count)
+    return median + sigma * np.tan(math.pi * (u - 0.5))
+
+
+def geometric(gen: Generator, count: int, p: float) -> np.ndarray:
+    u = unit_float64(gen, count)
+    with np.errstate(divide="ignore"):
+        return np.ceil(np.log(u) / math.log1p(-p))
+
+
+# --- randperm ---------------------------------------------------------------------------------
+
+_SMALL_PERMUTATION = (2**32 - 1) // 20  # below it: swaps with 32-bit draws
+
+
+def permutation(gen: Generator, n: int) -> np.ndarray:
+    """`randperm(n)` as int64: for small n, a Fisher-Yates pass from the front swapping slot i
+    with i + draw % (n - i); beyond 2**32 / 20, the inside-out variant on 64-bit draws."""
+    if n < _SMALL_PERMUTATION:
+        if n <= 1:
+            return np.arange(n, dtype=np.int64)
+        offsets = gen.random32(n - 1)
+        offsets %= np.arange(n, 1, -1, dtype=np.uint64)
+        offsets += np.arange(n - 1, dtype=np.uint64)
+        return _swap_loop()(np.arange(n, dtype=np.int64), offsets.view(np.int64))
+    picks = gen.random64(n)
+    picks %= np.arange(1, n + 1, dtype=np.uint64)
+    return _inside_out_loop()(np.ascontiguousarray(picks).view(np.int64))
+
+
+def _swap_python(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    out = values.tolist()
+    for i, j in enumerate(targets.tolist()):
+        out[i], out[j] = out[j], out[i]
+    return np.asarray(out, dtype=np.int64)
+
+
+def _inside_out_python(picks: np.ndarray) -> np.ndarray:
+    out = [0] * len(picks)
+    for i, z in enumerate(picks.tolist()):
+        out[i] = out[z]
+        out[z] = i
+    return np.asarray(out, dtype=np.int64)
+
+
+_LOOPS: dict[str, object] = {}
+
+
+def _compiled(name: str, python):
+    """The sequential loop `python` compiled with Numba when pyaten's compiled loops are on
+    (pyaten/native/compiled.py), else itself."""
+    if name not in _LOOPS:
+        from pyaten.native import compiled
+
+        _LOOPS[name] = python
+        if compiled.available() is not None:
+            import numba
+
+            _LOOPS[name] = numba.njit(cache=True, nogil=True)(_NUMBA_SOURCES[name])
+    return _LOOPS[name]
+
+
+def _swap_numba(values, targets):
+    for i in range(targets.shape[0]):
+        j = targets[i]
+        kept = values[i]
+        values[i] = values[j]
+        values[j] = kept
+    return values
+
+
+def _inside_out_numba(picks):
+    out = np.empty(picks.shape[0], dtype=np.int64)
+    for i in range(picks.shape[0]):
+        z = picks[i]
+        out[i] = out[z]
+        out[z] = i
+    return out
+
+
+_NUMBA_SOURCES = {"swap": _swap_numba, "inside_out": _inside_out_numba}
+
+
+def _swap_loop():
+    return _compiled("swap", _swap_python)
+
+
+def _inside_out_loop():
+    return _compiled("inside_out", _inside_out_python)
