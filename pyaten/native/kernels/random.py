@@ -514,18 +514,8 @@ def poisson(self: Tensor, generator=None) -> Tensor:
     result = _empty_like(self)
     if _skip(self):
         return result
-    rates = self._numpy().astype(np.float64)
-    if not (rates >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    rng = _rng(generator, self)
-    huge = rates > 1e15  # NumPy refuses very large rates: a normal approximation is exact enough
-    values = np.asarray(rng.poisson(np.where(huge, 0.0, rates)), dtype=np.float64)
-    if huge.any():
-        big = rates[huge]
-        values[huge] = np.round(big + np.sqrt(big) * rng.standard_normal(big.shape))
-        # an infinite rate is cast through int64, as in ATen
-        values[np.isinf(rates)] = -(2.0**63)
-    result._numpy()[...] = values.astype(d.numpy)
+    rates = _iteration_view(self._numpy(), like=result._numpy()).astype(np.float64)
+    _store(result._numpy(), draws.poisson(_gen(generator, self), rates))
     return result
 
 
@@ -552,17 +542,21 @@ def _multinomial_after_out(self: Tensor, n_sample: int, replacement: bool) -> tu
 
 
 def _multinomial_draw(self: Tensor, n_sample: int, replacement: bool, generator) -> np.ndarray:
-    probs = self._numpy().astype(np.float64).reshape(-1, self._sizes[-1])
-    rng = _rng(generator, self)
+    probs = self._numpy().reshape(-1, self._sizes[-1])
+    gen = _gen(generator, self)
     if not replacement or n_sample == 1:
-        if not (np.isfinite(probs).all() and (probs >= 0).all()):
+        wide = probs.astype(np.float64)
+        if not (np.isfinite(wide).all() and (wide >= 0).all()):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if (probs.sum(axis=1) == 0).any():
+        if (wide.sum(axis=1) == 0).any():
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        # The exponential race (Gumbel top-k): the n largest p / E, E ~ Exp(1), are a draw
-        # without replacement.
-        with np.errstate(divide="ignore"):
-            keys = probs / rng.standard_exponential(probs.shape)
+        # ATen's exponential race: q ~ Exp(1) in self's dtype, then the largest p / q
+        q = np.empty(self._sizes, dtype=self._dtype.numpy)
+        _store(q, draws.exponential(gen, probs.size, 1.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = (probs / q.reshape(probs.shape)).astype(np.float64)
+        if n_sample == 1:
+            return np.argmax(keys, axis=1)[:, None]
         order = np.argsort(-keys, axis=1, kind="stable")
         return order[:, :n_sample]
     if not (probs >= 0).all():  # NaN fails this check first, as in ATen
@@ -573,17 +567,19 @@ def _multinomial_draw(self: Tensor, n_sample: int, replacement: bool, generator)
         raise RuntimeError(
             "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
         )
-    totals = probs.sum(axis=1, keepdims=True)
+    # the cumulative distribution in the dtype (float for float16/bfloat16), summed in order
+    acc = np.float64 if self._dtype is dt.float64 else np.float32
+    cumulative = np.cumsum(probs.astype(acc), axis=1, dtype=acc)
+    totals = cumulative[:, -1:].copy()
     if (totals <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    cumulative = np.cumsum(probs / totals, axis=1)
-    u = rng.random((probs.shape[0], n_sample))
+    cumulative /= totals
+    cumulative[:, -1] = 1
+    u = draws.unit_float64(gen, probs.shape[0] * n_sample).reshape(probs.shape[0], n_sample)
     picks = np.empty((probs.shape[0], n_sample), dtype=np.int64)
-    for row in range(probs.shape[0]):
-        picks[row] = np.searchsorted(cumulative[row], u[row], side="right")
-    # zero-probability categories at the end can never be picked
-    last = probs.shape[1] - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
-    return np.minimum(picks, last[:, None])
+    for row in range(probs.shape[0]):  # the first slot whose cumulative mass reaches u
+        picks[row] = np.searchsorted(cumulative[row].astype(np.float64), u[row], side="left")
+    return picks
 
 
 @native

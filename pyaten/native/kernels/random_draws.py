@@ -302,3 +302,85 @@ def _swap_loop():
 
 def _inside_out_loop():
     return _compiled("inside_out", _inside_out_python)
+
+
+# --- rejection samplers -----------------------------------------------------------------------
+
+
+class UniformStream:
+    """53-bit uniforms drawn one at a time by a loop whose draw count is not known ahead (a
+    rejection sampler): words are fetched in chunks, and `close` leaves the generator exactly
+    as many draws ahead as were used."""
+
+    def __init__(self, gen: Generator, expected: int) -> None:
+        self._gen = gen
+        self._start = gen._bits.state
+        self._chunk = max(16, expected)
+        self._values: list[float] = []
+        self._next = 0
+        self._used = 0
+
+    def __call__(self) -> float:
+        if self._next == len(self._values):
+            self._values = unit_float64(self._gen, self._chunk).tolist()
+            self._next = 0
+            self._chunk *= 2
+        value = self._values[self._next]
+        self._next += 1
+        self._used += 1
+        return value
+
+    def close(self) -> None:
+        self._gen._bits.state = self._start
+        if self._used:
+            self._gen.random64(self._used)
+
+
+def _poisson_one(lam: float, uniform: UniformStream) -> float:
+    """`sample_poisson`: Hormann's transformed rejection from 10 up, else Knuth's product
+    of uniforms."""
+    if not lam >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if lam >= 10:
+        slam = math.sqrt(lam)
+        loglam = math.log(lam) if math.isfinite(lam) else math.inf
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43) if math.isfinite(lam) else None
+            if k is None:
+                return -(2.0**63)  # an infinite rate: C++'s int64 cast of infinity
+            if us >= 0.07 and v <= vr:
+                return float(k)
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                    <= -lam + k * loglam - math.lgamma(k + 1.0)):
+                return float(k)
+    if lam == 0:
+        return 0.0
+    limit = math.exp(-lam)
+    count = 0
+    product = 1.0
+    while True:
+        product *= uniform()
+        if product > limit:
+            count += 1
+        else:
+            return float(count)
+
+
+def poisson(gen: Generator, rates: np.ndarray) -> np.ndarray:
+    """One Poisson sample per rate (float64 rates, in iteration order)."""
+    flat = rates.reshape(-1).tolist()
+    expected = int(sum(min(r, 10.0) + 2 for r in flat if r == r))
+    uniform = UniformStream(gen, expected)
+    try:
+        return np.array([_poisson_one(r, uniform) for r in flat], dtype=np.float64)
+    finally:
+        uniform.close()
