@@ -2,10 +2,10 @@
 
 __version__ = "0.1.0"
 
-# --- large buffers reuse freed memory instead of fresh pages (Note: freed memory kept)
-from pyaten.core.memory import keep_freed_memory as _keep_freed_memory  # noqa: E402
+# --- glibc's thresholds raised only on request: PYATEN_MALLOC_TUNING=1 (Note: freed memory kept)
+from pyaten.core.memory import tune_from_environment as _tune_from_environment  # noqa: E402
 
-_keep_freed_memory()
+_tune_from_environment()
 
 # --- the dispatcher: keys, tables, Library, dump_table / trace
 import pyaten.dispatch as dispatch  # noqa: E402,F401

@@ -29,6 +29,7 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.dtypes import dtype as DType
+from pyaten.core.memory import allocation_error
 from pyaten.core.size import Size
 from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor
@@ -247,7 +248,10 @@ def new_row_major(sizes: tuple, dtype: DType, device: object) -> Tensor:
     storage.nbytes = nbytes = geometry[1] * itemsize
     storage.device = device
     storage.resizable = True
-    data = storage.data = _np_empty(nbytes, _U8)
+    try:
+        data = storage.data = _np_empty(nbytes, _U8)
+    except (MemoryError, ValueError):
+        raise allocation_error(nbytes, sizes) from None  # Note: allocation errors
     t = _make(storage, sizes, geometry[0], 0, dtype, device)
     byte_strides = geometry[2].get(itemsize)
     if byte_strides is None:

@@ -11,7 +11,7 @@ import re
 
 from pyaten.dispatch.keys import backend_keyset_bits
 
-__all__ = ["device", "as_device", "forget_device_type", "keyset_for_device"]
+__all__ = ["device", "as_device", "check_compiled", "forget_device_type", "keyset_for_device"]
 
 _TORCH_DEVICE_TYPES = (
     "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, "
@@ -40,6 +40,8 @@ class device:  # noqa: N801 - named like torch.device
         if cached is not None:
             return cached
         match = _DEVICE_RE.match(type_or_str)
+        if not type_or_str:
+            raise RuntimeError("Device string must not be empty")
         if match is None:
             raise RuntimeError(f"Invalid device string: '{type_or_str}'")
         dev_type, idx_text = match.groups()
@@ -101,14 +103,39 @@ CPU = device("cpu")
 META = device("meta")
 
 
+# Note: a device this build cannot use
+#     A CPU-only PyTorch accepts `device("cuda")` but refuses to make or move a tensor there:
+#     the binding that receives the device raises `AssertionError: Torch not compiled with
+#     CUDA enabled` (its lazy CUDA init), before any operator runs. pyaten refuses in the same
+#     place, `as_device`, which bindings, factories and `.to()` pass a user's device through.
+#     The check is on the device's key-set bits, so a plug-in registered under the name
+#     "cuda" (pyaten.backends.register_device), whose devices carry its PrivateUse bits,
+#     is not refused.
+_NOT_COMPILED: dict[str, tuple[int, str]] = {
+    "cuda": (backend_keyset_bits("cuda"), "Torch not compiled with CUDA enabled"),
+}
+
+
+def check_compiled(value: device) -> device:
+    """`value`, or PyTorch's AssertionError when this build has no backend for its type
+    (Note: a device this build cannot use)."""
+    refused = _NOT_COMPILED.get(value.type)
+    if refused is not None and value._keyset == refused[0]:
+        raise AssertionError(refused[1])
+    return value
+
+
 def as_device(value: device | str | None) -> device:
-    """Normalise a user's device argument (None means CPU)."""
+    """Normalise a user's device argument (None means CPU); a device this build cannot use
+    raises (Note: a device this build cannot use)."""
     if value is None:
         return CPU
     if type(value) is device:
+        if value.type in _NOT_COMPILED:
+            check_compiled(value)
         return value
     if isinstance(value, str):
-        return device(value)
+        return check_compiled(device(value))
     raise TypeError(f"expected a device (pyaten.device or str), got {type(value).__name__}")
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pyaten.core.memory import allocate_host, allocation_error
+
 __all__ = [
     "Storage",
     "is_host_memory",
@@ -117,7 +119,13 @@ class Storage:
         self.nbytes = nbytes
         self.device = device
         self.resizable = True
-        self.data = np.empty(nbytes, _U8) if device.type == "cpu" else _allocate(nbytes, device)
+        if device.type != "cpu":
+            self.data = _allocate(nbytes, device)
+            return self
+        try:
+            self.data = np.empty(nbytes, _U8)
+        except (MemoryError, ValueError):
+            raise allocation_error(nbytes) from None  # Note: allocation errors
         return self
 
     def resize_(self, nbytes: int) -> None:
@@ -171,6 +179,6 @@ class Storage:
 def _allocate(nbytes: int, device: object) -> object:
     allocate = _ALLOCATORS.get(device.type)
     if allocate is None:
-        return np.empty(nbytes, _U8)
+        return allocate_host(nbytes)  # PyTorch's errors (Note: allocation errors)
     index = device.index
     return allocate(nbytes, 0 if index is None else index)

@@ -42,6 +42,25 @@ class ArgumentParseError(TypeError):
 
 # --- converters: value -> converted value or FAIL --------------------------------------------
 
+# Python ints PyTorch's parser refuses: an `int` outside int64 (ValueError, or TypeError
+# naming the list position inside an int list); a `Scalar` outside [int64 min, uint64 max].
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
+
+
+class _IntOverflow(ValueError):
+    """An int argument that does not fit int64 (`match` names the argument)."""
+
+    def __init__(self) -> None:
+        super().__init__("Overflow when unpacking long long")
+
+
+def _scalar_int_overflow(obj: int) -> OverflowError:
+    if obj < 0:
+        return OverflowError("can't convert negative int to unsigned")
+    return OverflowError("int too big to convert")
+
 
 def _is_tensor(obj: object) -> bool:
     return isinstance(obj, runtime.Tensor)
@@ -55,6 +74,8 @@ def _conv_tensor_or_number(obj: object) -> object:
     if isinstance(obj, runtime.Tensor):
         return obj
     if isinstance(obj, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
+        if obj.__class__ is builtins.int and not _INT64_MIN <= obj <= _UINT64_MAX:
+            raise _scalar_int_overflow(obj)
         return runtime.wrapped_number(obj)
     return FAIL
 
@@ -62,7 +83,9 @@ def _conv_tensor_or_number(obj: object) -> object:
 def _conv_int(obj: object) -> object:
     cls = obj.__class__
     if cls is builtins.int:
-        return obj
+        if _INT64_MIN <= obj <= _INT64_MAX:
+            return obj
+        raise _IntOverflow
     if cls is builtins.bool:
         return FAIL
     if isinstance(obj, runtime.Tensor):
@@ -107,7 +130,11 @@ def _conv_str(obj: object) -> object:
 
 def _conv_scalar(obj: object) -> object:
     cls = obj.__class__
-    if cls is builtins.int or cls is builtins.float or cls is builtins.bool:
+    if cls is builtins.int:
+        if _INT64_MIN <= obj <= _UINT64_MAX:
+            return obj
+        raise _scalar_int_overflow(obj)
+    if cls is builtins.float or cls is builtins.bool:
         return obj
     if cls is builtins.complex:
         return obj
@@ -139,9 +166,14 @@ def _conv_dtype(obj: object) -> object:
 def _conv_device(obj: object) -> object:
     if isinstance(obj, _device_class):
         return obj
-    if isinstance(obj, str) or (obj.__class__ is builtins.int and obj >= 0):
+    if isinstance(obj, str):
+        return as_device(obj)  # a bad device string raises PyTorch's RuntimeError here
+    if obj.__class__ is builtins.int and obj >= 0:
         try:
-            return as_device(obj if isinstance(obj, str) else f"cuda:{obj}")
+            return as_device(f"cuda:{obj}")
+        except AssertionError:  # a bare index names the accelerator; this build has none
+            raise RuntimeError("Cannot access accelerator device when none is available.") \
+                from None
         except (RuntimeError, ValueError):
             return FAIL
     return FAIL
@@ -373,7 +405,10 @@ class ParsedSignature:
         if self.varargs_intlist and nargs >= 1 and not isinstance(args[0], (tuple, list)) \
                 and params[0].name not in kwargs:
             first = params[0]
-            value = first.convert(tuple(args))
+            try:
+                value = first.convert(tuple(args))
+            except _IntOverflow:
+                raise self._overflow(first, tuple(args)) from None
             if value is not FAIL:
                 args = (tuple(args),)
                 nargs = 1
@@ -415,7 +450,10 @@ class ParsedSignature:
             if obj is None and not param.required and param.default is None:
                 values[i] = None
                 continue
-            value = param.convert(obj)
+            try:
+                value = param.convert(obj)
+            except _IntOverflow:
+                raise self._overflow(param, obj) from None
             if value is FAIL:
                 if param.is_int_list and positional and not isinstance(obj, (tuple, list)):
                     pass
@@ -433,6 +471,18 @@ class ParsedSignature:
                         f"{self.name}() got an unexpected keyword argument '{key}'", raise_errors
                     )
         return values
+
+    def _overflow(self, param: ParsedParam, obj: object) -> Exception:
+        """PyTorch's error for an int argument outside int64: ValueError for an int, TypeError
+        naming the (1-based) position inside an int list."""
+        if not isinstance(obj, (tuple, list)):
+            return ValueError("Overflow when unpacking long long")
+        pos = next(i for i, v in enumerate(obj, 1)
+                   if v.__class__ is builtins.int and not _INT64_MIN <= v <= _INT64_MAX)
+        return ArgumentParseError(
+            f"{self.name}(): argument '{param.name}' failed to unpack the object at pos {pos} "
+            'with error "Overflow when unpacking long long"'
+        )
 
     def _fail(self, why: str, raise_errors: bool) -> str:
         if raise_errors:

@@ -551,6 +551,10 @@ def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
             options[name] = rest.pop(0)
     if rest:
         raise _to_error(args, kwargs)
+    given_dtype, given_device = options.get("dtype"), options.get("device")
+    if (given_dtype is not None and not isinstance(given_dtype, dtype_class)) or (
+            given_device is not None and not _is_device_like(given_device)):
+        raise _to_error(args, kwargs)  # `to(dtype=5)`: no form takes it, as in PyTorch
     non_blocking = bool(options.get("non_blocking", False))
     copy = bool(options.get("copy", False))
     memory_format = options.get("memory_format")

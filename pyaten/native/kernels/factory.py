@@ -28,8 +28,9 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import get_default_dtype
+from pyaten.core.memory import check_storage_size
 from pyaten.core.tensor import Tensor, write_fresh
-from pyaten.core.views import empty_tensor, resize_tensor_
+from pyaten.core.views import empty_tensor, resize_tensor_, storage_nbytes_needed
 from pyaten.native.kernels.copy import (
     like_strides,
     memory_format_name,
@@ -40,6 +41,31 @@ from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 
 _CPU = make_device("cpu")
+
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
+
+
+def _check_int64_sizes(size: tuple, name: str) -> None:
+    """A size outside int64 is refused by PyTorch's argument parser (a TypeError naming the
+    position); the generated fast bindings hand ints straight to the kernel, so the factories
+    check it here."""
+    for pos, s in enumerate(size, 1):
+        if not _INT64_MIN <= s <= _INT64_MAX:
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {pos} with error "
+                '"Overflow when unpacking long long"'
+            )
+
+
+def check_scalar_int(value: object) -> None:
+    """PyTorch's Scalar parsing of a Python int: int64, else uint64, else OverflowError."""
+    if value.__class__ is int and not _INT64_MIN <= value <= _UINT64_MAX:
+        if value < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        raise OverflowError("int too big to convert")
 
 
 def _check_sizes(size: tuple) -> None:
@@ -68,6 +94,7 @@ def _resolve(dtype, device):
 def _empty(size: tuple, dtype, device, memory_format) -> Tensor:
     _check_sizes(size)
     dtype, device = _resolve(dtype, device)
+    check_storage_size(size, dtype.itemsize)  # Note: allocation errors
     fmt = memory_format_name(memory_format)
     strides = None if fmt in ("preserve_format", "contiguous_format") else strides_for_format(
         size, fmt, "empty"
@@ -85,6 +112,7 @@ def empty_memory_format(
     size: tuple, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
     _check_pin_memory(pin_memory)
+    _check_int64_sizes(size, "empty")
     return _empty(size, dtype, device, memory_format)
 
 
@@ -108,6 +136,11 @@ def _empty_strided(size: tuple, stride: tuple, dtype, device) -> Tensor:
             f"strides={format_shape(stride)}"
         )
     dtype, device = _resolve(dtype, device)
+    if storage_nbytes_needed(size, stride, 0, dtype.itemsize) > _INT64_MAX:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={format_shape(size)} and "
+            f"strides={format_shape(stride)}"
+        )
     return empty_tensor(tuple(size), dtype, device, tuple(stride))
 
 
@@ -116,6 +149,7 @@ def empty_strided(
     size: tuple, stride: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     _check_pin_memory(pin_memory)
+    _check_int64_sizes(size, "empty_strided")
     return _empty_strided(size, stride, dtype, device)
 
 
@@ -129,6 +163,7 @@ def _new(size, dtype, layout, device, pin_memory) -> Tensor:
 
 @native
 def zeros(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
+    _check_int64_sizes(size, "zeros")
     if any(s < 0 for s in size):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return write_fresh(_aten().zero_.default, _new(size, dtype, layout, device, pin_memory))
@@ -143,6 +178,7 @@ def zeros_out(size: tuple, out: Tensor) -> Tensor:
 
 @native
 def ones(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
+    _check_int64_sizes(size, "ones")
     return write_fresh(_aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), 1)
 
 
@@ -168,6 +204,8 @@ def full_dtype(fill_value):
 def full(
     size: tuple, fill_value, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
+    _check_int64_sizes(size, "full")
+    check_scalar_int(fill_value)
     if dtype is None:
         dtype = full_dtype(fill_value)
     return write_fresh(
@@ -229,6 +267,7 @@ def _new_options(self: Tensor, dtype, device):
 def new_empty(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
+    _check_int64_sizes(size, "new_empty")
     dtype, device = _new_options(self, dtype, device)
     return _new(size, dtype, layout, device, pin_memory)
 
@@ -237,6 +276,7 @@ def new_empty(
 def new_zeros(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
+    _check_int64_sizes(size, "new_zeros")
     dtype, device = _new_options(self, dtype, device)
     return write_fresh(_aten().zero_.default, _new(size, dtype, layout, device, pin_memory))
 
@@ -245,6 +285,7 @@ def new_zeros(
 def new_ones(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
+    _check_int64_sizes(size, "new_ones")
     dtype, device = _new_options(self, dtype, device)
     return write_fresh(_aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), 1)
 
@@ -253,6 +294,8 @@ def new_ones(
 def new_full(
     self: Tensor, size: tuple, fill_value, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
+    _check_int64_sizes(size, "new_full")
+    check_scalar_int(fill_value)
     dtype, device = _new_options(self, dtype, device)
     return write_fresh(
         _aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), fill_value
@@ -273,6 +316,8 @@ def arange_dtype(start, end, step):
 
 
 def _arange_new(start, end, step, dtype, layout, device, pin_memory) -> Tensor:
+    for value in (start, end, step):
+        check_scalar_int(value)
     if dtype is None:
         dtype = arange_dtype(start, end, step)
     result = _aten().empty.memory_format(

@@ -631,6 +631,8 @@ def index_add_cpu_out(op, self: Tensor, dim: int, index: Tensor, source: Tensor,
     if index.numel() == 0 or out.numel() == 0:
         return
     positions = index._numpy().reshape(-1)
+    if self.dim() <= 1 and _first_bad(positions, _size1(self, dim), False) is not None:
+        raise IndexError("index out of range in self")  # PyTorch's 1-d index_add_cpu_ loop
     _check_bounds(positions, dim, _size1(self, dim))
     compute = _compute_dtype(out._dtype)
     target = out._numpy()
