@@ -92,24 +92,60 @@ def trunc_normal_(
     b: float = 2.0,
     generator: Generator | None = None,
 ) -> Tensor:
-    """Values drawn from N(mean, std^2) restricted to [a, b], by inverting the normal CDF
-    on the uniform draws that land inside [cdf(a), cdf(b)]."""
+    """Values drawn from N(mean, std^2) restricted to [a, b], with PyTorch's draws: when
+    [a, b] holds more than 30% of the mass, normal samples redrawn (all of a fresh tensor,
+    kept where out of bounds) until every one lands inside; else uniform candidates on
+    [a, b] accepted by log(u) <= log pdf relative to the peak, rejected ones redrawn."""
+    if tensor.device.type == "meta":
+        return tensor
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
             "of values may be incorrect.",
             stacklevel=2,
         )
-
-    def cdf(x: float) -> float:
-        return (1.0 + math.erf((x - mean) / (std * math.sqrt(2.0)))) / 2.0
-
-    low, high = cdf(a), cdf(b)
     with no_grad():
-        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0)).add_(mean)
-        tensor.clamp_(min=a, max=b)
+        mass = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if mass > 0.3:
+            # the bounds as the tensor's dtype holds them, so the mask matches its values
+            lo = ops.full((), a, dtype=tensor.dtype).item()
+            hi = ops.full((), b, dtype=tensor.dtype).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                fresh = ops.empty_like(result).normal_(mean, std, generator=generator)
+                result = ops.where(outside, fresh, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = ops.empty_like(tensor)
+        accept = ops.empty_like(tensor)
+
+        def rejected(values: Tensor) -> Tensor:
+            # log pdf relative to the peak, -0.5 ((x - mean) / std)^2 - log_peak, below log(u)
+            values.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            return accept.uniform_(generator=generator).log_().gt(values)
+
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        pending = rejected(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = ops.where(pending, candidates, result)
+                pending = ops.where(pending, rejected(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
     return tensor
 
 
