@@ -203,9 +203,9 @@ def parser_calls(monkeypatch):
     """The names the generated module hands to its parser while the fixture is active."""
     seen: list[str] = []
 
-    def spy(binding, args, kwargs, self_tensor=None):
+    def spy(binding, args, kwargs, self_tensor=None, public=None):
         seen.append(binding.name)
-        return bind_and_call(binding, args, kwargs, self_tensor)
+        return bind_and_call(binding, args, kwargs, self_tensor, public)
 
     monkeypatch.setattr(MODULE, "bind_and_call", spy)
     return seen
@@ -444,9 +444,9 @@ def test_keyword_block_decides_between_overloads_at_run_time(call, expected, par
         module = loaded.module
         seen: list = []
 
-        def spy(binding, args, kwargs, self_tensor=None):
+        def spy(binding, args, kwargs, self_tensor=None, public=None):
             seen.append(binding.name)
-            return bind_and_call(binding, args, kwargs, self_tensor)
+            return bind_and_call(binding, args, kwargs, self_tensor, public)
 
         monkeypatch.setattr(module, "bind_and_call", spy)
         t = pyaten.ones(2, 2)

@@ -307,6 +307,17 @@ _OPERATORS = frozenset({
     "__rmod__", "__rpow__", "__rlshift__", "__rrshift__", "__rmatmul__", "__ilshift__",
     "__irshift__", "__iand__", "__ior__", "__ixor__", "__idiv__",
 })
+# The Tensor methods PyTorch writes in Python (torch/_tensor.py): their failure reads as its
+# Python `handle_torch_function`'s; the others' as its generated bindings'.
+_PYTHON_WRITTEN = frozenset((
+    "__array__ __contains__ __deepcopy__ __dlpack__ __dlpack_device__ __floordiv__ __format__ "
+    "__len__ __rdiv__ __reduce_ex__ __repr__ __reversed__ __rfloordiv__ __rlshift__ "
+    "__rmatmul__ __rmod__ __rpow__ __rrshift__ __rsub__ __rtruediv__ __setstate__ backward "
+    "dim_order is_shared istft lu module_load norm register_hook "
+    "register_post_accumulate_grad_hook resize resize_as share_memory_ split stft storage "
+    "storage_type unique unique_consecutive"
+).split())
+_INDEXING = frozenset({"__getitem__", "__setitem__"})
 _ROUTED_MARK = "__torch_function_routed__"
 _scanned: dict[type, int] = {}  # class -> its attribute count when last wrapped
 
@@ -323,28 +334,40 @@ def _routable(name: str, value: Any) -> bool:
 
 def _route_method(name: str, fn: Callable) -> Callable:
     operator = name in _OPERATORS
+    c_style = name not in _PYTHON_WRITTEN
+    indexing = name in _INDEXING
 
     def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.__class__ is not Tensor or ACTIVE:
+        # indexing also looks at the index (`plain[subclass_index]`), as PyTorch's does
+        if self.__class__ is not Tensor or ACTIVE or indexing and _index_overloads(args[0]):
             if wants_torch_function((self,) + args) or (
                 kwargs and wants_torch_function(kwargs.values())
             ):
                 overloaded = overloaded_args((self,) + args + tuple(kwargs.values()))
                 try:
-                    return dispatch(routed, overloaded, (self,) + args, kwargs)
+                    return dispatch(routed, overloaded, (self,) + args,
+                                    (kwargs or None) if c_style else kwargs, c_style)
                 except TorchFunctionNotImplemented:
                     if operator:
                         return NotImplemented
                     raise
         return fn(self, *args, **kwargs)
 
-    routed.__name__ = fn.__name__
+    routed.__name__ = name
     routed.__qualname__ = f"Tensor.{name}"
     routed.__module__ = "pyaten._tensor"
     routed.__doc__ = fn.__doc__
     routed.__wrapped__ = fn
     setattr(routed, _ROUTED_MARK, True)
     return routed
+
+
+def _index_overloads(index: Any) -> bool:
+    cls = index.__class__
+    if cls is tuple:
+        return any(item.__class__ not in _PLAIN and _has_handler(item.__class__)
+                   for item in index)
+    return cls not in _PLAIN and _has_handler(cls)
 
 
 def _route_property(prop: property) -> property:
