@@ -6,6 +6,13 @@ value is whole, in scientific notation when the finite non-zero magnitudes span 
 1000x, exceed 1e8 or fall below 1e-4 (or as `sci_mode` forces), else with `precision` decimals.
 Every element is right-aligned to the widest one. Complex tensors use one formatter for the
 real parts and one for the imaginary parts.
+
+Note: printing reads only what it shows. A tensor of more than `threshold` elements is
+summarised first: one fancy index (`np.ix_` of the `edgeitems` first and last positions of
+every long dim) reads the elements that will be printed, and the formatter, the dtype
+conversion and the text are made from that small array, with the original sizes deciding
+where `...` goes. So an expanded view (`zeros(1).expand(2**20, 2**20)`, zero strides, 2**40
+elements) prints as fast as PyTorch's, without materialising the view.
 """
 
 from __future__ import annotations
@@ -132,18 +139,17 @@ class _Formatter:
 
 
 def _summarized(values: np.ndarray) -> np.ndarray:
-    # Keeps `edgeitems` from each end of every long dim (what gets printed).
+    # Keeps `edgeitems` from each end of every long dim (what gets printed), reading only
+    # those elements (Note: printing reads only what it shows).
     e = PRINT_OPTS.edgeitems
     if values.ndim == 0:
         return values
     if values.ndim > 1 and not e:
         return values[(slice(0, 0),) * values.ndim]
-    for axis in range(values.ndim):
-        n = values.shape[axis]
-        if n > 2 * e:
-            index = list(range(e)) + list(range(n - e, n)) if e else list(range(n))
-            values = np.take(values, index, axis=axis)
-    return values
+    index = [
+        np.r_[0:e, n - e:n] if n > 2 * e and e else np.arange(n) for n in values.shape
+    ]
+    return values[np.ix_(*index)]
 
 
 def _element(value: object, f1: _Formatter, f2: _Formatter | None) -> str:
@@ -156,7 +162,7 @@ def _element(value: object, f1: _Formatter, f2: _Formatter | None) -> str:
     return real + "+" + imag
 
 
-def _vector(values: np.ndarray, indent: int, summarize: bool, f1: _Formatter,
+def _vector(values: np.ndarray, sizes: tuple, indent: int, summarize: bool, f1: _Formatter,
             f2: _Formatter | None) -> str:
     element_length = f1.width() + 2
     if f2 is not None:
@@ -165,7 +171,7 @@ def _vector(values: np.ndarray, indent: int, summarize: bool, f1: _Formatter,
     e = PRINT_OPTS.edgeitems
     if summarize and not e:
         data = ["..."]
-    elif summarize and values.shape[0] > 2 * e:
+    elif summarize and sizes[0] > 2 * e:
         data = [_element(v, f1, f2) for v in values[:e].tolist()]
         data.append(" ...")
         data += [_element(v, f1, f2) for v in values[-e:].tolist()]
@@ -175,21 +181,25 @@ def _vector(values: np.ndarray, indent: int, summarize: bool, f1: _Formatter,
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested(values: np.ndarray, indent: int, summarize: bool, f1: _Formatter,
+def _nested(values: np.ndarray, sizes: tuple, indent: int, summarize: bool, f1: _Formatter,
             f2: _Formatter | None) -> str:
+    # `values` is the tensor's array or its summary; `sizes` are the tensor's own sizes, which
+    # say where `...` goes (a summary holds the first and last `edgeitems` of each long dim).
     ndim = values.ndim
     if ndim == 0:
         return _element(values.item(), f1, f2)
     if ndim == 1:
-        return _vector(values, indent, summarize, f1, f2)
+        return _vector(values, sizes, indent, summarize, f1, f2)
     e = PRINT_OPTS.edgeitems
     n = values.shape[0]
-    if summarize and n > 2 * e:
-        rows = [_nested(values[i], indent + 1, summarize, f1, f2) for i in range(e)]
+    inner = sizes[1:]
+    if summarize and sizes[0] > 2 * e:
+        rows = [_nested(values[i], inner, indent + 1, summarize, f1, f2) for i in range(e)]
         rows.append("...")
-        rows += [_nested(values[i], indent + 1, summarize, f1, f2) for i in range(n - e, n)]
+        rows += [_nested(values[i], inner, indent + 1, summarize, f1, f2)
+                 for i in range(n - e, n)]
     else:
-        rows = [_nested(values[i], indent + 1, summarize, f1, f2) for i in range(n)]
+        rows = [_nested(values[i], inner, indent + 1, summarize, f1, f2) for i in range(n)]
     return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
@@ -198,17 +208,19 @@ def tensor_body(values: np.ndarray, d: dt.dtype, indent: int) -> str:
     if values.size == 0:
         return "[]"
     summarize = values.size > PRINT_OPTS.threshold
+    sizes = values.shape
+    if summarize:
+        values = _summarized(values)  # Note: printing reads only what it shows
     if d is dt.float16 or d is dt.bfloat16:
         values = values.astype(np.float32)
     elif d is dt.complex32:
         values = dt.compute_array(values)  # float16 parts, exact in complex64
-    source = _summarized(values) if summarize else values
     if d.is_complex:
-        f1 = _Formatter(source.real, True)
-        f2 = _Formatter(source.imag, True)
-        return _nested(values, indent, summarize, f1, f2)
-    f1 = _Formatter(source, d.is_floating_point)
-    return _nested(values, indent, summarize, f1, None)
+        f1 = _Formatter(values.real, True)
+        f2 = _Formatter(values.imag, True)
+        return _nested(values, sizes, indent, summarize, f1, f2)
+    f1 = _Formatter(values, d.is_floating_point)
+    return _nested(values, sizes, indent, summarize, f1, None)
 
 
 def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
