@@ -423,14 +423,20 @@ def bernoulli_out(self: Tensor, generator=None, out: Tensor = None) -> Tensor:
 
 
 def _normal_from_tensors(out: Tensor, mean, std, generator) -> Tensor:
-    """out = mean + std * N(0, 1), mean and std tensors or numbers (checked by the caller)."""
+    """ATen's composition: `normal_(0, std)` then `add_(mean)` for a number std, else
+    `normal_(0, 1)`, `mul_(std)`, `add_(mean)`, each step rounded in out's dtype."""
     _check_floating(out, "normal_kernel_cpu")
     if _skip(out):
         return out
-    values = _normal_values(out, 0.0, 1.0, generator)
-    std = std._numpy() if isinstance(std, Tensor) else std
-    mean = mean._numpy() if isinstance(mean, Tensor) else mean
-    return _write(out, np.broadcast_to(values * std + mean, out._sizes))
+    a = _aten()
+    if isinstance(std, Tensor):
+        a.normal_.default(out, 0.0, 1.0, generator)
+        a.mul_.Tensor(out, std)
+    else:
+        a.normal_.default(out, 0.0, std, generator)
+    if isinstance(mean, Tensor):
+        return a.add_.Tensor(out, mean, 1)
+    return a.add_.Scalar(out, mean, 1)
 
 
 def _check_std_tensor(std: Tensor) -> None:
