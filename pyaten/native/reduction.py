@@ -30,9 +30,24 @@ Note: the reduction row
     schema of the family (`self, dim, keepdim[, dtype]`), whether `dim` is an `int`, `int?`,
     `int[1]` or `int[]?`: `None` and `[]` mean every dim.
 
+    - `repeat`: how the reduction of `n` copies of a value follows from the value, for
+      reductions over broadcast dims (Note: reductions over broadcast dims): `"scale"` (sum:
+      `n * x`), `"power"` (prod: `x ** n`), `"same"` (amax, amin, all, any, mean: `x`); empty
+      for rows that read every element.
+
     Operators that need more than a row (values+indices, std/var's correction, norm's `p`)
     use the helpers here (`reduction_dims`, `reduced_sizes`, `check_nonempty`) beside their
     table in `pyaten/native/kernels/reduce.py`; scans and order statistics can do the same.
+
+Note: reductions over broadcast dims
+    An expanded tensor (`zeros(1).expand(2**20, 2**20)`) has stride 0 along its broadcast
+    dims: 2**40 elements that are one value. Reducing along such a dim reduces `n` copies of
+    the same elements, which the row's `repeat` rule computes from one copy; a kept dim of
+    stride 0 gives the same result at every position, computed once and broadcast into the
+    output. So the loop cuts every stride-0 dim to length 1 before converting or reducing
+    (the sum of 2**40 float32 ones is `2**40 * 1` in the float32 accumulator, as PyTorch's sum
+    gives; integer sums wrap like PyTorch's int64 accumulator because `n * x` and `x ** n`
+    wrap the same way modulo 2**64). Tensors without zero strides take the usual path.
 """
 
 from __future__ import annotations
@@ -259,6 +274,7 @@ class Reduction(RowNames):
     compute: str = "accumulate"  # or "input": reduce in the input's dtype (max, argmax, all)
     empty_dims_reduce_all: bool = True  # False for all.dims/any.dims: `dim=[]` reduces nothing
     wrapped_dim_in_error: bool = False  # argmax's empty-dim error prints the wrapped dim
+    repeat: str = ""  # "scale", "power" or "same" (Note: reductions over broadcast dims)
     site: str = field(default="", compare=False)
 
 
@@ -311,7 +327,7 @@ def _register_fast(row: Reduction, stub: DispatchStub, site: str) -> None:
         size = x.size
         if (size == 0 and not identity) or (blocked and size >= _BLOCKED_MIN) or (
             0 in plan[1]
-        ):
+        ) or (size >= _BLOCKED_MIN and 0 in x.strides):  # broadcast dims: the loop's rule
             return None
         out = new_row_major(plan[1], self._dtype, CPU)
         fastpath.quiet(reduce, x, plan[0], None, out._np, keepdim)
@@ -433,6 +449,38 @@ def sum_all(source: np.ndarray) -> np.ndarray:
     return total
 
 
+def collapse_broadcast(view: np.ndarray, dims: tuple) -> tuple[np.ndarray, int, bool]:
+    """`view` with every dim of stride 0 (and length > 1) cut to length 1; the number of
+    copies of each element the reduced dims held; whether a kept dim was cut (its result is
+    then broadcast into the output). See Note: reductions over broadcast dims."""
+    strides = view.strides
+    if 0 not in strides:
+        return view, 1, False
+    shape = view.shape
+    index: list = [slice(None)] * view.ndim
+    copies = 1
+    kept_cut = False
+    for d, (n, step) in enumerate(zip(shape, strides)):
+        if step == 0 and n > 1:
+            index[d] = slice(0, 1)
+            if d in dims:
+                copies *= n
+            else:
+                kept_cut = True
+    return view[tuple(index)], copies, kept_cut
+
+
+def _repeated(rule: str, value: Any, copies: int, acc: np.dtype) -> Any:
+    """The reduction of `copies` copies from the reduction of one (Note: reductions over
+    broadcast dims), in the accumulate dtype."""
+    if rule == "scale":
+        return np.multiply(value, np.asarray(copies, acc), dtype=acc)
+    if rule == "power":
+        return np.power(value, np.asarray(copies, acc if acc.kind != "b" else np.int64),
+                        dtype=acc)
+    return value
+
+
 def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
     """The row's NumPy loop: `loop(self, dims, keepdim, out)` writes the reduction into out."""
     fn = row.fn
@@ -440,6 +488,7 @@ def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
     error_name = row.error_name
     ufunc = fn if isinstance(fn, np.ufunc) else None
     by_input = row.compute == "input"
+    repeat = row.repeat
 
     def loop(self: Tensor, dims: tuple, keepdim: bool, out: Tensor) -> None:
         target = output_array(out)
@@ -451,6 +500,21 @@ def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
         acc = accumulate_dtype(self._dtype if by_input else out._dtype)
         if by_input and self._dtype.is_integral:
             acc = self._dtype.numpy  # compare in the input's own integers
+        if repeat:
+            view = self._np
+            if view is None or view.base is not self._storage.data:
+                view = self._numpy()
+            view, copies, kept_cut = collapse_broadcast(view, dims)
+            if copies > 1 or kept_cut:
+                source = view if view.dtype == acc else dt.compute_array(view, acc)
+                if ufunc is not None:
+                    value = quiet_call(ufunc.reduce, source, dims, acc, None, keepdim)
+                else:
+                    value = quiet_call(fn, source, dims, keepdim)
+                if copies > 1:
+                    value = quiet_call(_repeated, repeat, value, copies, acc)
+                quiet_call(dt.store, target, value)  # kept cut dims broadcast here
+                return
         source = source_array(self, acc)
         if ufunc is np.add and len(dims) == source.ndim and source.size >= _BLOCKED_MIN:
             value = quiet_call(sum_all, source)

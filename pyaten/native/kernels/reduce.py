@@ -89,12 +89,12 @@ def _no_complex_nansum(self: Tensor) -> None:
 
 # --- the table ------------------------------------------------------------------------------
 
-SUM = R.Reduction("sum.dim_IntList", np.add, R.EVERY)
-MEAN = R.Reduction("mean.dim", _mean, R.FLOATING_AND_COMPLEX, result="float")
-PROD = R.Reduction("prod.dim_int", np.multiply, R.EVERY)
-_AMAX = dict(result="keep", identity=False, compute="input")
+SUM = R.Reduction("sum.dim_IntList", np.add, R.EVERY, repeat="scale")
+MEAN = R.Reduction("mean.dim", _mean, R.FLOATING_AND_COMPLEX, result="float", repeat="same")
+PROD = R.Reduction("prod.dim_int", np.multiply, R.EVERY, repeat="power")
+_AMAX = dict(result="keep", identity=False, compute="input", repeat="same")
 _ARG = dict(result="index", identity=False, compute="input", wrapped_dim_in_error=True)
-_ALL = dict(result="bool", compute="input")
+_ALL = dict(result="bool", compute="input", repeat="same")
 
 R.register(
     SUM,
@@ -121,8 +121,9 @@ R.register(
 )
 
 # Rows PyTorch runs as plain CPU kernels (not structured): made without registering names.
-PROD_ALL = R.Reduction("prod", np.multiply, R.EVERY)
-NANSUM = R.Reduction("nansum", _nansum, R.ALL_AND_BOOL, check=_no_complex_nansum)
+PROD_ALL = R.Reduction("prod", np.multiply, R.EVERY, repeat="power")
+NANSUM = R.Reduction("nansum", _nansum, R.ALL_AND_BOOL, check=_no_complex_nansum,
+                     repeat="scale")
 MAX_ALL = R.Reduction("max", np.maximum, R.ALL_AND_BOOL, dispatch_name="max_all", **_AMAX)
 MIN_ALL = R.Reduction("min", np.minimum, R.ALL_AND_BOOL, dispatch_name="min_all", **_AMAX)
 _PLAIN = {row.name: R.plain(row) for row in (PROD_ALL, NANSUM, MAX_ALL, MIN_ALL)}
