@@ -13,6 +13,7 @@ Note: memory while loading
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import pickle
 import struct
@@ -229,15 +230,22 @@ def _load_from(handle: IO[bytes], options: _Options) -> Any:
     return _load_legacy(handle, options)
 
 
-def _unpickle(source: Any, persistent_load: Callable, options: _Options,
-              end: int | None = None) -> Any:
+def _unpickle(source: Any, persistent_load: Callable, options: _Options, start: int = 0,
+              ends: list | None = None) -> Any:
+    """The object pickled at `start` in `source` (a bytes-like object; with
+    `weights_only=False` also a file positioned there); its end position goes to `ends`."""
     if not options.weights_only:
-        return FullUnpickler(source, persistent_load, encoding=options.encoding,
+        stream = io.BytesIO(source) if not hasattr(source, "read") else source
+        return FullUnpickler(stream, persistent_load, encoding=options.encoding,
                              **options.extra).load()
+    unpickler = WeightsUnpickler(source, persistent_load, options.encoding, start)
     try:
-        return WeightsUnpickler(source, persistent_load, options.encoding, end).load()
+        result = unpickler.load()
     except pickle.UnpicklingError as error:
         raise pickle.UnpicklingError(_weights_only_message(str(error))) from None
+    if ends is not None:
+        ends.append(unpickler.end_position)
+    return result
 
 
 def _weights_only_message(message: str) -> str:
@@ -375,10 +383,47 @@ def _load_zip(handle: IO[bytes], options: _Options) -> Any:
 # --- the legacy format (PyTorch before 1.6, or _use_new_zipfile_serialization=False) -----------
 
 def _load_legacy(handle: IO[bytes], options: _Options) -> Any:
-    start = handle.tell()
-    handle.seek(0, os.SEEK_END)
-    end = handle.tell()
-    handle.seek(start)
+    with _whole_file(handle) as data:
+        return _read_legacy(handle, data, options)
+
+
+class _whole_file:  # noqa: N801 - a context manager
+    """The file's bytes without reading them: a read-only map of a real file, the buffer of a
+    BytesIO, or (other file objects) their contents read once."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.mapping: mmap.mmap | None = None
+        self.view: memoryview | None = None
+
+    def __enter__(self) -> memoryview:
+        handle = self.handle
+        try:
+            fileno = handle.fileno()
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            fileno = None
+        if fileno is not None and os.fstat(fileno).st_size > 0:
+            self.mapping = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
+            self.view = memoryview(self.mapping)
+        elif isinstance(handle, io.BytesIO):
+            self.view = handle.getbuffer()
+        else:
+            position = handle.tell()
+            handle.seek(0)
+            self.view = memoryview(handle.read())
+            handle.seek(position)
+        return self.view
+
+    def __exit__(self, *exc: object) -> None:
+        if self.view is not None:
+            self.view.release()
+        if self.mapping is not None:
+            self.mapping.close()
+
+
+def _read_legacy(handle: IO[bytes], data: memoryview, options: _Options) -> Any:
+    end = len(data)
+    position = [handle.tell()]
     plain = _Options(None, True, False, options.encoding, {})
     plain.what = options.what
 
@@ -386,10 +431,13 @@ def _load_legacy(handle: IO[bytes], options: _Options) -> Any:
         raise pickle.UnpicklingError("a legacy checkpoint's header holds a persistent id")
 
     def header() -> object:
+        ends: list[int] = []
         try:
-            return WeightsUnpickler(handle, no_storages, options.encoding, end).load()
+            value = _unpickle(data, no_storages, plain, position[0], ends)
         except pickle.UnpicklingError as error:
             raise _bad(options, f"not a PyTorch checkpoint ({error})") from None
+        position[0] = ends[0]
+        return value
 
     if header() != _MAGIC:
         raise RuntimeError("Invalid magic number; corrupt file?")
@@ -408,7 +456,7 @@ def _load_legacy(handle: IO[bytes], options: _Options) -> Any:
         root = roots.get(key)
         if root is None:
             nbytes = numel * dtype.itemsize
-            if nbytes > end - handle.tell():
+            if nbytes > end - position[0]:
                 raise _bad(options, f"storage '{key}' declares {nbytes} bytes, more than the "
                            "rest of the file holds")
             root = (TypedStorage(Storage(nbytes, CPU, data=np.empty(nbytes, np.uint8)), dtype),
@@ -426,10 +474,18 @@ def _load_legacy(handle: IO[bytes], options: _Options) -> Any:
         part = typed.untyped.data[offset * dtype.itemsize : (offset + size) * dtype.itemsize]
         return TypedStorage(Storage(part.nbytes, CPU, data=part), dtype)
 
-    result = _unpickle(handle, persistent_load, options, end)
+    if options.weights_only:
+        ends: list[int] = []
+        result = _unpickle(data, persistent_load, options, position[0], ends)
+        position[0] = ends[0]
+    else:
+        handle.seek(position[0])
+        result = _unpickle(handle, persistent_load, options)
+        position[0] = handle.tell()
     keys = header()
     if not isinstance(keys, list) or len(keys) != len(set(map(str, keys))):
         raise _bad(options, "the storage key list is malformed")
+    handle.seek(position[0])
     for key in keys:
         root = roots.get(key if isinstance(key, str) else str(key))
         if root is None:

@@ -16,13 +16,14 @@ Note: why pyaten interprets the pickle itself
 
 from __future__ import annotations
 
+import gc
 import io
 import pickle
 import struct
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import Any
 
 from pyaten.serialization import torch_names
 
@@ -135,43 +136,19 @@ _MARK = object()
 
 
 class WeightsUnpickler:
-    """Interprets a pickle's opcodes with PyTorch's `weights_only` rules; `persistent_load`
+    """Interprets a pickle's opcodes with PyTorch's `weights_only` rules, from `start` in
+    `data` (a bytes-like object; `end_position` is where its STOP was); `persistent_load`
     receives each storage's persistent id."""
 
-    def __init__(self, source: bytes | memoryview | IO[bytes],
-                 persistent_load: Callable[[object], object], encoding: str = "utf-8",
-                 end: int | None = None) -> None:
-        if isinstance(source, (bytes, bytearray, memoryview)):
-            self.data: memoryview | None = memoryview(source)
-            self.handle = None
-            self.position, self.end = 0, len(self.data)
-        else:  # a seekable file read up to `end` (its size), never past it
-            self.data, self.handle = None, source
-            self.position, self.end = source.tell(), end
+    def __init__(self, data: bytes | memoryview, persistent_load: Callable[[object], object],
+                 encoding: str = "utf-8", start: int = 0) -> None:
+        self.data = memoryview(data).cast("B")
+        self.start = start
+        self.end_position = start
         self.persistent_load = persistent_load
         self.encoding = encoding
         self.user_allowed = _user_allowed()
         self.allowed_ids = {id(v) for v in self.user_allowed.values()}
-
-    def _take(self, n: int) -> memoryview | bytes:
-        start = self.position
-        if n < 0 or start + n > self.end:
-            raise UnpicklingError("pickle data was truncated")
-        self.position = start + n
-        if self.data is not None:
-            return self.data[start : start + n]
-        got = self.handle.read(n)
-        if len(got) != n:
-            raise UnpicklingError("pickle data was truncated")
-        return got
-
-    def _line(self) -> str:
-        text = b""
-        while not text.endswith(b"\n"):
-            if len(text) > 512:
-                raise UnpicklingError("a GLOBAL name is not terminated within 512 bytes")
-            text += bytes(self._take(1))
-        return text[:-1].decode("utf-8", "strict")
 
     def _find(self, module: str, name: str) -> object:
         full_path = f"{module}.{name}"
@@ -193,80 +170,58 @@ class WeightsUnpickler:
         return torch_names.is_allowed(obj) or id(obj) in self.allowed_ids
 
     def load(self) -> Any:
+        collecting = gc.isenabled()
+        gc.disable()  # the cyclic collector would rescan the growing result on every pass
         try:
-            return self._run()
+            fetched = _scan(self.data, self.start)
+            return self._run(fetched)
         except UnpicklingError:
             raise
         except (IndexError, KeyError, struct.error, UnicodeDecodeError) as error:
             raise UnpicklingError(f"the pickle is malformed ({type(error).__name__}: {error})"
                                   ) from None
-        except (TypeError, ValueError, OverflowError, RecursionError) as error:
+        except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as error:
             raise UnpicklingError(f"the pickle is malformed ({error})") from None
+        finally:
+            if collecting:
+                gc.enable()
 
-    def _run(self) -> Any:  # noqa: C901 - one branch per opcode, as pickle's own loop
+    def _run(self, fetched: set[int]) -> Any:  # noqa: C901 - one branch per opcode
+        data = self.data
+        pos = self.start
         stack: list = []
         metastack: list = []
         memo: dict[int, object] = {}
-        take = self._take
-        unpack = struct.unpack
+        memo_count = 0
+        unpack_from = struct.unpack_from
         while True:
-            op = take(1)[0]
-            if op == 0x80:  # PROTO
-                take(1)
-            elif op == 0x95:  # FRAME
-                take(8)
-            elif op == 0x2E:  # STOP
-                if len(stack) != 1 or metastack:
-                    raise UnpicklingError("the pickle ends with an unbalanced stack")
-                return stack[0]
+            op = data[pos]
+            pos += 1
+            # the opcodes of a tensor record first, the frequent before the rare
+            if op == 0x71:  # BINPUT
+                index = data[pos]
+                pos += 1
+                memo_count += 1
+                if index in fetched:  # only what is fetched again is kept
+                    memo[index] = stack[-1]
+            elif op == 0x72:  # LONG_BINPUT
+                index = unpack_from("<I", data, pos)[0]
+                pos += 4
+                memo_count += 1
+                if index in fetched:
+                    memo[index] = stack[-1]
+            elif op == 0x68:  # BINGET
+                stack.append(memo[data[pos]])
+                pos += 1
+            elif op == 0x6A:  # LONG_BINGET
+                stack.append(memo[unpack_from("<I", data, pos)[0]])
+                pos += 4
             elif op == 0x28:  # MARK
                 metastack.append(stack)
                 stack = []
-            elif op == 0x30:  # POP
-                stack.pop()
-            elif op == 0x31:  # POP_MARK
-                stack = metastack.pop()
-            elif op == 0x32:  # DUP
-                stack.append(stack[-1])
-            elif op == 0x4E:  # NONE
-                stack.append(None)
-            elif op == 0x88:  # NEWTRUE
-                stack.append(True)
-            elif op == 0x89:  # NEWFALSE
-                stack.append(False)
-            elif op == 0x4A:  # BININT
-                stack.append(unpack("<i", take(4))[0])
             elif op == 0x4B:  # BININT1
-                stack.append(take(1)[0])
-            elif op == 0x4D:  # BININT2
-                stack.append(unpack("<H", take(2))[0])
-            elif op == 0x8A:  # LONG1
-                stack.append(pickle.decode_long(bytes(take(take(1)[0]))))
-            elif op == 0x8B:  # LONG4
-                n = unpack("<i", take(4))[0]
-                if n > 4096:
-                    raise UnpicklingError(f"a LONG4 integer of {n} bytes is too long")
-                stack.append(pickle.decode_long(bytes(take(n))))
-            elif op == 0x47:  # BINFLOAT
-                stack.append(unpack(">d", take(8))[0])
-            elif op == 0x58:  # BINUNICODE
-                stack.append(str(take(unpack("<I", take(4))[0]), "utf-8", "surrogatepass"))
-            elif op == 0x8C:  # SHORT_BINUNICODE
-                stack.append(str(take(take(1)[0]), "utf-8", "surrogatepass"))
-            elif op == 0x8D:  # BINUNICODE8
-                stack.append(str(take(unpack("<Q", take(8))[0]), "utf-8", "surrogatepass"))
-            elif op in (0x55, 0x54):  # SHORT_BINSTRING, BINSTRING (Python 2 str)
-                n = take(1)[0] if op == 0x55 else unpack("<i", take(4))[0]
-                raw = bytes(take(n))
-                stack.append(raw if self.encoding == "bytes" else raw.decode(self.encoding))
-            elif op == 0x43:  # SHORT_BINBYTES
-                stack.append(bytes(take(take(1)[0])))
-            elif op == 0x42:  # BINBYTES
-                stack.append(bytes(take(unpack("<I", take(4))[0])))
-            elif op == 0x8E:  # BINBYTES8
-                stack.append(bytes(take(unpack("<Q", take(8))[0])))
-            elif op == 0x29:  # EMPTY_TUPLE
-                stack.append(())
+                stack.append(data[pos])
+                pos += 1
             elif op == 0x74:  # TUPLE
                 items = stack
                 stack = metastack.pop()
@@ -277,33 +232,120 @@ class WeightsUnpickler:
                 stack[-2:] = [(stack[-2], stack[-1])]
             elif op == 0x87:  # TUPLE3
                 stack[-3:] = [(stack[-3], stack[-2], stack[-1])]
-            elif op == 0x5D:  # EMPTY_LIST
-                stack.append([])
-            elif op == 0x61:  # APPEND
-                item = stack.pop()
-                _check_type(stack[-1], list, "append to")
-                stack[-1].append(item)
-            elif op == 0x65:  # APPENDS
-                items = stack
-                stack = metastack.pop()
-                _check_type(stack[-1], list, "extend")
-                stack[-1].extend(items)
+            elif op == 0x52:  # REDUCE
+                args = stack.pop()
+                func = stack[-1]
+                if not self._allowed(func) or func is torch_names.Tensor:
+                    raise UnpicklingError(f"Trying to call reduce for unrecognized function {func}")
+                if type(args) is not tuple:
+                    raise UnpicklingError("REDUCE's arguments are not a tuple")
+                stack[-1] = func(*args)
+            elif op == 0x29:  # EMPTY_TUPLE
+                stack.append(())
+            elif op == 0x89:  # NEWFALSE
+                stack.append(False)
+            elif op == 0x88:  # NEWTRUE
+                stack.append(True)
+            elif op == 0x4E:  # NONE
+                stack.append(None)
+            elif op == 0x51:  # BINPERSID
+                pid = stack.pop()
+                if type(pid) is not tuple or not pid or pid[0] not in ("storage", b"storage"):
+                    raise UnpicklingError(
+                        "Only persistent_load of storage is allowed, but got "
+                        f"{type(pid[0] if type(pid) is tuple and pid else pid)}"
+                    )
+                stack.append(self.persistent_load(pid))
+            elif op == 0x58:  # BINUNICODE
+                n = unpack_from("<I", data, pos)[0]
+                stack.append(str(_slice(data, pos + 4, n), "utf-8", "surrogatepass"))
+                pos += 4 + n
+            elif op == 0x8C:  # SHORT_BINUNICODE
+                n = data[pos]
+                stack.append(str(_slice(data, pos + 1, n), "utf-8", "surrogatepass"))
+                pos += 1 + n
+            elif op == 0x4A:  # BININT
+                stack.append(unpack_from("<i", data, pos)[0])
+                pos += 4
+            elif op == 0x4D:  # BININT2
+                stack.append(unpack_from("<H", data, pos)[0])
+                pos += 2
+            elif op == 0x47:  # BINFLOAT
+                stack.append(unpack_from(">d", data, pos)[0])
+                pos += 8
             elif op == 0x7D:  # EMPTY_DICT
                 stack.append({})
+            elif op == 0x5D:  # EMPTY_LIST
+                stack.append([])
+            elif op == 0x75:  # SETITEMS
+                items = stack
+                stack = metastack.pop()
+                target = stack[-1]
+                _check_mapping(target, "SETITEMS")
+                if len(items) % 2:
+                    raise UnpicklingError("SETITEMS has an odd number of items")
+                for i in range(0, len(items), 2):
+                    target[items[i]] = items[i + 1]
             elif op == 0x73:  # SETITEM
                 value = stack.pop()
                 key = stack.pop()
                 _check_mapping(stack[-1], "SETITEM")
                 stack[-1][key] = value
-            elif op == 0x75:  # SETITEMS
+            elif op == 0x65:  # APPENDS
                 items = stack
                 stack = metastack.pop()
-                _check_mapping(stack[-1], "SETITEMS")
-                if len(items) % 2:
-                    raise UnpicklingError("SETITEMS has an odd number of items")
-                target = stack[-1]
-                for i in range(0, len(items), 2):
-                    target[items[i]] = items[i + 1]
+                _check_type(stack[-1], list, "extend")
+                stack[-1].extend(items)
+            elif op == 0x61:  # APPEND
+                item = stack.pop()
+                _check_type(stack[-1], list, "append to")
+                stack[-1].append(item)
+            elif op == 0x94:  # MEMOIZE
+                if memo_count in fetched:
+                    memo[memo_count] = stack[-1]
+                memo_count += 1
+            elif op == 0x63:  # GLOBAL
+                module, pos = _line(data, pos)
+                name, pos = _line(data, pos)
+                stack.append(self._find(module, name))
+            elif op == 0x93:  # STACK_GLOBAL
+                name = stack.pop()
+                module = stack.pop()
+                if type(module) is not str or type(name) is not str:
+                    raise UnpicklingError("STACK_GLOBAL needs a module and a name as str")
+                stack.append(self._find(module, name))
+            elif op == 0x81:  # NEWOBJ
+                args = stack.pop()
+                cls = stack.pop()
+                stack.append(self._new(cls, args))
+            elif op == 0x62:  # BUILD
+                state = stack.pop()
+                self._build(stack[-1], state)
+            elif op == 0x8A:  # LONG1
+                n = data[pos]
+                stack.append(pickle.decode_long(bytes(_slice(data, pos + 1, n))))
+                pos += 1 + n
+            elif op == 0x8B:  # LONG4
+                n = unpack_from("<i", data, pos)[0]
+                if not 0 <= n <= 4096:
+                    raise UnpicklingError(f"a LONG4 integer of {n} bytes is refused")
+                stack.append(pickle.decode_long(bytes(_slice(data, pos + 4, n))))
+                pos += 4 + n
+            elif op == 0x8D:  # BINUNICODE8
+                n = unpack_from("<Q", data, pos)[0]
+                stack.append(str(_slice(data, pos + 8, n), "utf-8", "surrogatepass"))
+                pos += 8 + n
+            elif op in (0x55, 0x54):  # SHORT_BINSTRING, BINSTRING (Python 2 str)
+                width = 1 if op == 0x55 else 4
+                n = data[pos] if op == 0x55 else unpack_from("<i", data, pos)[0]
+                raw = bytes(_slice(data, pos + width, n))
+                stack.append(raw if self.encoding == "bytes" else raw.decode(self.encoding))
+                pos += width + n
+            elif op in (0x43, 0x42, 0x8E):  # SHORT_BINBYTES, BINBYTES, BINBYTES8
+                width = {0x43: 1, 0x42: 4, 0x8E: 8}[op]
+                n = int.from_bytes(data[pos : pos + width], "little")
+                stack.append(bytes(_slice(data, pos + width, n)))
+                pos += width + n
             elif op == 0x8F:  # EMPTY_SET
                 stack.append(set())
             elif op == 0x90:  # ADDITEMS
@@ -315,49 +357,21 @@ class WeightsUnpickler:
                 items = stack
                 stack = metastack.pop()
                 stack.append(frozenset(items))
-            elif op == 0x63:  # GLOBAL
-                module = self._line()
-                name = self._line()
-                stack.append(self._find(module, name))
-            elif op == 0x93:  # STACK_GLOBAL
-                name = stack.pop()
-                module = stack.pop()
-                if type(module) is not str or type(name) is not str:
-                    raise UnpicklingError("STACK_GLOBAL needs a module and a name as str")
-                stack.append(self._find(module, name))
-            elif op == 0x52:  # REDUCE
-                args = stack.pop()
-                func = stack[-1]
-                if not self._allowed(func) or func is torch_names.Tensor:
-                    raise UnpicklingError(f"Trying to call reduce for unrecognized function {func}")
-                if type(args) is not tuple:
-                    raise UnpicklingError("REDUCE's arguments are not a tuple")
-                stack[-1] = func(*args)
-            elif op == 0x81:  # NEWOBJ
-                args = stack.pop()
-                cls = stack.pop()
-                stack.append(self._new(cls, args))
-            elif op == 0x62:  # BUILD
-                state = stack.pop()
-                self._build(stack[-1], state)
-            elif op == 0x51:  # BINPERSID
-                pid = stack.pop()
-                if type(pid) is not tuple or not pid or pid[0] not in ("storage", b"storage"):
-                    raise UnpicklingError(
-                        "Only persistent_load of storage is allowed, but got "
-                        f"{type(pid[0] if type(pid) is tuple and pid else pid)}"
-                    )
-                stack.append(self.persistent_load(pid))
-            elif op == 0x68:  # BINGET
-                stack.append(memo[take(1)[0]])
-            elif op == 0x6A:  # LONG_BINGET
-                stack.append(memo[unpack("<I", take(4))[0]])
-            elif op == 0x71:  # BINPUT
-                memo[take(1)[0]] = stack[-1]
-            elif op == 0x72:  # LONG_BINPUT
-                memo[unpack("<I", take(4))[0]] = stack[-1]
-            elif op == 0x94:  # MEMOIZE
-                memo[len(memo)] = stack[-1]
+            elif op == 0x30:  # POP
+                stack.pop()
+            elif op == 0x31:  # POP_MARK
+                stack = metastack.pop()
+            elif op == 0x32:  # DUP
+                stack.append(stack[-1])
+            elif op == 0x80:  # PROTO
+                pos += 1
+            elif op == 0x95:  # FRAME
+                pos += 8
+            elif op == 0x2E:  # STOP
+                if len(stack) != 1 or metastack:
+                    raise UnpicklingError("the pickle ends with an unbalanced stack")
+                self.end_position = pos
+                return stack[0]
             else:
                 raise UnpicklingError(f"Unsupported operand {op}")
 
@@ -402,6 +416,65 @@ class WeightsUnpickler:
                 "Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                 f"`add_safe_globals`, but got {kind}"
             )
+
+
+def _slice(data: memoryview, start: int, n: int) -> memoryview:
+    """`n` bytes from `start`, refused when the pickle does not hold them."""
+    if n < 0 or start + n > len(data):
+        raise UnpicklingError("pickle data was truncated")
+    return data[start : start + n]
+
+
+def _line(data: memoryview, pos: int) -> tuple[str, int]:
+    """A GLOBAL's newline-terminated name (at most 512 bytes) and the position after it."""
+    chunk = bytes(data[pos : pos + 513])
+    end = chunk.find(b"\n")
+    if end < 0:
+        raise UnpicklingError("a GLOBAL name is not terminated within 512 bytes")
+    return chunk[:end].decode("utf-8", "strict"), pos + end + 1
+
+
+# opcode -> bytes of its fixed argument (opcodes without one: 0)
+_FIXED = {
+    0x80: 1, 0x95: 8, 0x4A: 4, 0x4B: 1, 0x4D: 2, 0x47: 8, 0x71: 1, 0x72: 4,
+    **{op: 0 for op in b"(tu\x85\x86\x87R)\x89\x88NQ}]sea\x94\x93\x81b\x8f\x90\x91012"},
+}
+# opcode -> width of the length that precedes its data
+_SIZED = {0x58: 4, 0x8C: 1, 0x8D: 8, 0x55: 1, 0x54: 4, 0x43: 1, 0x42: 4, 0x8E: 8, 0x8A: 1,
+          0x8B: 4}
+
+
+def _scan(data: memoryview, pos: int) -> set[int]:
+    """The memo indices the pickle from `pos` fetches again (BINGET / LONG_BINGET): the only
+    memo entries worth keeping while it is read."""
+    fetched: set[int] = set()
+    size = len(data)
+    fixed, sized = _FIXED, _SIZED
+    while pos < size:
+        op = data[pos]
+        pos += 1
+        width = fixed.get(op)
+        if width is not None:
+            pos += width
+        elif op == 0x68:  # BINGET
+            fetched.add(data[pos])
+            pos += 1
+        elif op == 0x6A:  # LONG_BINGET
+            fetched.add(struct.unpack_from("<I", data, pos)[0])
+            pos += 4
+        elif op in sized:
+            n = sized[op]
+            length = int.from_bytes(data[pos : pos + n], "little", signed=op in (0x54, 0x8B))
+            if length < 0:
+                raise UnpicklingError(f"opcode {op} has a negative length")
+            pos += n + length
+        elif op == 0x63:  # GLOBAL
+            pos = _line(data, _line(data, pos)[1])[1]
+        elif op == 0x2E:  # STOP
+            return fetched
+        else:
+            raise UnpicklingError(f"Unsupported operand {op}")
+    raise UnpicklingError("pickle data was truncated")
 
 
 def _is_default_setstate(kind: type) -> bool:
