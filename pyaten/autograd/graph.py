@@ -25,6 +25,11 @@ from collections.abc import Callable
 from typing import Any
 
 from pyaten.core.tensor import Tensor
+from pyaten.dispatch.python_key import PYTHON_KEYS
+from pyaten.dispatch.tls import STATE as _TLS
+from pyaten.native.ops_handles import LazyEntry
+
+_DETACH = LazyEntry("detach")
 
 __all__ = [
     "Node",
@@ -243,9 +248,14 @@ def short_name(node: Node) -> str:
     return _BACKWARD_SUFFIX.sub("", node.name())
 
 
-def _alias_without_history(t: Tensor) -> Tensor:
+def _alias_without_history(t: Tensor, differentiable: bool = True) -> Tensor:
     """A new tensor object for `t`'s storage and geometry, with no autograd history; a
-    subclass keeps its class and attributes (a wrapper subclass holds its data there)."""
+    subclass keeps its class and attributes (a wrapper subclass holds its data there). With
+    Python dispatch on, it is `detach` through the dispatcher, as a mode sees in PyTorch."""
+    if differentiable and (t._keyset | _TLS.included) & PYTHON_KEYS:
+        alias = (_DETACH.entry or _DETACH.resolve()).call(t)
+        alias._base = t._base
+        return alias
     alias = Tensor._make(t._storage, t._sizes, t._strides, t._offset, t._dtype, t._device)
     alias._version_counter = t._version_counter
     alias._base = t._base
@@ -272,7 +282,7 @@ class SavedTensor:
         self._is_output = is_output and t.grad_fn is not None
         self._output_nr = t.output_nr
         if is_output:
-            self._data = _alias_without_history(t)
+            self._data = _alias_without_history(t, self._is_output)
         else:
             self._data = t
 

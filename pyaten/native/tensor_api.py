@@ -65,6 +65,7 @@ def attach(functions: dict[str, Callable[..., Any]]) -> None:
     """Attach the properties and composite operators, given the generated functions."""
     rsub = functions.get("rsub")
     div = functions["div"]
+    floor_divide = functions["floor_divide"]
     remainder = functions.get("remainder")
     power = functions.get("pow")
 
@@ -85,16 +86,16 @@ def attach(functions: dict[str, Callable[..., Any]]) -> None:
         return div(other, self)
 
     def __floordiv__(self, other):
-        """`self // other`: division rounded toward negative infinity."""
-        return div(self, other, rounding_mode="floor")
+        """`self // other`: `floor_divide`, as PyTorch's operator calls it."""
+        return floor_divide(self, other)
 
     def __rfloordiv__(self, other):
         """`other // self`."""
-        return div(other, self, rounding_mode="floor")
+        return floor_divide(other, self)
 
     def __ifloordiv__(self, other):
         """`self //= other`."""
-        return self.div_(other, rounding_mode="floor")
+        return self.floor_divide_(other)
 
     left_shift = functions.get("bitwise_left_shift")
     right_shift = functions.get("bitwise_right_shift")

@@ -533,12 +533,22 @@ conv3d_symint, conv3d_padding_symint, conv_transpose3d_symint = _make_conv(3)
 
 @native
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    # PyTorch's composite: addmm for 2-d input, and for contiguous 3-d input flattened to 2-d
+    # (one GEMM with the bias); else matmul, then the bias added in place.
     a = _aten()
     if input.dim() == 2 and bias is not None:
         return a.addmm.default(bias, input, a.t.default(weight), 1, 1)
+    if input.dim() == 3 and bias is not None and input.is_contiguous():
+        sizes = input._sizes
+        flat = a.view.default(input, [sizes[0] * sizes[1], sizes[2]])
+        out = a.addmm.default(bias, flat, a.t.default(weight), 1, 1)
+        return a.view.default(out, [sizes[0], sizes[1], out._sizes[1]])
     out = a.matmul.default(input, a.t.default(weight))
     if bias is not None:
-        out = a.add.Tensor(out, bias, 1)
+        if type(bias) is Tensor and bias._fw_grad is None:
+            out = a.add_.Tensor(out, bias, 1)
+        else:  # a subclass or a dual tensor: out of place, as PyTorch
+            out = a.add.Tensor(out, bias, 1)
     return out
 
 
