@@ -1,6 +1,8 @@
-"""pyaten.save / pyaten.load against torch.save / torch.load: what comes back (values, dtypes,
-shapes, strides, shared storage, containers) is what PyTorch's round trip gives; broken,
-hostile and PyTorch-pickle files are refused with a clear error."""
+"""pyaten's safetensors functions (`pyaten.serialization.save_safetensors` /
+`load_safetensors`) against torch.save / torch.load: what comes back (values, dtypes, shapes,
+strides, shared storage, containers) is what PyTorch's round trip gives; broken, hostile and
+PyTorch-pickle files are refused with a clear error. (PyTorch's own checkpoint format, which
+`pyaten.save` writes, is tested in test_checkpoint_format.py.)"""
 
 from __future__ import annotations
 
@@ -20,13 +22,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyaten
+from pyaten.serialization import load_safetensors, save_safetensors
 
 
 def round_trip(m, obj, **load_kwargs):
     buffer = io.BytesIO()
-    m.save(obj, buffer)
+    (m.save if m is torch else save_safetensors)(obj, buffer)
     buffer.seek(0)
-    return m.load(buffer, **load_kwargs)
+    if m is torch:
+        return torch.load(buffer, **load_kwargs)
+    return load_safetensors(buffer, **load_kwargs)
 
 
 def sample(m, dtype: str, shape=(3, 4)):
@@ -71,8 +76,9 @@ def test_every_dtype(dtype, tmp_path):
     same_round_trip(lambda m: sample(m, dtype))
     same_round_trip(lambda m: {"x": sample(m, dtype).t(), "y": sample(m, dtype)[1:, ::2]})
     path = tmp_path / f"{dtype}.safetensors"
-    pyaten.save(sample(pyaten, dtype), path)
-    assert_same(pyaten.load(str(path)), sample(torch, dtype))
+    save_safetensors(sample(pyaten, dtype), path)
+    assert_same(load_safetensors(str(path)), sample(torch, dtype))
+    assert_same(pyaten.load(str(path)), sample(torch, dtype))  # pyaten.load recognises it
 
 
 @pytest.mark.parametrize("view", [
@@ -139,14 +145,14 @@ def test_state_dict_round_trip_and_interop(tmp_path):
 
     same_round_trip(build)
     path = tmp_path / "model.safetensors"
-    pyaten.save(build(pyaten), path)
+    save_safetensors(build(pyaten), path)
     by_torch = safetensors.torch.load_file(str(path))  # an ordinary safetensors file
     for key, value in by_torch.items():
         assert_same(from_torch(value), value)
         np.testing.assert_array_equal(value.numpy(), arrays[key])
     other = tmp_path / "from_torch.safetensors"
     safetensors.torch.save_file(build(torch), str(other))
-    loaded = pyaten.load(other)
+    loaded = load_safetensors(other)
     assert sorted(loaded) == sorted(arrays)
     for key in arrays:
         assert_same(loaded[key], torch.tensor(arrays[key]))
@@ -184,35 +190,35 @@ def test_file_objects_and_paths(tmp_path):
     t = pyaten.arange(5)
     path = tmp_path / "t.safetensors"
     with open(path, "wb") as handle:
-        pyaten.save(t, handle)
+        save_safetensors(t, handle)
     with open(path, "rb") as handle:
-        assert pyaten.equal(pyaten.load(handle), t)
-    pyaten.save(t, str(path))
-    assert pyaten.equal(pyaten.load(os.fspath(path)), t)
+        assert pyaten.equal(load_safetensors(handle), t)
+    save_safetensors(t, str(path))
+    assert pyaten.equal(load_safetensors(os.fspath(path)), t)
 
 
 @pytest.mark.parametrize("obj", [{1, 2}, object(), [lambda: 0], {(1, 2): pyaten.ones(1)}])
 def test_unsupported_objects_are_refused(obj):
-    with pytest.raises(TypeError, match="pyaten.save: cannot save"):
-        pyaten.save(obj, io.BytesIO())
+    with pytest.raises(TypeError, match="pyaten.save_safetensors: cannot save"):
+        save_safetensors(obj, io.BytesIO())
 
 
 def test_meta_tensors_are_refused():
     with pytest.raises(RuntimeError, match="no data to save"):
-        pyaten.save(pyaten.empty(2, device="meta"), io.BytesIO())
+        save_safetensors(pyaten.empty(2, device="meta"), io.BytesIO())
 
 
 # --- files that must be refused -------------------------------------------------------------
 
 def saved_bytes(obj=None) -> bytes:
     buffer = io.BytesIO()
-    pyaten.save({"a": pyaten.arange(6.0), "b": [1, "x"]} if obj is None else obj, buffer)
+    save_safetensors({"a": pyaten.arange(6.0), "b": [1, "x"]} if obj is None else obj, buffer)
     return buffer.getvalue()
 
 
 def refused(data: bytes, match: str = "pyaten.load") -> None:
     with pytest.raises(RuntimeError, match=match):
-        pyaten.load(io.BytesIO(data))
+        load_safetensors(io.BytesIO(data))
 
 
 def test_truncated_files():
@@ -281,7 +287,7 @@ def test_deep_nesting_is_refused():
     for _ in range(250):
         nested = [nested]
     with pytest.raises(ValueError, match="nested deeper"):
-        pyaten.save(nested, io.BytesIO())
+        save_safetensors(nested, io.BytesIO())
 
 
 class _RunsCode:
@@ -295,24 +301,22 @@ class _RunsCode:
 def test_hostile_pickle_never_runs(tmp_path):
     marker = tmp_path / "ran"
     for protocol in (2, 4, 5):
-        refused(pickle.dumps(_RunsCode(str(marker)), protocol=protocol),
-                "safetensors.torch.save_file")
+        refused(pickle.dumps(_RunsCode(str(marker)), protocol=protocol), "load_safetensors")
     refused(pickle.dumps(_RunsCode(str(marker)), protocol=0))
     assert not marker.exists()
 
 
-def test_torch_checkpoints_are_refused_with_a_way_out(tmp_path):
+def test_torch_checkpoints_are_sent_to_pyaten_load(tmp_path):
     for zipped in (True, False):
         buffer = io.BytesIO()
         torch.save({"w": torch.ones(2)}, buffer, _use_new_zipfile_serialization=zipped)
         with pytest.raises(RuntimeError, match="PyTorch checkpoint") as info:
-            pyaten.load(io.BytesIO(buffer.getvalue()))
-        assert "safetensors.torch.save_file" in str(info.value)
+            load_safetensors(io.BytesIO(buffer.getvalue()))
         assert "pyaten.load" in str(info.value)
     path = tmp_path / "model.pt"
     torch.save({"w": torch.ones(2)}, path)
     with pytest.raises(RuntimeError, match="model.pt' is a PyTorch checkpoint"):
-        pyaten.load(path)
+        load_safetensors(path)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -323,7 +327,7 @@ def test_damaged_files_load_or_fail_cleanly(data):
         position = data.draw(st.integers(0, len(original) - 1))
         original[position] = data.draw(st.integers(0, 255))
     try:
-        pyaten.load(io.BytesIO(bytes(original)))
+        load_safetensors(io.BytesIO(bytes(original)))
     except (RuntimeError, ValueError):
         pass
 
@@ -332,7 +336,7 @@ def test_damaged_files_load_or_fail_cleanly(data):
 @given(st.binary(max_size=200))
 def test_random_bytes_fail_cleanly(blob):
     with pytest.raises((RuntimeError, ValueError)):
-        pyaten.load(io.BytesIO(blob))
+        load_safetensors(io.BytesIO(blob))
 
 
 def test_reachable_after_import():
