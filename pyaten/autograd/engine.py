@@ -395,8 +395,8 @@ def _call(node: Node, grads: list, keep_graph: bool) -> Sequence[Any]:
         return ()
     for g in grads:
         if g is not None:
-            if node._released:
-                node._raise_released()
+            # a released node runs again: only a freed saved value it reads raises (Note: a
+            # second backward, in graph.py)
             outputs: Sequence[Any] = node.apply(tuple(grads))
             break
     else:  # no gradient arrived: nothing flows on

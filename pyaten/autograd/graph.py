@@ -109,7 +109,8 @@ class Node:
         return result[0] if len(result) == 1 else result
 
     def release_variables(self) -> None:
-        """Drop saved tensors (after a backward without `retain_graph`)."""
+        """Drop saved tensors (after a backward without `retain_graph`); see Note: a second
+        backward."""
         self._released = True
 
     # -- hooks --------------------------------------------------------------------------
@@ -138,6 +139,12 @@ class Node:
         raise RuntimeError(SECOND_BACKWARD)
 
 
+# Note: a second backward
+#     A backward without `retain_graph` releases every node it ran: their saved tensors are
+#     dropped (`SavedTensor.release`) and `_released` is set. Running such a graph again is
+#     allowed, as in PyTorch: a node raises SECOND_BACKWARD only when it reads a freed value
+#     (`SavedTensor.unpack`, a custom Function's `ctx.saved_tensors`); a node that saved
+#     nothing (add, views, sum, neg) computes its gradient again.
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
