@@ -8,10 +8,12 @@ import re
 import numpy as np
 import pytest
 import torch
+import torch.utils._python_dispatch
 
 import pyaten
 import pyaten._C
 import pyaten.overrides
+import pyaten.utils._python_dispatch
 
 LIBS = {"torch": torch, "pyaten": pyaten}
 
@@ -367,3 +369,23 @@ def test_overridable_functions_cover_the_public_api():
     ours_names = {f.__name__ for f in ours[pyaten]}
     missing = sorted(names - ours_names)
     assert len(missing) <= len(names) // 50, missing
+
+
+def test_as_subclass_is_seen_by_no_mode():
+    def program(lib, classes):
+        _, plain, recorder = classes
+        dispatch_module = (torch.utils._python_dispatch if lib is torch
+                           else pyaten.utils._python_dispatch)
+        seen = []
+
+        class Logging(dispatch_module.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.ones(2)
+        with Logging(), recorder("tf", seen):
+            y = x.as_subclass(plain)
+        return seen, _kind(y)
+
+    assert _run_both(program)[1] == _run_both(program)[0] == ([], "Plain")

@@ -737,21 +737,28 @@ class Tensor:
                 "Creating a Tensor subclass from a class that does not inherit from Tensor is "
                 "not possible. Make sure your class inherits from Tensor."
             )
-        from pyaten.core.torch_function import DisableTorchFunctionSubclass
+        from pyaten.core.torch_function import DisableTorchFunction
+        from pyaten.dispatch import python_key
 
-        with DisableTorchFunctionSubclass():
-            alias = self.alias()
-        if alias.__class__ is cls:
-            return alias
+        # no mode sees the alias, as in PyTorch (dispatch modes stashed, torch function off)
+        stashed = [python_key.pop_mode() for _ in range(python_key.stack_len())]
         try:
-            alias.__class__ = cls
-            return alias
-        except TypeError:  # `cls` adds slots: a new object of it, the fields copied
-            sub = _new(cls)
-            for name in Tensor.__slots__[:-2]:
-                if hasattr(alias, name):
-                    setattr(sub, name, getattr(alias, name))
-            return sub
+            with DisableTorchFunction():
+                alias = self.alias()
+        finally:
+            for mode in reversed(stashed):
+                python_key.push_mode(mode)
+        if alias.__class__ is not cls:
+            try:
+                alias.__class__ = cls
+            except TypeError:  # `cls` adds slots: a new object of it, the fields copied
+                sub = _new(cls)
+                for name in Tensor.__slots__[:-2]:
+                    if hasattr(alias, name):
+                        setattr(sub, name, getattr(alias, name))
+                alias = sub
+        alias._keyset = _subclass_keyset(cls, alias._keyset)  # the Python key for dispatch
+        return alias
 
 
 _new = object.__new__
