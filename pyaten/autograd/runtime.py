@@ -18,7 +18,7 @@ from typing import Any
 from pyaten.autograd.engine import empty_strided
 from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.graph import Node, gradient_edge, set_history
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import CONJ_BIT, NEG_BIT, Tensor
 from pyaten.dispatch.keys import AFTER_AUTOGRAD as _AFTER_AUTOGRAD_SET
 from pyaten.dispatch.tls import call_below_autograd
 
@@ -166,10 +166,24 @@ def _geometry(base: Tensor, view: Tensor) -> tuple:
     return (view._sizes, view._strides, view._offset - base._offset)
 
 
+def _view_bits(base: Tensor, view: Tensor) -> int:
+    # A conj or neg view of its base (x.conj(), x.conj().imag): its gradient window reads and
+    # writes the base's gradient through the same bits (Note: math bits, native/mathbits.py).
+    return (view._keyset ^ base._keyset) & (CONJ_BIT | NEG_BIT)
+
+
+def _through_bits(window: Tensor, bits: int) -> Tensor:
+    if bits & CONJ_BIT:
+        window = window.conj()
+    if bits & NEG_BIT:
+        window = window._neg_view()
+    return window
+
+
 class CopySlices(Node):
     """The base's node after an in-place write through one of its views."""
 
-    __slots__ = ("base_sizes", "base_strides", "view", "before", "fn")
+    __slots__ = ("base_sizes", "base_strides", "view", "before", "fn", "bits")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"  # PyTorch's C++ name, as its name() reports
@@ -181,18 +195,19 @@ class CopySlices(Node):
         self.view = _geometry(base, view)
         self.before = None
         self.fn = fn
+        self.bits = _view_bits(base, view)
 
     def apply(self, grads: tuple) -> tuple:
         grad = grads[0]
         result = empty_strided(self.base_sizes, self.base_strides, grad)
         result.copy_(grad)
         sizes, strides, offset = self.view
-        grad_slice = result.as_strided(sizes, strides, offset)
+        grad_slice = _through_bits(result.as_strided(sizes, strides, offset), self.bits)
         inner = self.fn.apply((grad_slice.clone(),))
         outputs = [result]
         if self.before is not None:  # the input had the view's old geometry (transpose_)
             grad_slice.zero_()
-            grad_slice = result.as_strided(*self.before)
+            grad_slice = _through_bits(result.as_strided(*self.before), self.bits)
         if inner and inner[0] is not None:
             grad_slice.copy_(inner[0])
         else:
@@ -208,20 +223,21 @@ class CopySlices(Node):
 class AsStridedBackward0(Node):
     """A view's node after an in-place write: the view as a strided window of its base."""
 
-    __slots__ = ("base_sizes", "base_strides", "view")
+    __slots__ = ("base_sizes", "base_strides", "view", "bits")
 
     def __init__(self, base: Tensor, view: Tensor) -> None:
         super().__init__()
         self.base_sizes = base._sizes
         self.base_strides = base._strides
         self.view = _geometry(base, view)
+        self.bits = _view_bits(base, view)
 
     def apply(self, grads: tuple) -> tuple:
         grad = grads[0]
         result = empty_strided(self.base_sizes, self.base_strides, grad)
         result.zero_()
         sizes, strides, offset = self.view
-        result.as_strided(sizes, strides, offset).copy_(grad)
+        _through_bits(result.as_strided(sizes, strides, offset), self.bits).copy_(grad)
         return (result,)
 
 

@@ -67,6 +67,7 @@ __all__ = [
     "ZERO_BIT",
     "ZEROTENSOR_FALLTHROUGH",
     "copy_source_values",
+    "dot_reads_math_bits",
     "install",
     "reads_math_bits",
     "resolved",
@@ -297,6 +298,36 @@ def reads_math_bits(outputs: int = 0) -> Callable[[F], F]:
         return kernel  # type: ignore[return-value]
 
     return decorate
+
+
+def dot_reads_math_bits(fn: F) -> F:
+    """Decorator for the kernels of dot and vdot, which fall through Conjugate and ZeroTensor:
+    PyTorch's rewrites, so the result's conj bit is PyTorch's (dot(conj a, conj b) is
+    conj(dot(a, b)), a view; dot(conj a, b) is vdot(a, b)...); a ZeroTensor operand gives
+    a ZeroTensor."""
+    is_vdot = fn.__name__ == "vdot"
+
+    @functools.wraps(fn)
+    def kernel(self: Tensor, other: Tensor) -> Tensor:
+        if not (self._keyset | other._keyset) & MATH_BITS:
+            return fn(self, other)
+        aten = aten_ops()
+        if (self._keyset | other._keyset) & ZERO_BIT:
+            return _efficientzerotensor((), self._dtype, None, self._device, None)
+        if not self._dtype.is_complex:
+            return fn(resolved(self), resolved(other))
+        self_conj, other_conj = self._keyset & CONJ_BIT, other._keyset & CONJ_BIT
+        if self_conj and other_conj and not is_vdot:
+            return aten.conj.default(aten.dot.default(aten.conj.default(self),
+                                                      aten.conj.default(other)))
+        if self_conj:  # vdot with a conj `other` goes on to dot's rewrite
+            swap = aten.dot if is_vdot else aten.vdot
+            return swap.default(aten.conj.default(self), other)
+        if is_vdot:
+            return aten.conj.default(aten.dot.default(self, aten.conj.default(other)))
+        return aten.vdot.default(aten.conj.default(other), self)
+
+    return kernel  # type: ignore[return-value]
 
 
 # --- ZeroTensor: the factory and the kernels PyTorch registers on the key -------------------

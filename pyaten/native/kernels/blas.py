@@ -25,7 +25,7 @@ from pyaten.native import fastpath
 from pyaten.native.kernels.copy import CPP_DTYPE_NAMES, assign, checked_scalar
 from pyaten.native.kernels.linalg import compute_dtype, product
 from pyaten.native.kernels.shape import format_shape, wrap_dim
-from pyaten.native.mathbits import MATH_BITS, reads_math_bits
+from pyaten.native.mathbits import MATH_BITS, dot_reads_math_bits, reads_math_bits
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
@@ -283,13 +283,13 @@ def _dot(self: Tensor, other: Tensor, kernel: str, conj: bool) -> Tensor:
 
 
 @native
-@reads_math_bits()
+@dot_reads_math_bits  # falls through Conjugate (Note: math bits)
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     return _dot(self, tensor, "dot", False)
 
 
 @native
-@reads_math_bits()
+@dot_reads_math_bits  # falls through Conjugate (Note: math bits)
 def vdot(self: Tensor, other: Tensor) -> Tensor:
     return _dot(self, other, "dot", self._dtype.is_complex)
 

@@ -165,18 +165,16 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
                 f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to have the "
                 f"same number of elements, but got {n1} and {n2} elements respectively"
             )
-        row = aten.unsqueeze.default(self, 0)
-        column = aten.unsqueeze.default(other, 1)
-        return aten.view.default(aten.mm.default(row, column), ())
+        return aten.dot.default(self, other)  # as PyTorch (dot reads the conj bits)
     if d1 == 2 and d2 == 1:
         (n, k), m = self._sizes, other._sizes[0]
         if k != m:
             raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({m})")
         product = aten.mm.default(self, aten.unsqueeze.default(other, 1))
-        return aten.squeeze.dim(product, -1)
+        return aten.squeeze_.dim(product, -1)  # the fresh product squeezed in place, as PyTorch
     if d1 == 1 and d2 == 2:
         product = aten.mm.default(aten.unsqueeze.default(self, 0), other)
-        return aten.squeeze.dim(product, 0)
+        return aten.squeeze_.dim(product, 0)
     if d1 == 2 and d2 == 2:
         return aten.mm.default(self, other)
     return _batched_matmul(aten, self, other)

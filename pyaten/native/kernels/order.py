@@ -254,7 +254,8 @@ def _quantile_checks(self: Tensor, q, interpolation: str) -> None:
     if isinstance(q, Tensor) and q._device.type == "meta":
         return
     if isinstance(q, Tensor):
-        if not ((q._numpy() >= 0) & (q._numpy() <= 1)).all():
+        values = q._host_values()  # a composite kernel: read through math bits
+        if not ((values >= 0) & (values <= 1)).all():
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
     elif not 0 <= q <= 1:
         raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
@@ -345,9 +346,10 @@ def _quantile_graph(self: Tensor, q, dim, keepdim: bool, interpolation: str,
     else:
         rows = ops.transpose.int(ops.unsqueeze.default(self, -1), d, -1)
     ordered = ops.sort.default(rows, -1, False)[0]
-    qs = np.atleast_1d(np.asarray(q._numpy() if isinstance(q, Tensor) else q,
+    qs = np.atleast_1d(np.asarray(q._host_values() if isinstance(q, Tensor) else q,
                                   dtype=self._dtype.numpy))
-    below, above, weights = _quantile_ranks(self._numpy(), qs, d, interpolation, ignore_nan)
+    below, above, weights = _quantile_ranks(self._host_values(), qs, d, interpolation,
+                                            ignore_nan)
     ordered = ops.reshape.default(ordered, list(below.shape[:-1]) + [ordered._sizes[-1]])
 
     def tensor(values: np.ndarray) -> Tensor:
@@ -382,13 +384,13 @@ def _quantile(self, q, dim, keepdim, interpolation, out, ignore_nan: bool) -> Te
         resize_output(out, shape, "quantile")
     if self._device.type == "meta":
         return out
-    arr = self._numpy()
+    arr = self._host_values()  # a composite kernel: read through math bits (Note: math bits)
     if dim is None:
         rows = arr.reshape(-1)
     else:
         d = wrap_dim(dim, self.dim())
         rows = arr.reshape(1) if self.dim() == 0 else np.moveaxis(arr, d, -1)
-    qs = np.asarray(q._numpy() if isinstance(q, Tensor) else q, dtype=arr.dtype)
+    qs = np.asarray(q._host_values() if isinstance(q, Tensor) else q, dtype=arr.dtype)
     with np.errstate(invalid="ignore"):
         result = _quantile_rows(rows, qs, interpolation, ignore_nan)
     assign(out._numpy(), result.reshape(shape))
