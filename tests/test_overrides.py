@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 import torch.utils._python_dispatch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 import pyaten._C
@@ -389,3 +391,111 @@ def test_as_subclass_is_seen_by_no_mode():
         return seen, _kind(y)
 
     assert _run_both(program)[1] == _run_both(program)[0] == ([], "Plain")
+
+
+# --- every fast path with a mode on gives the result it gives without ------------------------
+
+FAST_CALLS = {
+    "add": lambda lib, a, b: lib.add(a, b),
+    "add alpha": lambda lib, a, b: lib.add(a, b, alpha=2),
+    "mul number": lambda lib, a, b: lib.mul(a, 2.0),
+    "method": lambda lib, a, b: a.sub(b),
+    "in-place": lambda lib, a, b: a.clone().add_(b),
+    "dunder": lambda lib, a, b: a + 1,
+    "reflected": lambda lib, a, b: 3 * a,
+    "unary dunder": lambda lib, a, b: -a,
+    "sum dim": lambda lib, a, b: lib.sum(a, dim=1),
+    "sum keepdim": lambda lib, a, b: a.sum(1, keepdim=True),
+    "view ints": lambda lib, a, b: a.view(4, 1),
+    "transpose": lambda lib, a, b: a.transpose(0, 1),
+    "cat": lambda lib, a, b: lib.cat([a, b], dim=1),
+    "clamp": lambda lib, a, b: lib.clamp(a, min=0.0, max=2.0),
+    "softmax": lambda lib, a, b: lib.softmax(a, dim=-1),
+    "zeros": lambda lib, a, b: lib.zeros(2, 3),
+    "index": lambda lib, a, b: a[1],
+    "linear": lambda lib, a, b: lib.nn.functional.linear(a, b),
+    "max dim": lambda lib, a, b: lib.max(a, 1).values,
+}
+
+
+@pytest.mark.parametrize("name", list(FAST_CALLS))
+def test_fast_paths_with_a_mode_on(name):
+    a = pyaten.tensor([[1.0, -2.0], [3.0, 4.0]])
+    b = pyaten.tensor([[0.5, 1.0], [1.0, -1.0]])
+    plain = FAST_CALLS[name](pyaten, a, b)
+    seen = []
+    _, _, recorder = _classes(pyaten)
+    with recorder("m", seen):
+        moded = FAST_CALLS[name](pyaten, a, b)
+    assert seen, "the mode saw no call"
+    assert type(moded) is type(plain) and moded.dtype == plain.dtype
+    np.testing.assert_array_equal(_values(moded), _values(plain))
+    # and torch's mode sees the same first call
+    t_seen = []
+    _, _, t_recorder = _classes(torch)
+    ta, tb = torch.tensor(a.tolist()), torch.tensor(b.tolist())
+    with t_recorder("m", t_seen):
+        FAST_CALLS[name](torch, ta, tb)
+    assert seen[0] == t_seen[0]
+
+
+def test_a_mode_belongs_to_its_thread():
+    import threading
+
+    seen = []
+    _, _, recorder = _classes(pyaten)
+    results = []
+    started, finish = threading.Event(), threading.Event()
+
+    def other():
+        started.wait(timeout=30)
+        results.append(pyaten.add(pyaten.ones(2), 1).tolist())
+        finish.set()
+
+    worker = threading.Thread(target=other, daemon=True)
+    worker.start()
+    with recorder("m", seen):
+        started.set()
+        assert finish.wait(timeout=30)
+    worker.join(timeout=30)
+    assert results == [[2.0, 2.0]]
+    assert seen == []
+    assert not pyaten.core.torch_function.ACTIVE
+
+
+# --- handler order, as a property of the argument classes ------------------------------------
+
+
+def _hierarchy(lib, seen):
+    """A(Tensor), B(A), E(B), C(Tensor), D(C): every handler records itself and refuses."""
+    def make(name, base):
+        def handler(cls, func, types, args=(), kwargs=None):
+            seen.append((cls.__name__, tuple(t.__name__ for t in types)))
+            return NotImplemented
+
+        return type(name, (base,), {"__torch_function__": classmethod(handler)})
+
+    a = make("A", lib.Tensor)
+    b = make("B", a)
+    e = make("E", b)
+    c = make("C", lib.Tensor)
+    d = make("D", c)
+    return {"A": a, "B": b, "C": c, "D": d, "E": e, "T": lib.Tensor}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from("ABCDET"), min_size=1, max_size=5))
+def test_handler_order_follows_pytorch(names):
+    outcome = {}
+    for label, lib in LIBS.items():
+        seen = []
+        classes = _hierarchy(lib, seen)
+        tensors = [lib.ones(1).as_subclass(classes[n]) if n != "T" else lib.ones(1)
+                   for n in names]
+        try:
+            lib.cat(tensors)
+            error = None
+        except TypeError as exc:
+            error = _normalise(str(exc))
+        outcome[label] = (seen, error)
+    assert outcome["pyaten"] == outcome["torch"]
