@@ -415,10 +415,13 @@ class _whole_file:  # noqa: N801 - a context manager
         return self.view
 
     def __exit__(self, *exc: object) -> None:
-        if self.view is not None:
-            self.view.release()
-        if self.mapping is not None:
-            self.mapping.close()
+        try:
+            if self.view is not None:
+                self.view.release()
+            if self.mapping is not None:
+                self.mapping.close()
+        except BufferError:
+            pass  # an error's traceback still holds a slice: the map closes when it is freed
 
 
 def _read_legacy(handle: IO[bytes], data: memoryview, options: _Options) -> Any:

@@ -20,7 +20,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.device import device as Device
 from pyaten.core.size import Size
 from pyaten.core.storage import Storage, is_host_memory
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import CONJ_BIT, NEG_BIT, Tensor
 from pyaten.serialization import torch_names
 
 __all__ = ["CheckpointPickler", "storage_bytes"]
@@ -115,8 +115,11 @@ class CheckpointPickler(pickle._Pickler):
                 "Cannot save multiple tensors or storages that view the same data as different "
                 "types"
             )
-        return (torch_names._rebuild_tensor_v2,
-                (storage, int(t._offset), sizes, strides, t.requires_grad, OrderedDict()))
+        args = (storage, int(t._offset), sizes, strides, t.requires_grad, OrderedDict())
+        # a lazy conj/neg view: its stored values and PyTorch's metadata for the bit
+        bits = {name: True for name, bit in (("conj", CONJ_BIT), ("neg", NEG_BIT))
+                if t._keyset & bit}
+        return (torch_names._rebuild_tensor_v2, args + (bits,) if bits else args)
 
 
 def _location(storage: Storage) -> str:

@@ -16,6 +16,7 @@ Note: why pyaten interprets the pickle itself
 
 from __future__ import annotations
 
+import _compat_pickle
 import gc
 import io
 import pickle
@@ -151,6 +152,11 @@ class WeightsUnpickler:
         self.allowed_ids = {id(v) for v in self.user_allowed.values()}
 
     def _find(self, module: str, name: str) -> object:
+        # protocol 2 writes Python 2's names (`__builtin__.set`); read them as Python 3's
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full_path = f"{module}.{name}"
         if module.split(".")[0] in _BLOCKED_MODULES:
             raise refused_global(full_path)
@@ -173,7 +179,7 @@ class WeightsUnpickler:
         collecting = gc.isenabled()
         gc.disable()  # the cyclic collector would rescan the growing result on every pass
         try:
-            fetched = _scan(self.data, self.start)
+            fetched = _scan(self.data, self.start, self._find)
             return self._run(fetched)
         except UnpicklingError:
             raise
@@ -444,9 +450,10 @@ _SIZED = {0x58: 4, 0x8C: 1, 0x8D: 8, 0x55: 1, 0x54: 4, 0x43: 1, 0x42: 4, 0x8E: 8
           0x8B: 4}
 
 
-def _scan(data: memoryview, pos: int) -> set[int]:
+def _scan(data: memoryview, pos: int, find: Callable[[str, str], object]) -> set[int]:
     """The memo indices the pickle from `pos` fetches again (BINGET / LONG_BINGET): the only
-    memo entries worth keeping while it is read."""
+    memo entries worth keeping while it is read. Its GLOBALs are checked by `find` on the
+    way, so a refused global is reported before anything is built."""
     fetched: set[int] = set()
     size = len(data)
     fixed, sized = _FIXED, _SIZED
@@ -469,7 +476,9 @@ def _scan(data: memoryview, pos: int) -> set[int]:
                 raise UnpicklingError(f"opcode {op} has a negative length")
             pos += n + length
         elif op == 0x63:  # GLOBAL
-            pos = _line(data, _line(data, pos)[1])[1]
+            module, pos = _line(data, pos)
+            name, pos = _line(data, pos)
+            find(module, name)
         elif op == 0x2E:  # STOP
             return fetched
         else:
