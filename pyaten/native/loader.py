@@ -6,8 +6,8 @@
    records (`pyaten.declarations.load_native_functions`) - or reuses the copy cached in
    `pyaten/_generated/` (see Note: the generated-code cache);
 3. defines every schema the module lists (`DEFINITIONS`) in the dispatcher and registers the
-   kernels it lists (`REGISTRATIONS`; a kernel name the registry lacks is recorded in
-   `Loaded.missing`, not fatal);
+   kernels it lists (`REGISTRATIONS`); a declared kernel the registry lacks fails the import
+   (see Note: a declared kernel must exist);
 4. builds the parsed signatures of each Python name (when first called) and attaches the
    methods and operators to `Tensor`. The functions are returned for `pyaten/__init__.py`.
 
@@ -19,6 +19,16 @@ Note: the generated-code cache
     are package-relative), so a moved checkout reuses it. The module lists what to define and
     register, as torchgen's generated registration code does, so a cached import needs no
     records: `Loaded.records` reads the YAML only when asked.
+
+Note: a declared kernel must exist
+    A `dispatch:` entry (`CPU: add_out`) or a structured group names kernels that `@native`
+    must have registered. One that is not there (a misspelt name, a kernel module left out of
+    `pyaten.native.kernels.FAMILIES`) would leave the operator without a kernel for that key,
+    and the mistake would surface only at call time as "Could not run ...", far from its
+    cause. So `load()` and `load_declarations()` raise `MissingKernelError` instead, listing
+    each YAML file and line, the operator, the dispatch key and the name looked for, with the
+    closest registered names. The check is the registry lookup registration does anyway: an
+    import that succeeds pays nothing for it.
 """
 
 from __future__ import annotations
@@ -57,6 +67,28 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 _GENERATOR_INPUTS = ("schema", "declarations", "codegen")
 
 
+class MissingKernelError(RuntimeError):
+    """A kernel named in the YAML that no `@native` function registers (Note: a declared
+    kernel must exist)."""
+
+
+def _missing_kernel_error(missing: list[tuple[str, str, str, str]]) -> MissingKernelError:
+    import difflib  # only on the failing path
+
+    known = list(registry.NATIVE)
+    lines = []
+    for operator, key, name, source in missing:
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        lines.append(f"{source}: {operator} [{key}] names kernel '{name}', which no @native "
+                     f"function registers{hint}")
+    return MissingKernelError(
+        f"{len(lines)} declared kernel(s) not found; define each with @native in a module that "
+        "pyaten.native.kernels.FAMILIES lists, or fix the name in the YAML:\n"
+        + "\n".join(lines)
+    )
+
+
 @dataclass
 class Loaded:
     """What `load()` produced."""
@@ -65,6 +97,8 @@ class Loaded:
     functions: dict[str, Any]
     methods: dict[str, Any]
     missing: list[str] = field(default_factory=list)
+    # (operator, dispatch key, kernel name, "file:line") per declared kernel not registered
+    missing_kernels: list[tuple[str, str, str, str]] = field(default_factory=list)
     source_path: str = ""
     handles: list[Any] = field(default_factory=list)
     # Functions of a `python_module:` (`special`), by public name: `modules["special"]["entr"]`.
@@ -171,6 +205,7 @@ def _register_all(
         lacking = [n for n in needs if registry.lookup(n) is None]
         if lacking:
             loaded.missing.append(f"{operator} [{key}]: no @native kernel {', '.join(lacking)}")
+            loaded.missing_kernels += [(operator, key, n, source) for n in lacking]
             continue
         fn = getattr(module, kernel) if kind in GENERATED_KINDS else registry.lookup(kernel)
         where = registry.site(needs[-1]) if needs else source
@@ -336,6 +371,8 @@ def load() -> Loaded:
         loaded = Loaded(module, {}, {}, source_path=module.__file__, yaml_path=NATIVE_YAML,
                         _records=records)
         schemas = _register(module, loaded, NAMESPACE, lazy=True)
+        if loaded.missing_kernels:  # Note: a declared kernel must exist
+            raise _missing_kernel_error(loaded.missing_kernels)
         _bind(module, schemas, NAMESPACE)
         _collect_functions(module, loaded)
         _attach(module, loaded)
@@ -348,11 +385,18 @@ def load_declarations(path_or_text: str, namespace: str) -> Loaded:
     under `namespace`: operators `namespace::name.overload`, their kernels from `@native`,
     and bindings in `Loaded.functions` (Tensor is left alone). `Loaded.handles` undo it."""
     records = _read_records(path_or_text)
-    source = _generate_source(records, f"<{namespace} declarations>", namespace)
+    display = f"<{namespace} declarations>"
+    if "\n" not in str(path_or_text) and Path(path_or_text).is_file():
+        display = _display_path(Path(path_or_text))  # errors name the file and line
+    source = _generate_source(records, display, namespace)
     module = ModuleType(f"pyaten._generated.{namespace}")
     exec(compile(source, f"<generated {namespace}>", "exec"), module.__dict__)  # noqa: S102
     loaded = Loaded(module, {}, {}, source_path=f"<generated {namespace}>", _records=records)
     schemas = _register(module, loaded, namespace)
+    if loaded.missing_kernels:  # Note: a declared kernel must exist
+        for handle in reversed(loaded.handles):
+            handle.remove()
+        raise _missing_kernel_error(loaded.missing_kernels)
     _bind(module, schemas, namespace)
     _collect_functions(module, loaded)
     return loaded
