@@ -212,10 +212,18 @@ def _in_place_on_leaf_grad_free(P):
     return [a]
 
 
-def _lstm_cell(P):
-    P.manual_seed(0)
-    m = P.nn.LSTMCell(3, 2)
-    return [m(P.ones(1, 3))[0]]
+def _unary_math(P):
+    a = P.linspace(0.5, 2.0, 4)
+    return [a.sqrt(), a.log(), P.sin(a), a.cos(), a.tanh(), a.rsqrt(), a.reciprocal()]
+
+
+def _in_place_activations(P):
+    a = P.linspace(-1.0, 1.0, 5)
+    F = P.nn.functional
+    F.relu(a.clone(), inplace=True)
+    b = a.clone().sigmoid_()
+    c = a.clone().tanh_()
+    return [b, c, F.relu_(a.clone())]
 
 
 def _gelu_silu(P):
@@ -230,7 +238,8 @@ PROGRAMS = [
     _cat_stack_split, _matmul_family, _comparisons, _type_conversions, _scans_sort,
     _clamp_abs, _losses, _pooling, _embedding, _batch_norm_eval, _backward_of_views,
     _backward_twice_accumulates, _no_grad_and_detach, _where_masked, _integer_ops,
-    _random_shapes_only, _in_place_on_leaf_grad_free, _lstm_cell, _gelu_silu,
+    _random_shapes_only, _in_place_on_leaf_grad_free, _unary_math, _in_place_activations,
+    _gelu_silu,
 ]
 
 

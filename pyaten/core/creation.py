@@ -19,6 +19,9 @@ from pyaten.core.promotion import promote_types, scalar_dtype
 from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
+from pyaten.dispatch.python_key import PYTHON_KEYS
+from pyaten.dispatch.registry import get_operator
+from pyaten.dispatch.tls import STATE as _TLS
 
 __all__ = [
     "tensor", "from_numpy", "scalar_tensor", "wrapped_scalar_tensor", "as_tensor", "asarray",
@@ -155,6 +158,16 @@ def tensor(
     pin_memory: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of `data` (nested sequences, numbers, arrays, tensors)."""
+    if not _TLS.included & PYTHON_KEYS:
+        return _tensor(data, dtype, device, requires_grad)
+    # A dispatch mode sees the new tensor handed to `lift_fresh`, as in PyTorch.
+    result = get_operator("aten::lift_fresh").call(_tensor(data, dtype, device, False))
+    if requires_grad:
+        set_requires_grad(result)
+    return result
+
+
+def _tensor(data: object, dtype: DType | None, device: object, requires_grad: bool) -> Tensor:
     dev = as_device(device)
     if dtype is not None and not isinstance(dtype, DType):
         raise TypeError(
@@ -166,7 +179,7 @@ def tensor(
             "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
             "rather than pyaten.tensor(sourceTensor).",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         if data._storage.data is None:
             if dev.type != "meta":

@@ -425,8 +425,10 @@ def _to_impl(self: Tensor, dtype, device, copy: bool, memory_format) -> Tensor:
     fmt = memory_format_name(memory_format)
     if same and not copy and (fmt == "preserve_format" or is_in_format(self, fmt)):
         return self
+    # Only what the call named, as PyTorch's to_impl passes it on (a mode sees the same).
     return _aten()._to_copy.default(
-        self, dtype=target_dtype, device=target_device, memory_format=memory_format
+        self, dtype=dtype, device=None if device is None else target_device,
+        memory_format=memory_format,
     )
 
 

@@ -273,6 +273,16 @@ def new_empty(
 
 
 @native
+def new_empty_strided(
+    self: Tensor, size: tuple, stride: tuple, dtype=None, layout=None, device=None,
+    pin_memory=None,
+) -> Tensor:
+    dtype, device = _new_options(self, dtype, device)
+    return _aten().empty_strided.default(tuple(size), tuple(stride), dtype, layout, device,
+                                          pin_memory)
+
+
+@native
 def new_zeros(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:

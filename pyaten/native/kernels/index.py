@@ -26,6 +26,8 @@ from pyaten.core.creation import tensor as make_tensor
 from pyaten.core.iterator_build import output_strides
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import contiguous_strides, empty_tensor
+from pyaten.dispatch.python_key import PYTHON_KEYS
+from pyaten.dispatch.tls import STATE as _TLS
 from pyaten.native.kernels.copy import assign, check_no_internal_overlap
 from pyaten.native.kernels.shape import compute_view_strides, expand_strides, format_shape
 from pyaten.native.ops_handles import LazyEntry
@@ -561,6 +563,10 @@ def _select_first(aten, self: Tensor, index: int) -> Tensor:
 def tensor_setitem(self: Tensor, index, value) -> None:
     """`self[index] = value`: copy_/fill_ into the view, or index_put_ for tensor indices."""
     aten = _aten()
+    if _TLS.included & PYTHON_KEYS and isinstance(value, (bool, int, float, complex)):
+        # As PyTorch with a mode on: the number becomes a fresh 0-dim tensor handed to
+        # `lift_fresh`, then copied as a tensor value is (the mode sees what torch's sees).
+        value = make_tensor(value, dtype=self.dtype, device=self.device)
     cls = index.__class__
     if cls is int:
         result, recorded = _select_first(aten, self, index), None

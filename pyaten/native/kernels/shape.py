@@ -519,6 +519,16 @@ def alias(self: Tensor) -> Tensor:
 
 
 @native
+def lift(self: Tensor) -> Tensor:
+    return self  # a tensor from data is already "lifted": only modes wrap it
+
+
+@native
+def lift_fresh(self: Tensor) -> Tensor:
+    return self
+
+
+@native
 def view_dtype(self: Tensor, dtype) -> Tensor:
     old = self.dtype
     if dtype == old:

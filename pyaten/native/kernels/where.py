@@ -88,14 +88,26 @@ def _aten():
     return aten
 
 
+def _scalar_operand(scalar, tensor):
+    """PyTorch's composite: the result type of the pair, the tensor converted to it, the
+    number made a 0-dim tensor of it with `scalar_tensor` (what a mode sees)."""
+    aten = _aten()
+    dtype = result_type(tensor, wrapped_number(scalar))
+    if tensor.dtype is not dtype:
+        tensor = aten._to_copy.default(tensor, dtype=dtype)
+    return aten.scalar_tensor.default(scalar, dtype=dtype, device=tensor.device), tensor
+
+
 @native
 def where_ScalarSelf(condition, self, other):
-    return _aten().where.self(condition, wrapped_number(self), other)
+    self_t, other_t = _scalar_operand(self, other)
+    return _aten().where.self(condition, self_t, other_t)
 
 
 @native
 def where_ScalarOther(condition, self, other):
-    return _aten().where.self(condition, self, wrapped_number(other))
+    other_t, self_t = _scalar_operand(other, self)
+    return _aten().where.self(condition, self_t, other_t)
 
 
 @native

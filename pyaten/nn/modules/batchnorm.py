@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from pyaten.core.creation import tensor as _tensor
 from pyaten.core.dtypes import int64
 from pyaten.core.tensor import Tensor
 from pyaten.nn import functional as F
@@ -50,7 +51,7 @@ class _NormBase(Module):
             self.register_buffer(
                 "running_var", ops.ones((num_features,), device=device, dtype=dtype)
             )
-            self.register_buffer("num_batches_tracked", ops.zeros((), dtype=int64, device=device))
+            self.register_buffer("num_batches_tracked", _tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
