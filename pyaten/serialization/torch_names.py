@@ -290,6 +290,7 @@ def _allowed_globals() -> dict[str, object]:
         names[f"torch.{d.name}"] = d
     for name, storage_type in STORAGE_TYPES.items():
         names[f"torch.{name}"] = storage_type
+    names["torch.storage.UntypedStorage"] = STORAGE_TYPES["UntypedStorage"]  # as PyTorch writes
     return names
 
 
@@ -319,6 +320,7 @@ for _full, _obj in ALLOWED_GLOBALS.items():
         _module, _, _name = _full.rpartition(".")
         _WRITTEN_AS.setdefault(id(_obj), (_module, _name))
 _WRITTEN_AS[id(Tensor)] = ("torch", "Tensor")
+_WRITTEN_AS[id(STORAGE_TYPES["UntypedStorage"])] = ("torch.storage", "UntypedStorage")
 _MAPPED_PACKAGES = ("pyaten.nn", "pyaten.optim")
 
 

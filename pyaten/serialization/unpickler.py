@@ -36,6 +36,14 @@ __all__ = [
 UnpicklingError = pickle.UnpicklingError
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+# PyTorch dtypes (and their storage classes) that pyaten does not have
+_MISSING_DTYPES = {
+    "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "qint8", "quint8", "qint32",
+    "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
+    "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage",
+    *(f"uint{n}" for n in range(1, 8)), *(f"int{n}" for n in range(1, 8)),
+}
 _lock = threading.Lock()
 _user_globals: set = set()
 
@@ -168,6 +176,11 @@ class WeightsUnpickler:
             resolved = torch_names.resolve_torch_global(module, name)
             if resolved is not None and id(resolved) in self.allowed_ids:
                 found = resolved
+        if found is None and module == "torch" and name in _MISSING_DTYPES:
+            raise RuntimeError(
+                f"pyaten.load: the checkpoint holds tensors of dtype torch.{name}, which pyaten "
+                "does not have"
+            )
         if found is None:
             raise refused_global(full_path)
         return found
