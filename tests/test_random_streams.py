@@ -189,3 +189,29 @@ def _seeded_program(m) -> list[str]:
 
 def test_seeded_program_prints_pytorch_numbers():
     assert _seeded_program(pyaten) == _seeded_program(torch)
+
+
+@pytest.mark.parametrize("enabled", [False, True], ids=["numpy", "compiled"])
+def test_numpy_and_compiled_paths_agree_with_pytorch(enabled):
+    """The float32 uniform and normal fills have a compiled loop beside the NumPy path
+    (pyaten/native/kernels/random_compiled.py); both draw PyTorch's numbers, at every size."""
+    from pyaten.native import compiled
+
+    if enabled and compiled.available() is None:
+        pytest.skip("Numba is not installed")
+    compiled.set_enabled(enabled)
+    try:
+        for size in (16, 17, 4100, N):
+            for d in ("float32", "float16", "bfloat16"):
+                assert_same_stream(
+                    *_both(lambda m, d=d, size=size: m.randn(size, dtype=getattr(m, d))),
+                    seeds=SEEDS[:2],
+                )
+                assert_same_stream(
+                    *_both(lambda m, d=d, size=size: m.rand(size, dtype=getattr(m, d))),
+                    seeds=SEEDS[:2],
+                )
+            assert_same_stream(*_both(lambda m, size=size: m.empty(size).normal_(-2.0, 3.5)),
+                               seeds=SEEDS[:2])
+    finally:
+        compiled.set_enabled(None)

@@ -140,6 +140,15 @@ class Generator:
         high |= words[1::2]
         return high
 
+    def draw_with(self, loop, *args):
+        """Run a compiled loop `loop(key, pos, *args) -> new_pos` on a copy of the 624 state
+        words and the position, then adopt its result (the loop runs the same twister)."""
+        state = self._bits.state["state"]
+        key = np.array(state["key"], dtype=np.uint32)
+        pos = loop(key, int(state["pos"]), *args)
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self._fresh = False
+
     @property
     def numpy_generator(self) -> np.random.Generator:
         """A NumPy generator on this stream (draws advance it, with NumPy's transforms)."""

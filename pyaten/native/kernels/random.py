@@ -106,6 +106,13 @@ def _store(target: np.ndarray, values: np.ndarray) -> None:
     view[...] = values
 
 
+def _flat_float32(target: np.ndarray) -> np.ndarray | None:
+    """`target` as one flat float32 array when a sampler may write into it directly."""
+    if target.dtype == np.float32 and target.flags.c_contiguous:
+        return target.reshape(-1)
+    return None
+
+
 def _write(self: Tensor, values: np.ndarray) -> Tensor:
     _store(_target(self), values)
     self._bump_version()
@@ -167,8 +174,11 @@ def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0, generator=None) 
     if 0 in self._sizes:
         return _untouched(self)
     target = _target(self)
-    values = draws.uniform(_gen(generator, self), target.size, _real_dtype(self), low, high)
-    _store(target, values)
+    flat = _flat_float32(target)
+    values = draws.uniform(_gen(generator, self), target.size, _real_dtype(self), low, high,
+                           out=flat)
+    if values is not flat:
+        _store(target, values)
     return _untouched(self)
 
 
@@ -177,16 +187,18 @@ def _check_std(std: float) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
 
 
-def _normal_values(self: Tensor, mean: float, std: float, generator) -> np.ndarray:
+def _normal_values(self: Tensor, mean: float, std: float, generator,
+                   out: np.ndarray | None = None) -> np.ndarray:
     """`normal_kernel`'s samples for `self` (the fill path when contiguous with 16 elements
-    or more, else the serial double path), flat in iteration order."""
+    or more, else the serial double path), flat in iteration order; possibly written into
+    `out` (self's memory as flat float32) and returned as it."""
     gen = _gen(generator, self)
     dtype = _real_dtype(self)
     if self._dtype.is_complex:
         std = std / math.sqrt(2.0)  # unit variance overall: half in each part
     count = math.prod(self._sizes) * (2 if self._dtype.is_complex else 1)
     if count >= 16 and self.is_contiguous():
-        return draws.normal_fill(gen, count, dtype, mean, std)
+        return draws.normal_fill(gen, count, dtype, mean, std, out=out)
     return draws.normal_scalar(gen, count, mean, std)
 
 
@@ -198,7 +210,12 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -
     _check_floating(self, "normal_kernel_cpu")
     if 0 in self._sizes:
         return _untouched(self)
-    return _write(self, _normal_values(self, mean, std, generator))
+    target = _target(self)
+    flat = _flat_float32(target)
+    values = _normal_values(self, mean, std, generator, out=flat)
+    if values is not flat:
+        _store(target, values)
+    return _untouched(self)
 
 
 @native

@@ -29,7 +29,7 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.generator import Generator
-from pyaten.native.kernels import cephes_f32
+from pyaten.native.kernels import cephes_f32, random_compiled
 from pyaten.native.kernels.fma import fma32, fma64
 
 __all__ = [
@@ -51,19 +51,28 @@ def unit_float64(gen: Generator, count: int) -> np.ndarray:
     return values
 
 
-def unit_float32(gen: Generator, count: int) -> np.ndarray:
+def unit_float32(gen: Generator, count: int, out: np.ndarray | None = None) -> np.ndarray:
     """`count` floats in [0, 1): the low 24 bits of a 32-bit draw (float16 and bfloat16 too:
-    they draw a float and round it)."""
+    they draw a float and round it); into `out` (flat float32) when given."""
+    fast = random_compiled.loops(count)
+    if fast is not None:
+        values = np.empty(count, dtype=_F32) if out is None else out
+        gen.draw_with(fast.uniforms, values, 0, count)
+        return values
     words = gen.random32(count)
     words &= np.uint64(0xFFFFFF)
-    values = words.astype(_F32)
-    values *= _F32(2.0**-24)
+    values = np.empty(count, dtype=_F32) if out is None else out
+    np.multiply(words, _F32(2.0**-24), out=values, casting="unsafe")
     return values
 
 
-def uniform(gen: Generator, count: int, dtype: dt.DType, low: float, high: float) -> np.ndarray:
+def uniform(gen: Generator, count: int, dtype: dt.DType, low: float, high: float,
+            out: np.ndarray | None = None) -> np.ndarray:
     """`uniform_(low, high)` samples of a real floating dtype, in that dtype: computed in
-    float (double for double), cast, and a value that rounds up to `high` becomes `low`."""
+    float (double for double), cast, and a value that rounds up to `high` becomes `low`.
+    A float32 [0, 1) draw goes straight into `out` when given (it never reaches 1)."""
+    if dtype is dt.float32 and (low, high) == (0.0, 1.0):
+        return unit_float32(gen, count, out)
     if dtype is dt.float64:
         x = unit_float64(gen, count)
         if (low, high) != (0.0, 1.0):
@@ -113,13 +122,20 @@ def _units(gen: Generator, count: int, dtype: dt.DType) -> np.ndarray:
     return unit_float64(gen, count) if dtype is dt.float64 else unit_float32(gen, count)
 
 
-def normal_fill(gen: Generator, count: int, dtype: dt.DType, mean: float,
-                std: float) -> np.ndarray:
+def normal_fill(gen: Generator, count: int, dtype: dt.DType, mean: float, std: float,
+                out: np.ndarray | None = None) -> np.ndarray:
     """`normal_fill` (contiguous, count >= 16): float64 values for float64, else float32
     (float16 and bfloat16 compute in float and round once on store). float and double draw
-    a uniform for every element first; float16 and bfloat16 only for the whole blocks."""
+    a uniform for every element first; float16 and bfloat16 only for the whole blocks. The
+    compiled float32 loop writes into `out` (flat float32) when given."""
     whole = count - count % 16
-    data = _units(gen, count if dtype in (dt.float32, dt.float64) else whole, dtype)
+    draw_all = dtype in (dt.float32, dt.float64)
+    fast = random_compiled.loops(count) if cephes_f32.AVX2 and dtype is not dt.float64 else None
+    if fast is not None:
+        values = np.empty(count, dtype=_F32) if out is None else out
+        gen.draw_with(fast.normal_fill, values, draw_all, _F32(mean), _F32(std))
+        return values
+    data = _units(gen, count if draw_all else whole, dtype)
     out = np.empty(count, dtype=data.dtype)
     out[:whole] = _box_muller_16(data[:whole].reshape(-1, 16), mean, std).reshape(-1)
     if whole != count:
