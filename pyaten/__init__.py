@@ -108,6 +108,10 @@ def __getattr__(name: str) -> object:
         import pyaten.optim as optim
 
         return optim
+    if name in ("_C", "overrides"):  # PyTorch paths of docs/torch-function.md
+        import importlib
+
+        return importlib.import_module(f"pyaten.{name}")
     if name in ("save", "load"):  # loaded on first use (docs/serialization.md)
         import pyaten.serialization as serialization
 
