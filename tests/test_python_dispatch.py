@@ -661,3 +661,57 @@ def test_pytree_registered_nodes_and_errors() -> None:
     with pytest.raises(ValueError):
         _pytree.tree_unflatten([1], spec)
     assert _pytree.tree_map_only(int, lambda x: -x, [1, "a", (2.0, 3)]) == [-1, "a", (2.0, -3)]
+
+
+# -- Python kernels: Library.impl(..., "Python") and py_impl -------------------------------
+
+def test_library_kernel_on_the_python_key_replaces_the_fallback_for_that_operator() -> None:
+    from pyaten.library import Library
+
+    calls = []
+
+    def neg_kernel(x):
+        calls.append("kernel")
+        with pyaten_pd.no_dispatch():
+            return pyaten.ops.aten.neg.default(x) * 10
+
+    log = _log_mode(pyaten_pd)
+    with Library("aten", "IMPL") as lib:
+        lib.impl("neg", neg_kernel, "Python")
+        with log() as mode:
+            out = pyaten.ones(2).neg()
+            pyaten.ones(2).exp()
+        assert calls == ["kernel"] and out.tolist() == [-10.0, -10.0]
+        assert mode.calls == ["aten.ones.default", "aten.ones.default", "aten.exp.default"]
+    assert pyaten.ones(2).neg().tolist() == [-1.0, -1.0]  # the Library closed: gone
+
+
+def test_py_impl_for_a_mode_class_and_for_a_key() -> None:
+    class Counting(pyaten_pd.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.plain = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.plain.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class Derived(Counting):
+        pass
+
+    seen = []
+    op = pyaten.ops.aten.sin.default
+
+    @op.py_impl(Counting)
+    def sin_under_counting(mode, x):
+        seen.append(type(mode).__name__)
+        return pyaten.ops.aten.cos.default(x)
+
+    try:
+        with Derived() as mode:
+            out = pyaten.zeros(2).sin()
+        assert seen == ["Derived"] and out.tolist() == [1.0, 1.0]
+        assert mode.plain == ["aten.zeros.default"]  # sin went to the py_impl kernel
+    finally:
+        op._mode_kernels.clear()
+    assert pyaten.zeros(1).sin().tolist() == [0.0]

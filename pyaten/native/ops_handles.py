@@ -59,7 +59,7 @@ class OpOverload:
     """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
 
     __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
-                 "_tensor_positions", "_npositional", "_nall", "_kwarg_names")
+                 "_tensor_positions", "_npositional", "_nall", "_kwarg_names", "_mode_kernels")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
         self._packet = packet
@@ -67,6 +67,7 @@ class OpOverload:
         self._qualified = entry.name if hasattr(entry, "name") else str(entry)
         self._entry = entry
         self._parser: ParsedSignature | None = None
+        self._mode_kernels: dict[type, Any] = {}
         arguments = entry.schema.arguments
         # Arguments after `*` (out= included) are keyword-only, as in torch.ops.
         self._npositional = sum(1 for a in arguments if not (a.kwarg_only or a.is_out))
@@ -178,6 +179,35 @@ class OpOverload:
                 return kernel.fn(*values)
         return NotImplemented
 
+    def py_impl(self, k: Any) -> Any:
+        """Decorator registering a Python kernel for this operator: for a TorchDispatchMode
+        subclass, `fn(mode, *args, **kwargs)` runs instead of that mode's
+        `__torch_dispatch__` for this operator; for a dispatch key name (`"Python"`, `"CPU"`,
+        `"CompositeImplicitAutograd"`...), `fn(*args)` is registered on that key as
+        `Library.impl` does."""
+
+        def register(fn: Any) -> Any:
+            if isinstance(k, type):
+                self._mode_kernels[k] = fn
+            else:
+                _py_impl_library(self._packet._ns).impl(
+                    self._entry.schema_name, fn, str(getattr(k, "name", k)),
+                    allow_override=True,
+                )
+            return fn
+
+        return register
+
+    def mode_kernel(self, mode_class: type) -> Any:
+        """The `py_impl` kernel registered for `mode_class` (or a base of it), or None."""
+        kernels = self._mode_kernels
+        if kernels:
+            for cls in mode_class.__mro__:
+                fn = kernels.get(cls)
+                if fn is not None:
+                    return fn
+        return None
+
     def __repr__(self) -> str:
         return f"<OpOverload(op='{self._packet._ns}.{self._packet._name}', " \
                f"overload='{self._overloadname}')>"
@@ -185,6 +215,19 @@ class OpOverload:
     def __str__(self) -> str:
         """`aten.add.Tensor`, as PyTorch prints an overload (its `name()` is `aten::add.Tensor`)."""
         return f"{self._packet._ns}.{self._packet._name}.{self._overloadname}"
+
+
+_PY_IMPL_LIBRARIES: dict[str, Any] = {}
+
+
+def _py_impl_library(ns: str) -> Any:
+    """The Library that keeps `py_impl` registrations of namespace `ns` alive."""
+    lib = _PY_IMPL_LIBRARIES.get(ns)
+    if lib is None:
+        from pyaten.library import Library
+
+        lib = _PY_IMPL_LIBRARIES[ns] = Library(ns, "IMPL")
+    return lib
 
 
 class OpOverloadPacket:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyaten.core.tensor import Tensor
-from pyaten.dispatch import python_key
+from pyaten.dispatch import python_key, trace
 from pyaten.native.ops_handles import OpOverload, ops
 from pyaten.schema.model import NO_DEFAULT
 
@@ -137,9 +137,22 @@ def handle(entry: Any, values: tuple) -> Any:
     classes = dispatch_types(values)
     types = tuple(classes)
     tried: list[str] = []
+    if trace.ACTIVE:  # explain/trace show who handles the call
+        modes = [type(m).__name__ for m in python_key.mode_stack()]
+        trace.note(
+            "python dispatch",
+            modes=" > ".join(modes) if modes else "none",
+            subclasses=", ".join(c.__name__ for c in classes) or "none",
+            handler=f"mode {modes[-1]}" if modes else f"subclass {classes[0].__name__}"
+            if classes else "none",
+        )
     if python_key.stack_len():
         with python_key.stash_top_mode() as mode:
-            result = mode.__torch_dispatch__(func, types, args, kwargs)
+            kernel = func.mode_kernel(type(mode))  # a `py_impl` for this mode's class
+            if kernel is not None:
+                result = kernel(mode, *args, **kwargs)
+            else:
+                result = mode.__torch_dispatch__(func, types, args, kwargs)
         if result is not NotImplemented:
             return _check_result(entry, result)
         tried.append(f"mode object {mode!r}")
