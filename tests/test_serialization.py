@@ -343,3 +343,37 @@ def test_reachable_after_import():
     import pyaten as torch_like
 
     assert callable(torch_like.save) and callable(torch_like.load)
+
+
+_RESIDENT = r"""
+import sys
+import pyaten
+from pyaten.serialization import load_safetensors
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+
+before = status("VmRSS")
+loaded = load_safetensors(sys.argv[1])
+print(status("VmHWM") - before, sum(t.numel() * t.element_size() for t in loaded.values()))
+"""
+
+
+def test_loading_reads_each_tensor_once(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "big.safetensors"
+    save_safetensors({f"w{i}": pyaten.full((2**21,), float(i)) for i in range(8)}, path)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", _RESIDENT, str(path)], capture_output=True,
+                          text=True, timeout=120, cwd=root, check=True,
+                          env=dict(os.environ, PYTHONPATH=root))
+    added, total = map(int, done.stdout.split())
+    assert total == 64 * 2**20 and added < total * 1.25  # was three times the size
+
+
+def test_oversized_pyaten_document_is_refused():
+    refused(rewrite_metadata(lambda d: d.update(pad="x" * (17 << 20))), "more than the limit")

@@ -258,97 +258,148 @@ def _bad(problem: str) -> RuntimeError:
     return RuntimeError(f"pyaten.load: invalid safetensors file: {problem}")
 
 
-def _read_all(f: str | os.PathLike | IO[bytes]) -> bytes:
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as handle:
-            return handle.read()
-    data = f.read()
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError("pyaten.load: f must be a path or a file object opened in binary mode")
-    return bytes(data)
+_ITEMSIZE = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2,
+    "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8, "C64": 8,
+}
+_MAX_DOCUMENT = 16 << 20  # pyaten's JSON document: ~100k tensor descriptions at most
 
 
-def _check_not_torch(data: bytes, what: str) -> None:
-    size = int.from_bytes(data[:8], "little")
-    if data[8:9] == b"{" and size <= len(data) - 8:
+class _Source:
+    """A safetensors file opened for reading: its header parsed and checked, each tensor's
+    bytes read on request straight into a new array (never the whole file at once)."""
+
+    def __init__(self, handle: IO[bytes], what: str) -> None:
+        self.handle = handle
+        start = handle.tell()
+        handle.seek(0, os.SEEK_END)
+        self.file_size = handle.tell() - start
+        handle.seek(start)
+        head = handle.read(8)
+        if not isinstance(head, (bytes, bytearray)):
+            raise TypeError(
+                "pyaten.load: f must be a path or a file object opened in binary mode"
+            )
+        _check_not_torch(head + handle.read(1), what, self.file_size)
+        handle.seek(start + 8)
+        if len(head) < 8:
+            raise _bad(f"the file is {len(head)} bytes long, shorter than the 8-byte header "
+                       "length")
+        size = int.from_bytes(head, "little")
+        if size > _MAX_HEADER:
+            raise _bad(f"the header length {size} is larger than the limit of {_MAX_HEADER} "
+                       "bytes")
+        if size > self.file_size - 8:
+            raise _bad(
+                f"the header length {size} is larger than the file ({self.file_size} bytes): "
+                "the file is truncated or not a safetensors file"
+            )
+        try:
+            header = json.loads(handle.read(size).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            raise _bad(f"the header is not valid JSON ({error})") from None
+        if not isinstance(header, dict):
+            raise _bad("the header is not a JSON object")
+        self.header = header
+        self.data_start = start + 8 + size
+        self.entries = self._check_entries(self.file_size - 8 - size)
+
+    def _check_entries(self, data_size: int) -> dict[str, dict]:
+        entries: dict[str, dict] = {}
+        spans = []
+        for name, entry in self.header.items():
+            if name == "__metadata__":
+                continue
+            if not isinstance(entry, dict) or entry.get("dtype") not in _ITEMSIZE:
+                raise _bad(f"tensor '{name}' has no known dtype")
+            shape, offsets = entry.get("shape"), entry.get("data_offsets")
+            if not isinstance(shape, list) or not all(_is_count(v) for v in shape):
+                raise _bad(f"tensor '{name}' has a malformed shape")
+            if not isinstance(offsets, list) or len(offsets) != 2 or \
+                    not all(_is_count(v) for v in offsets) or offsets[0] > offsets[1]:
+                raise _bad(f"tensor '{name}' has malformed data offsets")
+            nbytes = math.prod(shape) * _ITEMSIZE[entry["dtype"]]
+            if offsets[1] - offsets[0] != nbytes:
+                raise _bad(f"tensor '{name}' has {offsets[1] - offsets[0]} bytes for shape "
+                           f"{shape}")
+            spans.append((offsets[0], offsets[1], name))
+            entries[name] = {"dtype": entry["dtype"], "shape": shape, "offsets": offsets}
+        end = 0
+        for begin, stop, name in sorted(spans):
+            if begin != end:
+                raise _bad(f"tensor '{name}' does not start where the previous one ends")
+            end = stop
+        if end != data_size:
+            raise _bad(f"the tensors cover {end} bytes of the {data_size} the file holds")
+        return entries
+
+    def read(self, name: str) -> np.ndarray:
+        begin, stop = self.entries[name]["offsets"]
+        values = np.empty(stop - begin, np.uint8)
+        self.handle.seek(self.data_start + begin)
+        view, done = memoryview(values), 0
+        while done < values.nbytes:
+            got = self.handle.readinto(view[done:])
+            if not got:
+                raise _bad(f"tensor '{name}' is truncated")
+            done += got
+        return values
+
+
+def _check_not_torch(head: bytes, what: str, file_size: int) -> None:
+    size = int.from_bytes(head[:8], "little")
+    if head[8:9] == b"{" and size <= file_size - 8:
         return  # a safetensors header (whose length may begin like a pickle's opcodes)
-    if data[:4] == b"PK\x03\x04":
+    if head[:4] == b"PK\x03\x04":
         raise RuntimeError(_TORCH_PICKLE_MESSAGE.format(what=what, kind="a zip archive of pickles"))
-    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise RuntimeError(_TORCH_PICKLE_MESSAGE.format(what=what, kind="a legacy pickle"))
-
-
-def _read_header(data: bytes) -> dict:
-    if len(data) < 8:
-        raise _bad(f"the file is {len(data)} bytes long, shorter than the 8-byte header length")
-    size = int.from_bytes(data[:8], "little")
-    if size > _MAX_HEADER:
-        raise _bad(f"the header length {size} is larger than the limit of {_MAX_HEADER} bytes")
-    if size > len(data) - 8:
-        raise _bad(
-            f"the header length {size} is larger than the file ({len(data)} bytes): the file "
-            "is truncated or not a safetensors file"
-        )
-    try:
-        header = json.loads(data[8 : 8 + size].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise _bad(f"the header is not valid JSON ({error})") from None
-    if not isinstance(header, dict):
-        raise _bad("the header is not a JSON object")
-    return header
-
-
-def _deserialize(data: bytes) -> dict[str, dict]:
-    import safetensors
-
-    try:
-        entries = safetensors.deserialize(data)
-    except Exception as error:  # noqa: BLE001 - SafetensorError and friends, reported as ours
-        raise _bad(str(error)) from None
-    return dict(entries)
 
 
 def load_safetensors(f: str | os.PathLike | IO[bytes], map_location: object = None) -> Any:
     """Load what `save_safetensors` saved (or any safetensors file, as a dict of tensors) from
     a path or binary file object. `map_location`: a device, a device string, or a dict
-    mapping saved device strings to new ones. Nothing is unpickled."""
-    what = repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file"
-    data = _read_all(f)
-    _check_not_torch(data, what)
-    header = _read_header(data)
-    entries = _deserialize(data)
-    metadata = header.get("__metadata__") or {}
+    mapping saved device strings to new ones. Nothing is unpickled; each tensor's bytes are
+    read once, into its storage."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as handle:
+            return _load(_Source(handle, repr(os.fspath(f))), map_location)
+    if not hasattr(f, "read") or not hasattr(f, "seek"):
+        raise TypeError("pyaten.load: f must be a path or a file object opened in binary mode")
+    return _load(_Source(f, "the file"), map_location)
+
+
+def _load(source: _Source, map_location: object) -> Any:
+    metadata = source.header.get("__metadata__") or {}
     if not isinstance(metadata, dict):
         raise _bad("__metadata__ is not a JSON object")
     text = metadata.get("pyaten")
     if text is None:
-        return {name: _plain_tensor(name, entry, map_location) for name, entry in entries.items()}
+        return {name: _plain_tensor(name, source, map_location) for name in source.entries}
     if not isinstance(text, str):
         raise _bad("the pyaten metadata is not a string")
+    if len(text) > _MAX_DOCUMENT:
+        raise _bad(f"the pyaten metadata is {len(text)} characters long, more than the limit "
+                   f"of {_MAX_DOCUMENT}")
     try:
         document = json.loads(text)
     except (ValueError, RecursionError) as error:
         raise _bad(f"the pyaten metadata is not valid JSON ({error})") from None
-    return _Reader(document, entries, map_location).load()
+    return _Reader(document, source, map_location).load()
 
 
-def _plain_tensor(name: str, entry: dict, map_location: object) -> Tensor:
-    code = entry.get("dtype")
+def _plain_tensor(name: str, source: _Source, map_location: object) -> Tensor:
+    entry = source.entries[name]
+    code = entry["dtype"]
     dtype_name = _FROM_CODE.get(code)
     if dtype_name is None:
         raise RuntimeError(f"pyaten.load: tensor '{name}' has dtype {code}, which pyaten lacks")
     dtype = dt.BY_NAME[dtype_name]
     sizes = tuple(int(s) for s in entry["shape"])
-    storage = _storage_from(entry["data"])
-    if storage.nbytes != math.prod(sizes) * dtype.itemsize:
-        raise _bad(f"tensor '{name}' has {storage.nbytes} bytes for shape {list(sizes)}")
+    values = source.read(name)
+    storage = Storage(values.nbytes, Device("cpu"), data=values)
     t = Tensor._make(storage, sizes, _contiguous_strides(sizes), 0, dtype, Device("cpu"))
     return _relocate(t, "cpu", map_location)
-
-
-def _storage_from(raw: bytes) -> Storage:
-    values = np.frombuffer(raw, dtype=np.uint8).copy()
-    return Storage(values.nbytes, Device("cpu"), data=values)
 
 
 def _contiguous_strides(sizes: tuple) -> tuple:
@@ -374,13 +425,14 @@ def _relocate(t: Tensor, saved_device: str, map_location: object) -> Tensor:
 class _Reader:
     """Checks the JSON document against the tensor table, then rebuilds the object."""
 
-    def __init__(self, document: object, entries: dict[str, dict], map_location: object):
+    def __init__(self, document: object, source: _Source, map_location: object):
         if not isinstance(document, dict) or document.get("format") != _FORMAT:
             raise _bad("the pyaten metadata has no recognised format")
         if document.get("version") != _VERSION:
             raise _bad(f"the pyaten metadata version {document.get('version')!r} is unknown")
         self.document = document
-        self.entries = entries
+        self.source = source
+        self.entries = source.entries
         self.map_location = map_location
         self.storages: dict[str, Storage] = {}
         self.tensors = [self.tensor(spec) for spec in _list(document.get("tensors"), "tensors")]
@@ -396,7 +448,8 @@ class _Reader:
             spec = self.document.get("storages")
             if not isinstance(spec, dict) or not isinstance(spec.get(name), dict):
                 raise _bad(f"storage {name!r} is not described")
-            found = _storage_from(self.entries[name]["data"])
+            values = self.source.read(name)
+            found = Storage(values.nbytes, Device("cpu"), data=values)
             if spec[name].get("nbytes") != found.nbytes:
                 raise _bad(f"storage {name!r} does not have the bytes its description says")
             self.storages[name] = found
