@@ -425,6 +425,11 @@ def wrapped_scalar_tensor(value: object, device: object = None) -> Tensor:
             d = dt.float64
         elif d.is_complex:
             d = dt.complex128
+    if value.__class__ is builtins.int and not -(1 << 63) <= value < 1 << 64:
+        # PyTorch's Scalar holds int64 or uint64; anything else fails to convert
+        if value < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        raise OverflowError("int too big to convert")
     t = empty_tensor((), d, CPU if device is None else as_device(device))
     if t._storage.data is not None:
         t._numpy()[()] = value

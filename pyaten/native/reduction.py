@@ -90,6 +90,8 @@ def wrap_dim(dim: int, ndim: int) -> int:
     """ATen's maybe_wrap_dim: negative dims count from the end; a 0-dim tensor takes 0 and -1."""
     bound = ndim if ndim > 0 else 1
     if dim < -bound or dim >= bound:
+        if not -(1 << 63) <= dim < 1 << 63:  # PyTorch's parser refuses it before any check
+            raise ValueError("Overflow when unpacking long long")
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "
             f"but got {dim})"
