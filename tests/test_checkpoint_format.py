@@ -611,3 +611,19 @@ def test_random_views_round_trip_with_torch(shape, dtype):
 def test_pickletools_reads_what_pyaten_writes():
     pickletools.dis(zipfile.ZipFile(io.BytesIO(saved(pyaten, views(pyaten, "int64"))))
                     .read("archive/data.pkl"), out=io.StringIO())
+
+
+def test_unsafe_globals_in_checkpoint_as_torch_lists_them(tmp_path):
+    import datetime
+
+    from pyaten.serialization import get_unsafe_globals_in_checkpoint
+
+    path = tmp_path / "mixed.pt"
+    torch.save({"a": np.arange(3), "d": datetime.date(2020, 1, 1), "t": torch.ones(2),
+                "s": {1}, "p": Point(1)}, path)
+    ours = get_unsafe_globals_in_checkpoint(path)
+    assert set(ours) == set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
+    with safe_globals([Point]):
+        assert "test_checkpoint_format.Point" not in get_unsafe_globals_in_checkpoint(path)
+    torch.save({"w": torch.ones(2)}, path)
+    assert get_unsafe_globals_in_checkpoint(path) == []

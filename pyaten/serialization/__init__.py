@@ -13,7 +13,7 @@ functions (docs/serialization.md).
 
 from __future__ import annotations
 
-from pyaten.serialization.checkpoint import load, save
+from pyaten.serialization.checkpoint import get_unsafe_globals_in_checkpoint, load, save
 from pyaten.serialization.safetensors_format import load_safetensors, save_safetensors
 from pyaten.serialization.torch_names import TypedStorage
 from pyaten.serialization.unpickler import (
@@ -24,6 +24,7 @@ from pyaten.serialization.unpickler import (
 )
 
 __all__ = [
-    "TypedStorage", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+    "TypedStorage", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint", "load",
     "load_safetensors", "safe_globals", "save", "save_safetensors",
 ]

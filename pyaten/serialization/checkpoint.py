@@ -30,10 +30,10 @@ from pyaten.core.storage import _ALLOCATORS, Storage
 from pyaten.core.tensor import Tensor
 from pyaten.serialization.pickler import CheckpointPickler, storage_bytes
 from pyaten.serialization.torch_names import StorageType, TypedStorage
-from pyaten.serialization.unpickler import FullUnpickler, WeightsUnpickler
+from pyaten.serialization.unpickler import FullUnpickler, WeightsUnpickler, unsafe_globals
 from pyaten.serialization.zip_archive import ZipReader, ZipWriter
 
-__all__ = ["load", "save"]
+__all__ = ["get_unsafe_globals_in_checkpoint", "load", "save"]
 
 _MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
@@ -173,6 +173,21 @@ def load(
             "the data into a buffer like io.BytesIO and try to load from it instead."
         ) from None
     return _load_from(f, options)
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The globals of a zip checkpoint's pickle that `weights_only` loading would refuse
+    (neither PyTorch's allow-list nor `add_safe_globals` has them), found without loading."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as handle:
+            return get_unsafe_globals_in_checkpoint(handle)
+    reader = ZipReader(f, "the file")
+    if not reader.has("data.pkl"):
+        raise RuntimeError("pyaten.load: the file is not a valid checkpoint: it has no data.pkl")
+    try:
+        return unsafe_globals(reader.read("data.pkl", reader.file_size))
+    except pickle.UnpicklingError as error:
+        raise pickle.UnpicklingError(f"get_unsafe_globals_in_checkpoint: {error}") from None
 
 
 class _Options:

@@ -516,6 +516,26 @@ def _check_mapping(target: object, opcode: str) -> None:
         )
 
 
+def unsafe_globals(data: bytes | memoryview) -> list[str]:
+    """The globals a pickle names that `weights_only` loading would refuse, in order."""
+    checker = WeightsUnpickler(data, lambda pid: None)
+    names: list[str] = []
+
+    def collect(module: str, name: str) -> None:
+        try:
+            checker._find(module, name)
+        except (UnpicklingError, RuntimeError):
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            elif module in _compat_pickle.IMPORT_MAPPING:
+                module = _compat_pickle.IMPORT_MAPPING[module]
+            if f"{module}.{name}" not in names:
+                names.append(f"{module}.{name}")
+
+    _scan(checker.data, 0, collect)
+    return names
+
+
 # --- the full unpickler (weights_only=False) ----------------------------------------------------
 
 class FullUnpickler(pickle.Unpickler):
