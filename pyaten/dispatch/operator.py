@@ -45,6 +45,7 @@ from pyaten.dispatch.keys import (
 )
 from pyaten.dispatch.rules import AMBIGUOUS, Kernel, Resolution, table_and_fallthroughs
 from pyaten.dispatch.tls import DEFAULT_INCLUDED, DEFAULT_KEEP, NONDEFAULT, STATE
+from pyaten.schema.model import NO_DEFAULT
 
 _CACHE_LIMIT = 4096  # distinct key sets seen by one operator before its cache is reset
 # The registry lock: held by every registration and by cache fills (never by a cache hit).
@@ -263,7 +264,7 @@ class OperatorEntry:
         for arg in arguments[len(args) :]:
             if arg.name in kwargs:
                 values.append(kwargs[arg.name])
-            elif arg.default is not _no_default():
+            elif arg.default is not NO_DEFAULT:
                 values.append(arg.default)
             else:
                 raise TypeError(f"{self.name}() missing required argument '{arg.name}'")
@@ -304,12 +305,6 @@ class OperatorEntry:
                 else ""
             )
         )
-
-
-def _no_default() -> Any:
-    from pyaten.schema.model import NO_DEFAULT
-
-    return NO_DEFAULT
 
 
 def _tensor_positions(schema: Any) -> tuple[tuple[int, str], ...]:

@@ -30,7 +30,7 @@ from pyaten.codegen.python_signature import PythonParam, PythonSignature, sort_s
 from pyaten.dispatch.registry import DEFINITIONS, get_operator, list_operators
 from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.gen_support import Binding, Tensor, bind_and_call
-from pyaten.schema.model import BaseType
+from pyaten.schema.model import NO_DEFAULT, BaseType
 
 __all__ = ["ops", "aten", "aten_ops", "aten_entry", "LazyEntry", "OpOverload",
            "OpOverloadPacket", "OpNamespace"]
@@ -59,7 +59,8 @@ class OpOverload:
     """One overload, e.g. `pyaten.ops.aten.add.Tensor`."""
 
     __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
-                 "_tensor_positions", "_npositional", "_nall", "_kwarg_names", "_mode_kernels")
+                 "_tensor_positions", "_npositional", "_nall", "_kwarg_names", "_mode_kernels",
+                 "_kwarg_set", "_names", "_nrequired")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
         self._packet = packet
@@ -75,6 +76,12 @@ class OpOverload:
         self._nargs = len(arguments) if self._npositional == len(arguments) else -1
         self._nall = len(arguments)
         self._kwarg_names = tuple(a.name for a in arguments[self._npositional:])
+        self._kwarg_set = frozenset(self._kwarg_names)
+        self._names = tuple(a.name for a in arguments)
+        self._nrequired = 0  # leading positional arguments without a default
+        while (self._nrequired < self._npositional
+               and arguments[self._nrequired].default is NO_DEFAULT):
+            self._nrequired += 1
         # Positions that must already be tensors for the fast path (numbers get wrapped).
         self._tensor_positions = tuple(
             i for i, a in enumerate(entry.schema.arguments)
@@ -108,6 +115,18 @@ class OpOverload:
                     break
             else:
                 return self._entry.call(*args)  # already in schema order: the fast path
+        n = len(args)
+        if self._nrequired <= n <= self._npositional and (
+            not kwargs or self._kwarg_set.issuperset(kwargs)
+        ):
+            # Trailing defaults and keyword-only arguments, every tensor given as a tensor (a
+            # `__torch_dispatch__` handler's `func(*args, **kwargs)`): the entry binds them.
+            for i in self._tensor_positions:
+                value = args[i] if i < n else kwargs.get(self._names[i], Tensor)
+                if not isinstance(value, Tensor) and value is not Tensor:
+                    break
+            else:
+                return self._entry.call(*args, **kwargs)
         if len(args) > self._npositional:
             schema = self._entry.schema
             ns = schema.name.namespace or self._qualified.partition("::")[0]

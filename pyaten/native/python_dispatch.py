@@ -74,9 +74,10 @@ def _to_python(value: Any) -> Any:
 
 def python_arguments(entry: Any, values: tuple) -> tuple[tuple, dict[str, Any]]:
     """Schema-ordered values as the `(args, kwargs)` a `__torch_dispatch__` handler sees."""
-    schema = entry.schema
-    arguments = schema.arguments
-    split = _split_point(schema)
+    plan = entry.__dict__.get("_python_arguments")
+    if plan is None:
+        plan = entry._python_arguments = (entry.schema.arguments, _split_point(entry.schema))
+    arguments, split = plan
     end = split
     while end > 0 and end <= len(values) and _is_default(arguments[end - 1], values[end - 1]):
         end -= 1
@@ -147,12 +148,15 @@ def handle(entry: Any, values: tuple) -> Any:
             if classes else "none",
         )
     if python_key.stack_len():
-        with python_key.stash_top_mode() as mode:
+        mode = python_key.pop_mode()  # the handler runs with its mode popped
+        try:
             kernel = func.mode_kernel(type(mode))  # a `py_impl` for this mode's class
             if kernel is not None:
                 result = kernel(mode, *args, **kwargs)
             else:
                 result = mode.__torch_dispatch__(func, types, args, kwargs)
+        finally:
+            python_key.push_mode(mode)
         if result is not NotImplemented:
             return _check_result(entry, result)
         tried.append(f"mode object {mode!r}")
