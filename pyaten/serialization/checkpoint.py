@@ -225,6 +225,11 @@ def _load_from(handle: IO[bytes], options: _Options) -> Any:
     start = handle.tell()
     head = handle.read(512)
     handle.seek(start)
+    if not isinstance(head, bytes):
+        raise TypeError(
+            f"pyaten.load: f must be opened in binary mode ('rb'), its read() returned "
+            f"{type(head).__name__}"
+        )
     if head[:4] == b"PK\x03\x04":
         return _load_zip(handle, options)
     if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 1 << 32:

@@ -36,6 +36,7 @@ _ALIGNMENT = 64
 _MAX32 = 0xFFFFFFFF
 _CHUNK = 1 << 20
 _PAD_FIELD = 0x4246  # "FB", the padding field PyTorch's writer uses
+_UTF8 = 0x0800  # names are UTF-8 (general purpose flag bit 11)
 
 
 class ArchiveError(RuntimeError):
@@ -63,7 +64,7 @@ class ZipWriter:
         extra = extra64 + struct.pack("<HH", _PAD_FIELD, padding) + b"Z" * padding
         recorded = _MAX32 if big else size
         header = struct.pack(
-            "<IHHHHHIIIHH", _LOCAL, 45 if big else 20, 0, 0, 0, 0x21, crc, recorded, recorded,
+            "<IHHHHHIIIHH", _LOCAL, 45 if big else 20, _UTF8, 0, 0, 0x21, crc, recorded, recorded,
             len(full), len(extra),
         )
         self.entries.append((full, self.position, crc, size))
@@ -85,7 +86,7 @@ class ZipWriter:
                 extra = struct.pack(f"<HH{len(fields)}Q", 1, 8 * len(fields), *fields)
             recorded = _MAX32 if size >= _MAX32 else size
             self._write(struct.pack(
-                "<IHHHHHHIIIHHHHHII", _CENTRAL, 0x031E, 45, 0, 0, 0, 0x21, crc, recorded,
+                "<IHHHHHHIIIHHHHHII", _CENTRAL, 0x031E, 45, _UTF8, 0, 0, 0x21, crc, recorded,
                 recorded, len(name), len(extra), 0, 0, 0, 0, min(offset, _MAX32),
             ))
             self._write(name)
