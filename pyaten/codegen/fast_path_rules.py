@@ -52,10 +52,11 @@ __all__ = [
 def is_tensor(value: str) -> str:
     """The test that `value` is a Tensor the fast path may take: the class first (one
     comparison for the common case), then subclasses without `__torch_function__`
-    (`nn.Parameter`); a subclass with one goes to the parser, which hands the call to it
-    (Note: the torch-function gate, in pyaten/core/torch_function.py)."""
+    (`nn.Parameter`) or while subclasses' handlers are off on this thread (inside
+    `Tensor.__torch_function__`); another subclass goes to the parser, which hands the call
+    to its handler (Note: the torch-function gate, in pyaten/core/torch_function.py)."""
     return (f"({value}.__class__ is Tensor or isinstance({value}, Tensor) and "
-            f"{value}.__class__.__torch_function__ is TF.DISABLED)")
+            f"({value}.__class__.__torch_function__ is TF.DISABLED or TF.TLS.state))")
 
 
 @dataclass(frozen=True)

@@ -718,47 +718,18 @@ class Tensor:
     def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
         """Run `func` with subclasses' handlers off and make its Tensor results `cls`, so a
         subclass that does not override this gets its own class back (PyTorch's default)."""
-        from pyaten.core.torch_function import tensor_torch_function
-
-        return tensor_torch_function(cls, func, types, args, kwargs)
+        return _torch_function().tensor_torch_function(cls, func, types, args, kwargs)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         handler = getattr(cls, "__torch_function__", None)
         if getattr(handler, "__name__", None) != "_disabled_torch_function_impl":
-            from pyaten.core.torch_function import install_routes
-
-            install_routes(Tensor, again=True)  # properties and Python methods see subclasses
+            # properties and Python-level methods start seeing subclasses
+            _torch_function().install_routes(Tensor, again=True)
 
     def as_subclass(self, cls: type) -> Tensor:
         """A `cls` instance sharing this tensor's data and staying on its autograd graph."""
-        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-            raise TypeError(
-                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
-                "not possible. Make sure your class inherits from Tensor."
-            )
-        from pyaten.core.torch_function import DisableTorchFunction
-        from pyaten.dispatch import python_key
-
-        # no mode sees the alias, as in PyTorch (dispatch modes stashed, torch function off)
-        stashed = [python_key.pop_mode() for _ in range(python_key.stack_len())]
-        try:
-            with DisableTorchFunction():
-                alias = self.alias()
-        finally:
-            for mode in reversed(stashed):
-                python_key.push_mode(mode)
-        if alias.__class__ is not cls:
-            try:
-                alias.__class__ = cls
-            except TypeError:  # `cls` adds slots: a new object of it, the fields copied
-                sub = _new(cls)
-                for name in Tensor.__slots__[:-2]:
-                    if hasattr(alias, name):
-                        setattr(sub, name, getattr(alias, name))
-                alias = sub
-        alias._keyset = _subclass_keyset(cls, alias._keyset)  # the Python key for dispatch
-        return alias
+        return _torch_function().as_subclass(self, cls)
 
 
 _new = object.__new__
@@ -778,6 +749,18 @@ def _has_torch_dispatch(cls: type) -> bool:
     """Whether `cls` defines its own `__torch_dispatch__` (not the disabled default)."""
     handler = getattr(cls, "__torch_dispatch__", None)
     return getattr(handler, "__func__", handler) is not _disabled_torch_dispatch_impl
+
+
+_TORCH_FUNCTION = None
+
+
+def _torch_function():  # noqa: ANN202 - pyaten.core.torch_function, which imports this module
+    global _TORCH_FUNCTION
+    if _TORCH_FUNCTION is None:
+        from pyaten.core import torch_function
+
+        _TORCH_FUNCTION = torch_function
+    return _TORCH_FUNCTION
 
 
 def _subclass_keyset(cls: type, keyset: int) -> int:

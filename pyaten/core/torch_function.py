@@ -21,11 +21,15 @@ Note: the torch-function gate
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from types import FunctionType, ModuleType
 from typing import Any
 
-from pyaten.core.tensor import Tensor
+from pyaten.core.device import device as _device
+from pyaten.core.dtypes import dtype as _dtype
+from pyaten.core.tensor import Size, Tensor, _subclass_keyset
+from pyaten.dispatch import python_key as _python_key
 from pyaten.dispatch import trace as _trace
 
 # The torch-function state of a thread (PyTorch's TorchFunctionDisabledState).
@@ -43,6 +47,7 @@ class _ThreadState(threading.local):
 
 
 _TLS = _ThreadState()
+TLS = _TLS  # the fast paths read `TLS.state` (non-zero: subclasses' handlers are off)
 
 
 def _update_gate() -> None:
@@ -160,7 +165,7 @@ def _get_function_stack_at(index: int) -> Any:
 # Classes never asked for `__torch_function__` (PyTorch's is_basic_python_type, and Tensor).
 _PLAIN = frozenset({
     Tensor, bool, int, float, complex, str, bytes, dict, set, frozenset, slice, type(None),
-    type(Ellipsis), type(NotImplemented), ModuleType,
+    type(Ellipsis), type(NotImplemented), ModuleType, Size, _dtype, _device,
 })
 
 
@@ -243,7 +248,15 @@ def dispatch(public_api: Callable, overloaded: list[Any], args: tuple,
         if result is not NotImplemented:
             return result
     for arg in overloaded:
-        result = arg.__torch_function__(public_api, types, args, kwargs)
+        handler = arg.__torch_function__
+        if getattr(handler, "__self__", None) is arg:
+            warnings.warn(
+                "Defining your `__torch_function__` as a plain method is deprecated and will "
+                "be an error in future, please define it as a classmethod.",
+                UserWarning if c_style else DeprecationWarning,
+                stacklevel=3,
+            )
+        result = handler(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
     if c_style:
@@ -442,6 +455,36 @@ def convert(result: Any, cls: type) -> Any:
             return type(result)(*items)
         return type(result)(items)
     return result
+
+
+def as_subclass(tensor: Tensor, cls: type) -> Tensor:
+    """`Tensor.as_subclass`: a `cls` instance sharing `tensor`'s data, made by `alias` (so it
+    stays on the autograd graph) that no mode sees, as in PyTorch."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+            "possible. Make sure your class inherits from Tensor."
+        )
+    stashed = [_python_key.pop_mode() for _ in range(_python_key.stack_len())]
+    old = _TLS.state
+    _TLS.state = ALL_DISABLED
+    try:
+        alias = tensor.alias()
+    finally:
+        _TLS.state = old
+        for mode in reversed(stashed):
+            _python_key.push_mode(mode)
+    if alias.__class__ is not cls:
+        try:
+            alias.__class__ = cls
+        except TypeError:  # `cls` adds slots: a new object of it, the fields copied
+            sub = object.__new__(cls)
+            for name in Tensor.__slots__[:-2]:
+                if hasattr(alias, name):
+                    setattr(sub, name, getattr(alias, name))
+            alias = sub
+    alias._keyset = _subclass_keyset(cls, alias._keyset)  # the Python key for __torch_dispatch__
+    return alias
 
 
 def tensor_torch_function(cls: type, func: Callable, types: Iterable[type], args: Iterable = (),
