@@ -89,6 +89,25 @@ import pyaten.special as special  # noqa: E402,F401
 from pyaten.utils.explain import explain  # noqa: E402,F401
 
 
+# --- what real PyTorch programs reach for (docs/cuda-and-compat.md): torch.cuda / mps /
+# backends flags as a CPU-only build has them, legacy tensor types, threads and settings
+def _install_compat() -> None:
+    import pyaten.backends.cuda
+    import pyaten.backends.cudnn
+    import pyaten.backends.mps
+    import pyaten.cuda
+    import pyaten.mps  # noqa: F401 - the imports bind pyaten.cuda, pyaten.mps, ...
+    from pyaten import global_settings, legacy_types, tensor_compat, type_info
+
+    for module in (global_settings, type_info):
+        globals().update({name: getattr(module, name) for name in module.__all__})
+    globals().update(legacy_types.LEGACY_TYPES)
+    tensor_compat.install()
+
+
+_install_compat()
+
+
 # --- a PyTorch name pyaten lacks says so (docs/coverage.md): `pyaten.linalg` and
 # `Tensor.xyz` raise "pyaten does not implement torch.linalg yet"; a method attached later
 # replaces its placeholder.

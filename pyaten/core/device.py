@@ -53,7 +53,7 @@ class device:  # noqa: N801 - named like torch.device
                 )
             index = int(idx_text)
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+            raise RuntimeError("Device index must not be negative")
         try:
             bits = backend_keyset_bits(dev_type)
         except RuntimeError:

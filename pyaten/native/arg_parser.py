@@ -302,12 +302,25 @@ def value_type_name(obj: object) -> str:
 # --- signatures -------------------------------------------------------------------------------
 
 
+# The NumPy spellings PyTorch's parser accepts for a keyword (its
+# numpy_compatibility_arg_names): `t.sum(axis=0, keepdims=True)`, `cat(ts, axis=1)`. A
+# parameter's own name wins; an alias given besides it, or besides a positional value, is
+# left over and refused as an unexpected keyword, as in PyTorch.
+NUMPY_ALIASES: dict[str, tuple[str, ...]] = {
+    "dim": ("axis",),
+    "keepdim": ("keepdims",),
+    "input": ("x", "a", "x1"),
+    "other": ("x2",),
+}
+
+
 class ParsedParam:
     __slots__ = ("name", "convert", "required", "default", "keyword_only", "type_name",
-                 "schema_name", "is_int_list")
+                 "schema_name", "is_int_list", "aliases")
 
     def __init__(self, param: PythonParam, numbers_as_tensors: bool) -> None:
         self.name = param.name
+        self.aliases = NUMPY_ALIASES.get(param.name, ())
         self.schema_name = param.schema_name
         self.keyword_only = param.keyword_only
         self.required = param.required
@@ -435,6 +448,8 @@ class ParsedSignature:
             else:
                 obj = kwargs.get(param.name, _MISSING)
                 positional = False
+                if obj is _MISSING and param.aliases:
+                    obj = _numpy_alias(param, kwargs)
                 if obj is not _MISSING:
                     used += 1
             if obj is _MISSING:
@@ -520,6 +535,15 @@ class ParsedSignature:
         if self.requires_grad_index is not None and values[self.requires_grad_index]:
             runtime.set_requires_grad(result)
         return result
+
+
+def _numpy_alias(param: ParsedParam, kwargs: dict[str, object]) -> object:
+    """The value given under one of `param`'s NumPy spellings, else _MISSING."""
+    for alias in param.aliases:
+        obj = kwargs.get(alias, _MISSING)
+        if obj is not _MISSING:
+            return obj
+    return _MISSING
 
 
 def _check_out_options(parsed: ParsedSignature, values: list, out: object) -> None:

@@ -85,9 +85,10 @@ _TYPE_NAMES = {d.scalar_name + "Tensor": d for d in (
 
 
 def type_string(t: Tensor) -> str:
-    """`Tensor.type()`'s answer: `pyaten.FloatTensor`, `pyaten.meta.LongTensor`."""
+    """`Tensor.type()`'s answer, in PyTorch's spelling, which programs compare and pass back:
+    `torch.FloatTensor`, `torch.meta.LongTensor`."""
     device = "" if t.device.type == "cpu" else t.device.type + "."
-    return f"pyaten.{device}{t.dtype.scalar_name}Tensor"
+    return f"torch.{device}{t.dtype.scalar_name}Tensor"
 
 
 def _dtype_of_type_string(text: str):
@@ -108,6 +109,8 @@ def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
         return type_string(self)
     if isinstance(dtype, str):
         dtype = _dtype_of_type_string(dtype)
+    elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.dtype):
+        dtype = dtype.dtype  # a legacy type: pyaten.LongTensor (pyaten/legacy_types.py)
     elif not isinstance(dtype, dt.dtype):
         raise TypeError("dtype must be a type, str, or dtype object")
     memory_format = kwargs.pop("memory_format", None)

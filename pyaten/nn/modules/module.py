@@ -398,6 +398,11 @@ class Module:
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
 
+    def cuda(self, device: Any = None) -> Module:
+        """Move every parameter and buffer to the CUDA device: in a build without CUDA, the
+        first tensor raises PyTorch's AssertionError (a module without any does nothing)."""
+        return self._apply(lambda t: t.cuda(device))
+
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 
