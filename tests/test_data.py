@@ -9,7 +9,6 @@ rest of the logic (how permutations become batches and splits) is then compared 
 from __future__ import annotations
 
 import collections
-import os
 import warnings
 
 import numpy as np
@@ -226,92 +225,7 @@ def test_iterable_dataset(drop_last):
     assert list(chained) == [0, 1, 0, 1, 2] and len(chained) == 5
 
 
-# --- worker processes -----------------------------------------------------------------------
-
-class WhoLoads(pdata.Dataset):
-    def __getitem__(self, i: int) -> tuple[int, int]:
-        info = pdata.get_worker_info()
-        return i, -1 if info is None else info.id
-
-    def __len__(self) -> int:
-        return 10
-
-
-class FailsAtFive(pdata.Dataset):
-    def __getitem__(self, i: int) -> int:
-        if i == 5:
-            raise ValueError("no sample five")
-        return i
-
-    def __len__(self) -> int:
-        return 8
-
-
-def _record_worker(worker_id: int) -> None:
-    info = pdata.get_worker_info()
-    assert info is not None and info.id == worker_id and info.num_workers == 2
-    info.dataset.seen_init = worker_id
-
-
-def test_workers_give_batches_in_order():
-    ours, _ = tensor_datasets(23)
-    loader = pdata.DataLoader(ours, batch_size=4, num_workers=2)
-    serial = list(pdata.DataLoader(ours, batch_size=4))
-    for _ in range(2):  # twice: each epoch starts fresh workers
-        got = list(loader)
-        assert len(got) == len(serial) == 6
-        for a, b in zip(got, serial):
-            assert pyaten.equal(a[0], b[0]) and pyaten.equal(a[1], b[1])
-    ids, workers = zip(*[(int(i), int(w)) for batch in
-                         pdata.DataLoader(WhoLoads(), batch_size=2, num_workers=2,
-                                          worker_init_fn=_record_worker)
-                         for i, w in zip(*batch)])
-    assert list(ids) == list(range(10))
-    assert workers == (0, 0, 1, 1, 0, 0, 1, 1, 0, 0)  # round-robin batches
-    assert pdata.get_worker_info() is None
-
-
-def test_workers_with_an_iterable_dataset():
-    batches = list(pdata.DataLoader(Counting(9), batch_size=2, num_workers=2))
-    values = sorted(int(v) for b in batches for v in b)
-    assert values == list(range(9))
-
-
-def test_worker_error_reaches_the_main_process():
-    loader = pdata.DataLoader(FailsAtFive(), batch_size=2, num_workers=2)
-    with pytest.raises(ValueError, match="Caught ValueError in DataLoader worker process 0"):
-        list(loader)
-    with pytest.raises(ValueError, match="no sample five"):
-        list(loader)
-
-
-class Slow(pdata.Dataset):
-    def __getitem__(self, i: int) -> int:
-        import time
-
-        time.sleep(1)
-        return i
-
-    def __len__(self) -> int:
-        return 2
-
-
-class Dies(pdata.Dataset):
-    def __getitem__(self, i: int) -> int:
-        os._exit(3)
-
-    def __len__(self) -> int:
-        return 2
-
-
-def test_worker_timeout_and_death(monkeypatch):
-    from pyaten.utils.data import dataloader
-
-    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.3 seconds"):
-        next(iter(pdata.DataLoader(Slow(), num_workers=1, timeout=0.3)))
-    monkeypatch.setattr(dataloader, "_POLL_SECONDS", 0.2)
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited"):
-        list(pdata.DataLoader(Dies(), num_workers=1))
+# Worker processes: tests/test_data_workers.py (each test there runs under a hard limit).
 
 
 # --- collate: every element type as torch's default_collate ---------------------------------

@@ -3,18 +3,29 @@ process or in worker processes (`num_workers > 0`), as torch.utils.data.DataLoad
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import multiprocessing
+import os
 import pickle
-import queue
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from multiprocessing import connection
 from typing import Any
 
 from pyaten.core import Generator, int64
 from pyaten.ops import aten
 from pyaten.utils.data._fetch import make_fetcher
-from pyaten.utils.data._worker import IterableEnd, WorkerConfig, WorkerFailure, worker_loop
+from pyaten.utils.data._worker import (
+    IterableEnd,
+    ResumeIteration,
+    WorkerConfig,
+    WorkerFailure,
+    worker_loop,
+)
 from pyaten.utils.data.collate import default_collate, default_convert
 from pyaten.utils.data.dataset import Dataset, IterableDataset
 from pyaten.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -23,7 +34,15 @@ __all__ = ["DataLoader"]
 
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
            "persistent_workers")
-_POLL_SECONDS = 5.0
+_JOIN_SECONDS = 5.0  # how long workers get to exit at the end of an epoch (PyTorch's)
+_ERROR_GRACE_SECONDS = 0.1  # after a timeout or a dead worker: the rest is not waited for
+
+# The queues, event and processes of every iterator whose workers run, by id(iterator). An
+# iterator caught in a reference cycle (an exception's traceback holds its frames) is freed
+# by the garbage collector, which runs the queues' own finalizers (ending their feeder
+# threads) before the iterator's `__del__` when they are garbage too: the None sent to
+# the workers would never leave. Held here, they are not garbage until the shutdown is done.
+_RUNNING: dict[int, tuple] = {}
 
 
 class _InfiniteConstantSampler(Sampler[None]):
@@ -125,24 +144,37 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __len__(self) -> int:
-        if not self._iterable:
-            return len(self._index_sampler)
-        length = len(self.dataset)
-        if self.batch_size is not None:
-            length = length // self.batch_size if self.drop_last else math.ceil(
-                length / self.batch_size)
-        return length
+        return _length(self._iterable, self.dataset, self._index_sampler, self.batch_size,
+                       self.drop_last)
 
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
-        return _MultiProcessIter(self)
+        if not self.persistent_workers:
+            return _MultiProcessIter(self)
+        iterator = self.__dict__.get("_iterator")
+        if iterator is None or iterator._shut:  # first epoch, or the last one failed
+            self._iterator = _MultiProcessIter(self)
+        else:
+            iterator._reset(self)
+        return self._iterator
 
     def _shared_seed(self) -> int:
         """The base seed of an epoch's workers, drawn from `generator` (or the default)."""
         seed = aten.random_.default(aten.empty.memory_format([], dtype=int64),
                                     generator=self.generator)
         return int(seed.item())
+
+
+def _length(iterable: bool, dataset: Any, index_sampler: Any, batch_size: int | None,
+            drop_last: bool) -> int:
+    """The number of batches an epoch gives (an iterable dataset's from its `__len__`)."""
+    if not iterable:
+        return len(index_sampler)
+    length = len(dataset)
+    if batch_size is not None:
+        length = length // batch_size if drop_last else math.ceil(length / batch_size)
+    return length
 
 
 def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int | None,
@@ -209,80 +241,116 @@ class _SingleProcessIter:
 
 
 class _MultiProcessIter:
-    """Batches fetched by worker processes and handed out in sampler order."""
+    """Batches fetched by worker processes and handed out in sampler order (the protocol is
+    the Note at the top of _worker.py). With persistent workers the loader keeps this
+    iterator and `_reset` starts each new epoch on the same workers."""
 
     def __init__(self, loader: DataLoader) -> None:
-        self._loader = loader
-        self._indices = iter(loader._index_sampler)
+        self._index_sampler = loader._index_sampler
+        self._length = functools.partial(_length, loader._iterable, loader.dataset,
+                                         self._index_sampler, loader.batch_size,
+                                         loader.drop_last)
+        self._timeout = loader.timeout
+        self._persistent = loader.persistent_workers
+        self._prefetch = loader.prefetch_factor * loader.num_workers
+        self._indices = iter(self._index_sampler)
         count = loader.num_workers
         context = _context(loader.multiprocessing_context)
         base_seed = loader._shared_seed()
+        self._done_event = context.Event()
         self._result_queue = context.Queue()
-        self._index_queues = []
-        self._workers = []
+        self._index_queues: list[Any] = []
+        self._workers: list[Any] = []
+        self._shut = False
+        self._epoch = 0
+        direct_child = context.get_start_method() in {"fork", "spawn"}
+        from_main_thread = threading.current_thread() is threading.main_thread()
         for worker_id in range(count):
             config = WorkerConfig(loader._iterable, loader.dataset, loader._auto_collation,
                                   loader.collate_fn, loader.drop_last, base_seed,
-                                  loader.worker_init_fn, worker_id, count)
+                                  loader.worker_init_fn, worker_id, count, os.getpid(),
+                                  direct_child, from_main_thread)
             index_queue = context.Queue()
-            worker = context.Process(target=worker_loop,
-                                     args=(config, index_queue, self._result_queue),
-                                     daemon=True)
+            worker = context.Process(target=worker_loop, daemon=True, args=(
+                config, index_queue, self._result_queue, self._done_event))
             worker.start()
             self._index_queues.append(index_queue)
             self._workers.append(worker)
-        self._active = [True] * count
-        self._next_worker = itertools.cycle(range(count))
+        _RUNNING[id(self)] = (self._done_event, self._result_queue, self._index_queues,
+                              self._workers)
+        self._start_epoch()
+
+    def _start_epoch(self) -> None:
+        """Count on every worker again and send the first `prefetch_factor` tasks each."""
+        self._active = [True] * len(self._workers)  # workers that may still answer this epoch
+        self._next_worker = itertools.cycle(range(len(self._workers)))
         self._sent = 0
         self._received = 0
         self._pending: dict[int, tuple] = {}  # task -> (worker,) or (worker, answer)
-        self._shut = False
-        for _ in range(loader.prefetch_factor * count):
+        for _ in range(self._prefetch):
             self._send_next()
+
+    def _reset(self, loader: DataLoader) -> None:
+        """A new epoch on the same (persistent) workers: answers still in flight from the
+        last epoch are dropped until every worker has acknowledged the new one."""
+        self._indices = iter(loader._index_sampler)
+        self._epoch += 1
+        marker = ResumeIteration(self._epoch)
+        for index_queue in self._index_queues:
+            index_queue.put(marker)
+        self._active = [True] * len(self._workers)  # watch them all while they acknowledge
+        waiting = len(self._workers)
+        while waiting:
+            number, _ = self._receive()
+            waiting -= number == marker
+        self._start_epoch()
 
     def __iter__(self) -> _MultiProcessIter:
         return self
 
     def __len__(self) -> int:
-        return len(self._loader)
+        return self._length()
 
     def _send_next(self) -> None:
-        """Give the next index to the next active worker (nothing when none is left)."""
+        """Give the next index to the next worker still counted on (the index is dropped when
+        none is left, as PyTorch does)."""
+        try:
+            index = next(self._indices)
+        except StopIteration:
+            return
         for _ in range(len(self._workers)):
             worker = next(self._next_worker)
             if self._active[worker]:
                 break
         else:
             return
-        try:
-            index = next(self._indices)
-        except StopIteration:
-            return
         self._index_queues[worker].put((self._sent, index))
         self._pending[self._sent] = (worker,)
         self._sent += 1
 
     def __next__(self) -> Any:
-        while True:
+        while not self._shut:
             if not self._skip_to_live_task():
-                self._shutdown()
-                raise StopIteration
+                if not self._persistent:
+                    self._shutdown()
+                break
             info = self._pending[self._received]
             if len(info) == 2:
                 return self._hand_out(info[1])
-            number, answer = self._receive()
+            number, payload = self._receive()
+            answer = pickle.loads(payload)
             if isinstance(answer, IterableEnd):
-                self._active[answer.worker_id] = False
-                self._index_queues[answer.worker_id].put(None)
+                self._retire(answer.worker_id)
                 self._send_next()
-                continue
-            if number != self._received:
+            elif number != self._received:
                 self._pending[number] += (answer,)
-                continue
-            return self._hand_out(answer)
+            else:
+                return self._hand_out(answer)
+        raise StopIteration
 
     def _skip_to_live_task(self) -> bool:
-        """Pass over tasks of workers whose iterable ended; False when no task is left."""
+        """Pass over the tasks of workers whose iterable ended (they answer none of them);
+        False when no task is left."""
         while self._received < self._sent:
             info = self._pending[self._received]
             if len(info) == 2 or self._active[info[0]]:
@@ -291,54 +359,98 @@ class _MultiProcessIter:
             self._received += 1
         return False
 
+    def _retire(self, worker: int) -> None:
+        """Stop counting on a worker this epoch; a non-persistent one is also told to exit."""
+        self._active[worker] = False
+        if not self._persistent:
+            self._index_queues[worker].put(None)
+
     def _hand_out(self, answer: Any) -> Any:
         del self._pending[self._received]
         self._received += 1
         self._send_next()
         if isinstance(answer, WorkerFailure):
-            self._shutdown()
-            answer.reraise()
+            answer.reraise()  # the workers go on: a later `next` gives the next batch
         return answer
 
-    def _receive(self) -> tuple[int, Any]:
-        timeout = self._loader.timeout
+    def _receive(self) -> tuple[Any, Any]:
+        """The next `(task, payload)` on the result queue. Waits on the queue and on the exit
+        of every worker still counted on together, so that a worker's exit ends the wait at
+        once; with `timeout`, the wait ends after exactly that long."""
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
+        reader = self._result_queue._reader  # the queue's end of its pipe: waitable
         while True:
-            try:
-                number, payload = self._result_queue.get(
-                    timeout=timeout if timeout > 0 else _POLL_SECONDS)
-                return number, pickle.loads(payload)
-            except queue.Empty:
-                if timeout > 0:
-                    self._shutdown()
-                    raise RuntimeError(
-                        f"DataLoader timed out after {timeout} seconds") from None
-                self._check_workers_alive()
+            watched = [w.sentinel for w, on in zip(self._workers, self._active) if on]
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = connection.wait([reader, *watched], left)
+            if reader in ready:
+                return self._result_queue.get()
+            if ready:
+                self._fail_if_a_worker_exited()
+            elif deadline is not None and time.monotonic() >= deadline:
+                self._shutdown(_ERROR_GRACE_SECONDS)
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
-    def _check_workers_alive(self) -> None:
-        dead = [str(w.pid) for w in self._workers if not w.is_alive() and w.exitcode != 0]
-        if dead:
-            self._shutdown()
-            raise RuntimeError(
-                f"DataLoader worker (pid(s) {', '.join(dead)}) exited unexpectedly")
+    def _fail_if_a_worker_exited(self) -> None:
+        gone = [w for w, on in zip(self._workers, self._active) if on and not w.is_alive()]
+        if not gone:
+            return
+        cause = _exit_detail(gone[0])
+        self._shutdown(_ERROR_GRACE_SECONDS)
+        pids = ", ".join(str(w.pid) for w in gone)
+        raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from cause
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, grace: float = _JOIN_SECONDS) -> None:
+        """PyTorch's order: set the done event (workers drop unsent work), send None to every
+        worker not yet told, give them `grace` seconds in all to exit, then end the rest."""
         if self._shut:
             return
         self._shut = True
-        for index_queue, worker in zip(self._index_queues, self._workers):
-            if worker.is_alive():
-                index_queue.put(None)
-        for worker in self._workers:
-            worker.join(timeout=_POLL_SECONDS)
-            if worker.is_alive():
-                worker.terminate()
-        for q in (*self._index_queues, self._result_queue):
-            q.cancel_join_thread()
-            q.close()
+        try:
+            self._done_event.set()
+            for index_queue, on in zip(self._index_queues, self._active):
+                if on or self._persistent:
+                    index_queue.put(None)
+            self._active = [False] * len(self._workers)
+            deadline = time.monotonic() + grace
+            for worker in self._workers:
+                worker.join(timeout=max(0.0, deadline - time.monotonic()))
+        finally:
+            _end_workers(self._workers)
+            for index_queue in self._index_queues:
+                index_queue.cancel_join_thread()
+                index_queue.close()
+            _RUNNING.pop(id(self), None)
 
     def __del__(self) -> None:
         if not getattr(self, "_shut", True):
             self._shutdown()
+
+
+def _end_workers(workers: list[Any]) -> None:
+    """Terminate the workers still running, then kill those that ignore SIGTERM."""
+    stubborn = [w for w in workers if w.is_alive()]
+    for worker in stubborn:
+        worker.terminate()
+    for worker in stubborn:
+        worker.join(timeout=_ERROR_GRACE_SECONDS)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
+def _exit_detail(worker: Any) -> RuntimeError | None:
+    """How a worker ended, as PyTorch's cause of "exited unexpectedly" (None: exit code 0)."""
+    code = worker.exitcode
+    if code is None or code == 0:
+        return None
+    if code < 0:
+        return RuntimeError(f"DataLoader worker (pid {worker.pid}) is killed by signal: "
+                            f"{signal.strsignal(-code)}. ")
+    return RuntimeError(
+        f"DataLoader worker (pid {worker.pid}) exited unexpectedly with exit code {code}. "
+        "Details are lost due to multiprocessing. Rerunning with num_workers=0 may give "
+        "better error trace.")
 
 
 def _context(choice: Any) -> Any:
