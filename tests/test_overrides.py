@@ -129,6 +129,19 @@ def test_setitem_and_setter_are_seen():
     np.testing.assert_array_equal(p_val, t_val)
 
 
+def test_setitem_of_a_subclass_value_is_seen():
+    def program(lib, classes):
+        logging, _, _ = classes
+        a = lib.zeros(2, 2)
+        logging.log.clear()
+        a[0] = lib.ones(2).as_subclass(logging)
+        return list(logging.log), _values(a)
+
+    (t_log, t_val), (p_log, p_val) = _run_both(program)
+    assert p_log == t_log == ["__setitem__"]
+    np.testing.assert_array_equal(p_val, t_val)
+
+
 def test_plain_subclass_keeps_its_class():
     def program(lib, classes):
         _, plain, _ = classes

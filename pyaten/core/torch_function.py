@@ -352,7 +352,7 @@ def _route_method(name: str, fn: Callable) -> Callable:
 
     def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
         # indexing also looks at the index (`plain[subclass_index]`), as PyTorch's does
-        if self.__class__ is not Tensor or ACTIVE or indexing and _index_overloads(args[0]):
+        if self.__class__ is not Tensor or ACTIVE or indexing and _index_overloads(args):
             if wants_torch_function((self,) + args) or (
                 kwargs and wants_torch_function(kwargs.values())
             ):
@@ -375,12 +375,17 @@ def _route_method(name: str, fn: Callable) -> Callable:
     return routed
 
 
-def _index_overloads(index: Any) -> bool:
-    cls = index.__class__
-    if cls is tuple:
-        return any(item.__class__ not in _PLAIN and _has_handler(item.__class__)
-                   for item in index)
-    return cls not in _PLAIN and _has_handler(cls)
+def _index_overloads(args: tuple) -> bool:
+    """An index (or an element of an index tuple), or the value of `t[i] = v`, overloads."""
+    for value in args:
+        cls = value.__class__
+        if cls is tuple:
+            if any(item.__class__ not in _PLAIN and _has_handler(item.__class__)
+                   for item in value):
+                return True
+        elif cls not in _PLAIN and _has_handler(cls):
+            return True
+    return False
 
 
 def _route_property(prop: property) -> property:
