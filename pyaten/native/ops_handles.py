@@ -60,7 +60,7 @@ class OpOverload:
 
     __slots__ = ("_qualified", "_entry", "_packet", "_overloadname", "_parser", "_nargs",
                  "_tensor_positions", "_npositional", "_nall", "_kwarg_names", "_mode_kernels",
-                 "_kwarg_set", "_names", "_nrequired")
+                 "_kwarg_set", "_names", "_nrequired", "_raw_defaults_ok")
 
     def __init__(self, packet: OpOverloadPacket, overload: str, entry: Any) -> None:
         self._packet = packet
@@ -82,6 +82,14 @@ class OpOverload:
         while (self._nrequired < self._npositional
                and arguments[self._nrequired].default is NO_DEFAULT):
             self._nrequired += 1
+        # The entry fills missing arguments with the schema's raw defaults, which only the
+        # parser converts (`int[2] padding=0`, `MemoryFormat ...=contiguous_format`,
+        # `int reduction=Mean`): bind through the entry only where none needs that.
+        self._raw_defaults_ok = not any(
+            (a.type.is_list() and a.default is not None and a.default is not NO_DEFAULT)
+            or (isinstance(a.default, str) and str(a.type) not in ("str", "str?"))
+            for a in arguments
+        )
         # Positions that must already be tensors for the fast path (numbers get wrapped).
         self._tensor_positions = tuple(
             i for i, a in enumerate(entry.schema.arguments)
@@ -116,7 +124,7 @@ class OpOverload:
             else:
                 return self._entry.call(*args)  # already in schema order: the fast path
         n = len(args)
-        if self._nrequired <= n <= self._npositional and (
+        if self._nrequired <= n <= self._npositional and self._raw_defaults_ok and (
             not kwargs or self._kwarg_set.issuperset(kwargs)
         ):
             # Trailing defaults and keyword-only arguments, every tensor given as a tensor (a
