@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# A failed factorization or solve: a RuntimeError, as torch.linalg.LinAlgError.
+from pyaten.native.kernels.linalg_ops import LinAlgError  # noqa: F401 - re-exported
+
 
 def _functions() -> dict[str, Any]:
     from pyaten.native.loader import load
@@ -21,7 +24,7 @@ def _functions() -> dict[str, Any]:
 
 globals().update(_functions())
 
-__all__ = sorted(_functions())  # noqa: PLE0605 - built from the generated bindings
+__all__ = sorted([*_functions(), "LinAlgError"])  # noqa: PLE0605 - from the bindings
 
 
 def __getattr__(name: str) -> object:

@@ -1,5 +1,8 @@
 """`pyaten.testing`: tools for checking pyaten and the devices plugged into it.
 
+`assert_close(actual, expected)` is PyTorch's `torch.testing.assert_close`, with its messages
+(pyaten/testing/comparison.py).
+
 `run_backend_conformance(device, ops=None)` runs operators' sample inputs on a plug-in device
 and on the CPU and reports, per operator, whether it ran natively, through the fallback, or
 failed (pyaten/testing/conformance.py; the pytest plugin is pyaten/testing/pytest_plugin.py).
@@ -9,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ConformanceReport", "run_backend_conformance"]
+from pyaten.testing.comparison import assert_close
+
+__all__ = ["ConformanceReport", "assert_close", "run_backend_conformance"]
 
 
 def run_backend_conformance(device: str, ops: Any = None) -> Any:
