@@ -1,7 +1,10 @@
 """Random sampling and factories, pyaten beside PyTorch (one thread): the in-place samplers on
 1M float32 elements, randperm/randint/multinomial, linspace/eye, and the call overhead of a
-small sample (4x4). The streams differ (NumPy's PCG64 against PyTorch's mt19937); the work per
-element is comparable.
+small sample (4x4). Both draw the same numbers (PyTorch's mt19937 stream and transforms,
+pyaten/native/kernels/random_draws.py); the 1M float32 uniform and normal fills run the
+compiled loops when Numba is installed (pyaten/native/kernels/random_compiled.py), the NumPy
+path otherwise (`PYATEN_NO_NUMBA=1`). The goal: 1M float32 normals and uniforms within 1.5x of
+PyTorch. Timings are the best of interleaved passes, so load hits both libraries alike.
 
 Run: `python benchmarks/bench_random.py`
 """
@@ -24,6 +27,8 @@ def cases(m):
     return {
         "uniform_ 1M": lambda: big.uniform_(),
         "normal_ 1M": lambda: big.normal_(),
+        "rand 1M": lambda: m.rand(N),
+        "randn 1M": lambda: m.randn(N),
         "bernoulli_(0.5) 1M": lambda: big.bernoulli_(0.5),
         "bernoulli(p) 1M": lambda: m.bernoulli(p_half),
         "exponential_ 1M": lambda: big.exponential_(),
@@ -44,6 +49,8 @@ def cases(m):
 def main() -> None:
     torch.set_num_threads(1)
     ours, theirs = cases(pyaten), cases(torch)
+    for fn in ours.values():  # compile (or load) the compiled loops before timing
+        fn()
     print(f"{'case':28} {'pyaten us':>11} {'torch us':>11} {'ratio':>7}")
     for name in ours:
         number = 1 if "1M" in name or "1000" in name else 200

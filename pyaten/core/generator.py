@@ -15,6 +15,7 @@ Note: PyTorch's CPU stream.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import struct
 
@@ -71,6 +72,20 @@ def _seeded_key(seed32: int) -> np.ndarray:
     return key
 
 
+def _words_view(bits: np.random.MT19937) -> np.ndarray | None:
+    """The bit generator's own state memory as 625 int32 words (the 624-word key, then the
+    position), through its public ctypes state address; None if the layout is not NumPy's
+    `mt19937_state {uint32 key[624]; int pos;}` (checked against `.state`)."""
+    raw = (ctypes.c_int32 * (_STATE_WORDS + 1)).from_address(bits.ctypes.state_address)
+    view = np.ctypeslib.as_array(raw)
+    state = bits.state["state"]
+    if int(view[-1]) != int(state["pos"]) or not np.array_equal(
+        view[:-1].view(np.uint32), state["key"]
+    ):
+        return None
+    return view
+
+
 _KEYS: dict[int, np.ndarray] = {}  # a few recent seeds' keys: reseeding is common in loops
 
 
@@ -92,7 +107,7 @@ class Generator:
     mt19937 CPU generator (see Note: PyTorch's CPU stream)."""
 
     __slots__ = (
-        "device", "_initial_seed", "_bits", "_fresh", "next_double_normal",
+        "device", "_initial_seed", "_bits", "_words", "_fresh", "next_double_normal",
         "next_float_normal", "__weakref__",
     )
 
@@ -106,6 +121,7 @@ class Generator:
     def _reseed(self, value: int) -> None:
         self._initial_seed = value
         self._bits = _bits_for(value)
+        self._words = None  # the state memory's view, made on the first compiled draw
         self._fresh = True  # seeded, nothing drawn: PyTorch reports next_ = 0
         self.next_double_normal: float | None = None
         self.next_float_normal: float | None = None
@@ -140,14 +156,23 @@ class Generator:
         high |= words[1::2]
         return high
 
-    def draw_with(self, loop, *args):
-        """Run a compiled loop `loop(key, pos, *args) -> new_pos` on a copy of the 624 state
-        words and the position, then adopt its result (the loop runs the same twister)."""
+    def draw_with(self, loop, *args) -> None:
+        """Run a compiled loop `loop(key, pos, *args) -> new_pos` on the bit generator's 624
+        state words and position (the loop runs the same twister): in place when NumPy's
+        state memory can be viewed, else on a copy written back."""
+        self._fresh = False
+        words = self._words
+        if words is None:
+            words = self._words = _words_view(self._bits)
+            if words is None:
+                words = self._words = False
+        if words is not False:
+            words[-1] = loop(words[:-1].view(np.uint32), int(words[-1]), *args)
+            return
         state = self._bits.state["state"]
         key = np.array(state["key"], dtype=np.uint32)
         pos = loop(key, int(state["pos"]), *args)
         self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
-        self._fresh = False
 
     @property
     def numpy_generator(self) -> np.random.Generator:
@@ -209,6 +234,7 @@ class Generator:
         single, single_valid = _FLOAT.unpack_from(raw, _FLOAT_AT)
         self._initial_seed = seed
         self._bits = bits
+        self._words = None
         self._fresh = left == 1 and nxt == 0
         self.next_double_normal = normal_y if normal_valid else None
         self.next_float_normal = single if single_valid else None

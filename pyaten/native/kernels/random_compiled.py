@@ -11,8 +11,8 @@ Note: compiled random loops.
     Numba keeps IEEE semantics without `fastmath`, and a fused multiply-add is LLVM's `fma`
     (one rounding: the NumPy path's exact float64 sum rounded to float32).
     `tests/test_random_streams.py` runs both paths against
-    PyTorch. They run when pyaten's compiled loops are on (pyaten/native/compiled.py) and the
-    call has at least `compiled.MIN_ELEMENTS` elements.
+    PyTorch. They run when pyaten's compiled loops are on (pyaten/native/compiled.py): the
+    normal fill at every size, the uniforms from `compiled.MIN_ELEMENTS` elements.
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ __all__ = ["loops"]
 _STATE: dict[str, object] = {"loops": None, "decided": False}
 
 
-def loops(elements: int) -> SimpleNamespace | None:
-    """The compiled loops, or None when the NumPy path should run this call."""
-    if compiled.loops(elements) is None:
+def loops(elements: int, any_size: bool = False) -> SimpleNamespace | None:
+    """The compiled loops, or None when the NumPy path should run this call. `any_size`:
+    also below `compiled.MIN_ELEMENTS` (the normal fill, whose NumPy path makes some hundred
+    calls whatever the size)."""
+    wanted = compiled.available() if any_size else compiled.loops(elements)
+    if wanted is None:
         return None
     if not _STATE["decided"]:
         _STATE["decided"] = True

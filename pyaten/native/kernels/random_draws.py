@@ -130,7 +130,9 @@ def normal_fill(gen: Generator, count: int, dtype: dt.DType, mean: float, std: f
     compiled float32 loop writes into `out` (flat float32) when given."""
     whole = count - count % 16
     draw_all = dtype in (dt.float32, dt.float64)
-    fast = random_compiled.loops(count) if cephes_f32.AVX2 and dtype is not dt.float64 else None
+    fast = None
+    if cephes_f32.AVX2 and dtype is not dt.float64:
+        fast = random_compiled.loops(count, any_size=True)
     if fast is not None:
         values = np.empty(count, dtype=_F32) if out is None else out
         gen.draw_with(fast.normal_fill, values, draw_all, _F32(mean), _F32(std))
