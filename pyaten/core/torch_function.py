@@ -414,6 +414,22 @@ def _route_property(prop: property) -> property:
     return routed
 
 
+def _route_iter(fn: Callable) -> Callable:
+    """`iter(t)`: PyTorch does not route `__iter__` itself but iterates `t.unbind(0)`, so a
+    subclass gets its own class back and modes see `dim` and `unbind`."""
+
+    def __iter__(self: Any) -> Any:  # noqa: N807
+        if self.__class__ is Tensor and not ACTIVE:
+            return fn(self)
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    setattr(__iter__, _ROUTED_MARK, True)
+    __iter__.__qualname__ = "Tensor.__iter__"
+    return __iter__
+
+
 def install_routes(cls: type = Tensor, again: bool = False) -> None:
     """Wrap `cls`'s properties and Python-level methods so that subclasses and modes see them;
     `again`: also those attached since the last call."""
@@ -421,6 +437,10 @@ def install_routes(cls: type = Tensor, again: bool = False) -> None:
         return
     with _lock:
         for name, value in list(vars(cls).items()):
+            if name == "__iter__" and isinstance(value, FunctionType) and not getattr(
+                value, _ROUTED_MARK, False
+            ):
+                setattr(cls, name, _route_iter(value))
             if not _routable(name, value):
                 continue
             if isinstance(value, property):
