@@ -189,6 +189,28 @@ _BAD_CALLS = {
     "index_add_ out of range (2-d)": (
         lambda m: m.zeros(3, 2).index_add_(0, m.tensor([5]), m.ones(1, 2)), True),
     "sum(dim=2**63)": (lambda m: m.zeros(2).sum(2**63), True),
+    "randint size 2**63": (lambda m: m.randint(10, (2**63,)), True),
+    "randint size -1": (lambda m: m.randint(10, (-1,)), True),
+    "rand(2**62)": (lambda m: m.rand(2**62), True),
+    "linspace steps 2**63": (lambda m: m.linspace(0, 1, 2**63), True),
+    "linspace steps -1": (lambda m: m.linspace(0, 1, -1), True),
+    "eye(2**63)": (lambda m: m.eye(2**63), True),
+    "eye(-1)": (lambda m: m.eye(-1), True),
+    "arange(0, 2**62)": (lambda m: m.arange(0, 2**62), True),
+    "resize_(2**62)": (lambda m: m.zeros(2).resize_(2**62), True),
+    "full_like(2**70)": (lambda m: m.full_like(m.zeros(2), 2**70), True),
+    "new_full(2**70)": (lambda m: m.zeros(1).new_full((2,), 2**70), True),
+    "zeros_like(device='gpu')": (lambda m: m.zeros_like(m.zeros(2), device="gpu"), True),
+    "zeros_like(dtype=5)": (lambda m: m.zeros_like(m.zeros(2), dtype=5), True),
+    "new_zeros(dtype=5)": (lambda m: m.zeros(1).new_zeros(2, dtype=5), True),
+    "tensor(device='gpu')": (lambda m: m.tensor([1.0], device="gpu"), True),
+    "device('cpu', -1)": (lambda m: m.device("cpu", -1), True),
+    "empty(2.5)": (lambda m: m.empty(2.5), True),
+    "zeros(requires_grad=5)": (lambda m: m.zeros(2, requires_grad=5), True),
+    "to('cpu', dtype=5)": (lambda m: m.zeros(2).to("cpu", dtype=5), False),
+    "to(layout=5)": (lambda m: m.zeros(2).to(layout=5), False),
+    "to(memory_format=5)": (lambda m: m.zeros(2).to(memory_format=5), False),
+    "to(other=5)": (lambda m: m.zeros(2).to(other=5), False),
 }
 
 
@@ -267,6 +289,12 @@ _GRAPHS = {
     "Function reading saved_tensors of nothing": lambda m, a: _function(
         m, _ReadsEmptySaved).apply(a).sum(),
 }
+
+
+def test_to_none_and_meta_index_as_pytorch():
+    assert pyaten.zeros(2).to(None).tolist() == torch.zeros(2).to(None).tolist()
+    assert str(pyaten.empty(2, device="meta:0").device) == str(
+        torch.empty(2, device="meta:0").device)
 
 
 @pytest.mark.parametrize("case", sorted(_GRAPHS))

@@ -262,6 +262,11 @@ def resize_tensor_(t: Tensor, sizes: tuple, strides: tuple | None = None) -> Ten
         strides = contiguous_strides(sizes)
     needed = storage_nbytes_needed(sizes, strides, t._offset, t._dtype.itemsize)
     if needed > t._storage.nbytes:
+        if needed > (1 << 63) - 1:  # PyTorch's check before it allocates
+            raise RuntimeError(
+                "Storage size calculation overflowed with sizes="
+                f"[{', '.join(str(s) for s in sizes)}]"
+            )
         t._storage.resize_(needed)
     t._sizes = sizes
     t._strides = tuple(strides)

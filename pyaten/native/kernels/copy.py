@@ -31,6 +31,7 @@ from pyaten.native.kernels.shape import (
 from pyaten.native.mathbits import copy_source_values
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
+from pyaten.native.runtime import is_memory_format
 
 # --- helpers shared with other families ---------------------------------------------------
 
@@ -538,7 +539,9 @@ def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
         raise _to_error(args, kwargs)
     options = dict(kwargs)
     rest = list(args)
-    if rest and isinstance(rest[0], Tensor):
+    if rest and rest[0] is None:
+        rest.pop(0)  # `to(None)`: the device form with no device, as in PyTorch
+    elif rest and isinstance(rest[0], Tensor):
         options["other"] = rest.pop(0)
     elif rest and isinstance(rest[0], dtype_class):
         options["dtype"] = rest.pop(0)
@@ -554,8 +557,11 @@ def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
     if rest:
         raise _to_error(args, kwargs)
     given_dtype, given_device = options.get("dtype"), options.get("device")
+    given_format, given_other = options.get("memory_format"), options.get("other")
     if (given_dtype is not None and not isinstance(given_dtype, dtype_class)) or (
-            given_device is not None and not _is_device_like(given_device)):
+            given_device is not None and not _is_device_like(given_device)) or (
+            given_format is not None and not is_memory_format(given_format)) or (
+            "other" in options and not isinstance(given_other, Tensor)):
         raise _to_error(args, kwargs)  # `to(dtype=5)`: no form takes it, as in PyTorch
     non_blocking = bool(options.get("non_blocking", False))
     copy = bool(options.get("copy", False))

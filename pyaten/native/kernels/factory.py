@@ -68,6 +68,14 @@ def check_scalar_int(value: object) -> None:
         raise OverflowError("int too big to convert")
 
 
+def _check_int64_args(*values: int) -> None:
+    """A plain `int` argument outside int64 (`eye(2**63)`, `linspace(..., steps=2**63)`):
+    PyTorch's parser raises ValueError before the kernel runs."""
+    for value in values:
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise ValueError("Overflow when unpacking long long")
+
+
 def _check_sizes(size: tuple) -> None:
     for s in size:
         if s < 0:
@@ -88,6 +96,8 @@ def _resolve(dtype, device):
     device = _CPU if device is None else make_device(device)
     if device.type == "cpu":
         device = _CPU  # a CPU tensor has no device index: `device="cpu:0"` makes a "cpu" one
+    elif device.type == "meta" and device.index is not None:
+        device = make_device("meta")  # nor a meta tensor, as in PyTorch
     return get_default_dtype() if dtype is None else dtype, device
 
 
@@ -256,6 +266,7 @@ def full_like(
     self: Tensor, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
     memory_format=None,
 ) -> Tensor:
+    check_scalar_int(fill_value)
     return write_fresh(_aten().fill_.Scalar, _like(self, dtype, device, memory_format), fill_value)
 
 
@@ -411,6 +422,7 @@ def _fmt_num(x: float) -> str:
 def arange_out(start, end, step, out: Tensor) -> Tensor:
     dtype = out.dtype
     length = arange_length(start, end, step, dtype)
+    check_storage_size((length,), dtype.itemsize)  # Note: allocation errors
     if out.numel() != length:
         if out.numel() > 0:
             warnings.warn(
@@ -446,6 +458,7 @@ def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None) -> T
 
 
 def _check_eye(n: int, m: int) -> None:
+    _check_int64_args(n, m)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:
@@ -560,6 +573,7 @@ def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tens
 
 
 def _space_new(op: str, start, end, steps, base, dtype, layout, device, pin_memory) -> Tensor:
+    _check_int64_args(steps)
     start, end = _check_endpoints(op, start, end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")

@@ -15,7 +15,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import resize_tensor_
 from pyaten.native.kernels import random_draws as draws
-from pyaten.native.kernels.factory import _check_sizes
+from pyaten.native.kernels.factory import _check_int64_sizes, _check_sizes
 from pyaten.native.kernels.random import (
     _float_digits,
     _int_bounds,
@@ -110,6 +110,7 @@ def _new(size, dtype, layout, device, pin_memory) -> Tensor:
 
 
 def _randint_new(low, high, size, generator, dtype, layout, device, pin_memory) -> Tensor:
+    _check_int64_sizes(size, "randint")  # the fast binding passes any int (factory.py)
     result = _new(size, dtype, layout, device, pin_memory)
     return write_fresh(_random_from(), result, low, high, generator)
 
