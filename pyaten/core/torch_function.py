@@ -7,10 +7,12 @@ The public names live at PyTorch's paths: `pyaten.overrides` (`handle_torch_func
 
 Note: the torch-function gate
     A call on exact `Tensor`s with no mode pushed must cost what it cost before
-    `__torch_function__` existed. The generated bindings' fast paths accept only exact tensors
-    (or subclasses whose `__torch_function__` is `_disabled_torch_function_impl`, as
-    `nn.Parameter`'s) and read one module word, `ACTIVE`, which is true while any thread has a
-    `TorchFunctionMode` pushed or a dispatch trace records. Everything else reaches the
+    `__torch_function__` existed. The generated bindings' fast paths accept exact tensors first
+    (one class comparison), then subclasses whose `__torch_function__` is
+    `_disabled_torch_function_impl` (`nn.Parameter`) or any subclass while `TLS.state` says
+    subclasses are off (inside `Tensor.__torch_function__`), and read one module word,
+    `ACTIVE`, which is true while any thread has a `TorchFunctionMode` pushed or a dispatch
+    trace records. Everything else reaches the
     general path (`bind_and_call`), which asks `overloaded_args` and hands the call to
     `dispatch`. The mode count is process-wide while the stack is per thread, so a mode in one
     thread only sends the other threads' calls down the (correct, slower) general path.
