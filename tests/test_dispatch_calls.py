@@ -202,7 +202,11 @@ def test_missing_kernel_message_explains_the_choice() -> None:
         assert "is only available for these backends: [CPU, Meta, BackendSelect" in text
         assert "argument 'other': DispatchKeySet(CUDA, ADInplaceOrView, AutogradCUDA" in text
         assert "lib.impl('h', fn, 'CUDA')" in text
-        assert "CPU: registered at" in text  # the dump follows
+        assert "CPU: registered at" not in text  # short by default; the dump is in .details
+        assert len(text.splitlines()) <= 6
+        details = info.value.details
+        assert details.startswith(text.split(". ")[0]) and "CPU: registered at" in details
+        assert "thread-local included:" in details
 
 
 def test_ambiguous_autogradother_raises_on_call() -> None:

@@ -1,13 +1,19 @@
 """Messages of the errors a call can hit in the dispatcher (PyTorch's meaning, more help).
 
-PyTorch's "Could not run" message lists every key that has a kernel and then the whole table.
-pyaten keeps that first sentence (so the meaning and the searchable text match) and adds what
-a user needs to fix the call: which argument brought which keys, what the thread-local state
-added or removed, and which registration would serve the key.
+Note: the "could not run" error, short and full
+    PyTorch's "Could not run" message lists every key that has a kernel, a paragraph about
+    mobile and selective builds, and then the whole dispatch table: 80 lines for an aten
+    operator, most of them beside the point. pyaten's message keeps PyTorch's first sentence
+    and its list of keys with kernels (so the meaning and the searchable text match), then
+    says what a user needs: each tensor argument's keys and the registration that would
+    serve the selected key. The full account (thread-local sets, the key set, every
+    registered kernel, the table) is one attribute away, `err.details`, and is the message
+    itself when the environment sets PYATEN_DISPATCH_ERRORS=full.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,13 +61,22 @@ def _argument_lines(entry: OperatorEntry, args: Sequence[Any]) -> list[str]:
     return lines
 
 
-def missing_kernel_message(
+def missing_kernel_error(
     entry: OperatorEntry, raw_keyset: int, args: Sequence[Any], tls: tuple[int, int]
-) -> str:
-    key = highest_priority_key(raw_keyset)
-    name = entry.name
-    from pyaten.dispatch.introspect import format_dump  # a sibling module; avoids a cycle
+) -> NotImplementedError:
+    """The NotImplementedError of a call whose key has no kernel: the short message, with the
+    full one as `.details` (Note: the "could not run" error, short and full)."""
+    details = missing_kernel_message(entry, raw_keyset, args, tls)
+    if os.environ.get("PYATEN_DISPATCH_ERRORS") == "full":
+        error = NotImplementedError(details)
+    else:
+        error = NotImplementedError(short_missing_kernel_message(entry, raw_keyset, args))
+    error.details = details
+    return error
 
+
+def _head_and_fix(entry: OperatorEntry, key: Any, hint: str) -> tuple[str, str]:
+    name = entry.name
     if key.value == 0:
         head = (
             "There were no tensor arguments to this function (e.g., you passed an empty list of "
@@ -74,13 +89,37 @@ def missing_kernel_message(
     else:
         head = (
             f"Could not run '{name}' with arguments from the '{display_name(key)}' backend. "
-            f"{_MOBILE_HINT} '{name}' is only available for these backends: "
+            f"{hint}'{name}' is only available for these backends: "
             f"[{', '.join(available_keys(entry))}]."
         )
         fix = (
             f"register a kernel for it, e.g. lib.impl({entry.schema_name!r}, fn, "
             f"'{display_name(key)}')"
         )
+    return head, fix
+
+
+def short_missing_kernel_message(
+    entry: OperatorEntry, raw_keyset: int, args: Sequence[Any]
+) -> str:
+    """PyTorch's first sentence, the arguments' keys and the fix, without the table."""
+    key = highest_priority_key(raw_keyset)
+    head, fix = _head_and_fix(entry, key, "")
+    lines = [head, *_argument_lines(entry, args)]
+    lines.append(f"  to fix: {fix}")
+    lines.append("  (the full account and the dispatch table: the exception's .details, or "
+                 "PYATEN_DISPATCH_ERRORS=full)")
+    return "\n".join(lines)
+
+
+def missing_kernel_message(
+    entry: OperatorEntry, raw_keyset: int, args: Sequence[Any], tls: tuple[int, int]
+) -> str:
+    """The full message: PyTorch's text, why the key was chosen, the kernels, the table."""
+    key = highest_priority_key(raw_keyset)
+    from pyaten.dispatch.introspect import format_dump  # a sibling module; avoids a cycle
+
+    head, fix = _head_and_fix(entry, key, _MOBILE_HINT + " ")
     lines = [head, "", "Why pyaten chose this key:"]
     lines += _argument_lines(entry, args)
     included, excluded = tls

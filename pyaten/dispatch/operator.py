@@ -387,8 +387,7 @@ def _build_call(entry: OperatorEntry) -> Callable[..., Any]:
 
 
 def _raise_missing(entry: OperatorEntry, ks: int, *args: Any) -> Any:
-    message = errors.missing_kernel_message(entry, ks, args, (STATE.included, STATE.excluded))
-    raise NotImplementedError(message)
+    raise errors.missing_kernel_error(entry, ks, args, (STATE.included, STATE.excluded))
 
 
 def _raise_ambiguous(entry: OperatorEntry, *args: Any) -> Any:
