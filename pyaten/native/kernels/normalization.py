@@ -24,6 +24,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.native import compiled
 from pyaten.native.family import FLOATING_AND_REDUCED, unsupported_dtype
 from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.random_draws import bernoulli_double
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call
@@ -548,8 +549,9 @@ def native_dropout_cpu(input: Tensor, p: float, train) -> tuple:
     if train is None or train:
         keep = 1.0 - p
         scale = 0.0 if keep == 0 else 1.0 / keep
-        rng = resolve_generator(None, device).numpy_generator
-        mask = rng.random(sizes) < keep
+        # PyTorch's mask: bernoulli_(1 - p) on a contiguous tensor (random_draws.py)
+        mask = bernoulli_double(resolve_generator(None, device), math.prod(sizes), keep)
+        mask = mask.reshape(sizes)
         acc = _acc(dtype)
         value = _array(input, acc) * mask * acc.type(scale)
         return (_result(sizes, dtype, device, value.astype(dtype.numpy, copy=False)),
