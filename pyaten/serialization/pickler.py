@@ -25,8 +25,7 @@ from pyaten.serialization import torch_names
 
 __all__ = ["CheckpointPickler", "storage_bytes"]
 
-# pyaten's conj and neg views hold their values (pyaten/native/kernels/complex.py): these
-# instance-dict entries are not user state.
+# instance-dict entries that are pyaten's bookkeeping, not user state
 _BITS = ("_conj_bit", "_neg_bit")
 
 

@@ -157,7 +157,7 @@ def _rebuild_tensor_v2(storage: object, storage_offset: object, size: object, st
     if metadata:
         if not isinstance(metadata, dict):
             raise _bad("tensor metadata is not a dict")
-        # pyaten's conj and neg views hold their values (pyaten/native/kernels/complex.py)
+        # the stored values with the bit set again: a lazy conj / neg view of the storage
         if metadata.get("conj") and t.dtype.is_complex:
             t = t.conj()
         if metadata.get("neg"):
