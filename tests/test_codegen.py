@@ -103,13 +103,6 @@ def test_codegen_show_command():
     assert bad.returncode == 1 and "no operator 'nosuchop'" in bad.stderr
 
 
-def test_import_is_fast_enough():
-    code = "import time; t=time.perf_counter(); import pyaten; print(time.perf_counter()-t)"
-    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True).stdout) for _ in range(2)]
-    assert min(runs) < 2.0  # generous: the shared CI machine is noisy; the bench prints it
-
-
 # --- structured wrappers ------------------------------------------------------------------------
 
 
