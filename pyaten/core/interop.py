@@ -13,6 +13,7 @@ import ctypes
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.tensor import CONJ_BIT
 
 __all__ = ["to_dlpack", "dlpack_device", "from_dlpack"]
 
@@ -85,6 +86,8 @@ def to_dlpack(
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if t._storage.data is None:
         raise BufferError(f"Cannot export a tensor on device '{t._device}' (it has no data)")
+    if t._keyset & CONJ_BIT:  # a lazy conj view (Note: math bits, native/mathbits.py)
+        raise BufferError("Can't export tensors with the conjugate bit set")
     array = t._numpy()
     patched_code = _EXPORT_CODES.get(t._dtype.name)
     if patched_code is not None:

@@ -75,9 +75,9 @@ __all__ = [
 ]
 
 # Views, factories and metadata queries: fallthrough on all three keys in PyTorch 2.13
-# (MathBitFallThroughLists.h, ZeroTensorFallback.cpp), as far as pyaten declares them (PyTorch
-# also lists set_, size.int, stride.int, is_complex, is_floating_point, requires_grad_,
-# _has_same_storage_numel, _new_zeros_with_same_feature_meta: pyaten has no such operators).
+# (MathBitFallThroughLists.h, ZeroTensorFallback.cpp). Registered by name whether or not pyaten
+# declares the operator yet (size.int, stride.int, is_complex...), as PyTorch registers them:
+# an operator declared later gets its fallthrough at once.
 _VIEWS_AND_UTILITIES = (
     "_conj", "_unsafe_view", "alias", "as_strided", "as_strided_", "chunk", "clone", "conj",
     "copy_", "detach", "detach_", "diagonal", "dsplit.array", "dsplit.int", "empty.memory_format",
@@ -86,13 +86,15 @@ _VIEWS_AND_UTILITIES = (
     "real", "reshape", "resize_", "select.int", "split.Tensor", "split_with_sizes", "squeeze",
     "squeeze_", "swapaxes", "swapdims", "t", "t_", "transpose.int", "transpose_", "unbind.int",
     "unflatten.int", "unfold", "unsqueeze", "unsqueeze_", "view", "view_as", "view_as_real",
-    "vsplit.array", "vsplit.int",
+    "vsplit.array", "vsplit.int", "is_complex", "is_floating_point", "requires_grad_",
+    "size.int", "stride.int",
 )  # fmt: skip
 
 _MATH_BIT_COMMON = _VIEWS_AND_UTILITIES + (
     "linalg_solve_triangular", "linalg_solve_triangular.out", "linalg_svd", "linalg_svd.U",
     "repeat_interleave.Tensor", "repeat_interleave.self_Tensor", "repeat_interleave.self_int",
-    "resolve_conj", "resolve_neg",
+    "resolve_conj", "resolve_neg", "set_", "set_.source_Storage_storage_offset",
+    "set_.source_Tensor", "_has_same_storage_numel", "_new_zeros_with_same_feature_meta",
 )  # fmt: skip
 
 CONJUGATE_FALLTHROUGH = _MATH_BIT_COMMON + (
@@ -132,6 +134,10 @@ def _materialized_zeros(t: Tensor) -> Tensor:
     return aten_ops().expand.default(zero, t._sizes, False)
 
 
+def _schema_name(op: Any) -> str:
+    return op.name.partition(".")[0]  # `aten::add`, as PyTorch's schema().name()
+
+
 def _view_or_write(op: Any, label: str) -> bool | None:
     """None (no alias), True (the aliased arguments are written) or False (a view op);
     PyTorch's check that an operator does not mix the two."""
@@ -144,7 +150,7 @@ def _view_or_write(op: Any, label: str) -> bool | None:
             is_write = annotation.is_write
         elif is_write != annotation.is_write:
             raise RuntimeError(
-                f"Unsupported operator for {label} fallback: {op.schema_name}{label} fallback "
+                f"Unsupported operator for {label} fallback: {_schema_name(op)}{label} fallback "
                 "doesn't work for operators with a mix mutable and non-mutable inputs that "
                 "alias with outputs, this must be implemented manually.  If you got this "
                 "error on a core op, please report a bug to PyTorch."
@@ -180,7 +186,7 @@ def _math_bit_fallback(key: str, bit: int, label: str):
                     raise RuntimeError(
                         f" fallback doesn't currently support mutable TensorLists with {label} "
                         f"inputs. Please materialize all the {label} input tensor(s) in the "
-                        f"mutable TensorList inputs before calling {op.schema_name}"
+                        f"mutable TensorList inputs before calling {_schema_name(op)}"
                     )
                 args[i] = [resolved(v) if isinstance(v, Tensor) else v for v in value]
         result = op.redispatch(keyset.raw & below, *args)
@@ -239,7 +245,7 @@ def install() -> None:
     """Register the three fallbacks and PyTorch's fallthrough kernels (once, at import)."""
     if _HANDLES:
         return
-    conjugate = _math_bit_fallback("Conjugate", CONJ_BIT, "conjugation")
+    conjugate = _math_bit_fallback("Conjugate", CONJ_BIT, "conjugate")
     negative = _math_bit_fallback("Negative", NEG_BIT, "negation")
     for key, fn in (("Conjugate", conjugate), ("Negative", negative),
                     ("ZeroTensor", zerotensor_fallback)):
