@@ -97,6 +97,10 @@ CASES = [
      ("float32", "float64")),
     ("alpha_dropout", lambda m, d: m.nn.functional.alpha_dropout(
         m.ones(100, 100, dtype=getattr(m, d)), 0.2, training=True), ("float32",)),
+    ("native_dropout", lambda m, d: m.cat([t.to(getattr(m, d)).reshape(-1) for t in
+                                           m.native_dropout(m.ones(100, 100, dtype=getattr(m, d)),
+                                                            0.3, True)]),
+     ("float32", "float64")),
     ("dropout2d", lambda m, d: m.nn.functional.dropout2d(
         m.ones(8, 16, 5, 5, dtype=getattr(m, d)), 0.5), ("float32",)),
 ]
@@ -215,3 +219,30 @@ def test_numpy_and_compiled_paths_agree_with_pytorch(enabled):
                                seeds=SEEDS[:2])
     finally:
         compiled.set_enabled(None)
+
+
+class _WorkerSeeds:
+    """Each item: its index, the worker's seed and a draw from the worker's default stream."""
+
+    def __init__(self, m) -> None:
+        self.m = m
+
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, i: int):
+        info = self.m.utils.data.get_worker_info()
+        return self.m.tensor([i, info.seed % 1000003, int(self.m.rand(1).item() * 1e6)])
+
+
+def _worker_batches(m) -> list:
+    m.manual_seed(11)
+    loader = m.utils.data.DataLoader(_WorkerSeeds(m), batch_size=2, shuffle=True,
+                                     num_workers=2, timeout=60)
+    return [batch.tolist() for batch in loader]
+
+
+def test_dataloader_workers_seed_as_pytorch():
+    """The base seed, the shuffled order and each worker's stream (worker seed = base seed +
+    worker id, the worker's default generator seeded with it) are PyTorch's."""
+    assert _worker_batches(pyaten) == _worker_batches(torch)
