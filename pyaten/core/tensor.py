@@ -34,6 +34,7 @@ from pyaten.core.storage import Storage, is_host_memory, read_to_host
 from pyaten.dispatch.keys import DispatchKeySet as _DispatchKeySet
 from pyaten.dispatch.keys import functionality_bit
 from pyaten.dispatch.python_key import PYTHON_KEYS
+from pyaten.dispatch.tls import STATE as _TLS
 
 _PYTHON_KEYSET = _DispatchKeySet.from_raw(PYTHON_KEYS)
 _Device = device  # the class; `device` is also a parameter name below
@@ -570,6 +571,11 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if (self._keyset | _TLS.included) & PYTHON_KEYS and not _TLS.excluded & PYTHON_KEYS:
+            # A mode or subclass sees `_local_scalar_dense`, as PyTorch's item() dispatches it.
+            from pyaten.dispatch.registry import get_operator
+
+            return get_operator("aten::_local_scalar_dense").call(self)
         if self._storage.data is None:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         value = self._host_values().reshape(())
@@ -626,6 +632,11 @@ class Tensor:
     def __iter__(self):  # noqa: ANN204
         if not self._sizes:
             raise TypeError("iteration over a 0-d tensor")
+        if (self._keyset | _TLS.included) & PYTHON_KEYS:
+            # PyTorch iterates over `unbind(0)`, which a mode or subclass sees.
+            from pyaten.dispatch.registry import get_operator
+
+            return iter(get_operator("aten::unbind.int").call(self, 0))
         from pyaten.core.views import select_view
 
         return (select_view(self, 0, i) for i in range(self._sizes[0]))

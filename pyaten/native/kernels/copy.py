@@ -415,6 +415,16 @@ def _to_copy(
     return result
 
 
+@native
+def _local_scalar_dense_cpu(self: Tensor):
+    return Tensor.item(self)  # the tensor's own reading (its key set is not read again)
+
+
+@native
+def _local_scalar_dense_meta(self: Tensor):
+    raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
+
 def _to_impl(self: Tensor, dtype, device, copy: bool, memory_format) -> Tensor:
     target_dtype = self.dtype if dtype is None else dtype
     target_device = self.device if device is None else _as_device(device)
