@@ -715,3 +715,36 @@ def test_py_impl_for_a_mode_class_and_for_a_key() -> None:
     finally:
         op._mode_kernels.clear()
     assert pyaten.zeros(1).sin().tolist() == [0.0]
+
+
+_TENSOR_PROTOCOL = {
+    "item": lambda P, a: a[1].item(),
+    "float": lambda P, a: float(a[2]),
+    "int": lambda P, a: int(a[1]),
+    "bool": lambda P, a: bool(a[1] > 0),
+    "index": lambda P, a: [1, 2, 3][P.tensor(1)],
+    "iter": lambda P, a: list(a),
+    "tolist": lambda P, a: a.tolist(),
+    "repr": lambda P, a: repr(a),
+    "len_size_numel": lambda P, a: (len(a), a.size(0), a.numel(), a.is_contiguous()),
+    "equal": lambda P, a: a.equal(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TENSOR_PROTOCOL))
+def test_python_protocol_calls_seen_as_in_pytorch(name) -> None:
+    def run(lib):
+        P, pd = LIBS[lib]
+        a = P.arange(4.0)
+        with _log_mode(pd)() as mode:
+            _TENSOR_PROTOCOL[name](P, a)
+        return mode.calls
+
+    assert run("pyaten") == run("torch")
+
+
+def test_wrapper_subclass_answers_item_and_iteration() -> None:
+    Scaled = _scaled_class(pyaten, _pytree.tree_map)
+    s = Scaled(pyaten.tensor([1.0, 2.0]), 3.0)
+    assert s[1].item() == 6.0 and float(s[0]) == 3.0
+    assert [type(x) for x in s] == [Scaled, Scaled]
