@@ -3,7 +3,9 @@
 Each command module defines `HELP` (one line), `add_arguments(parser)` and `run(args) -> int`.
 Command modules are imported only when their command runs, so `pyaten --help` stays fast.
 A reader that stops early (`pyaten lint -W FILE | head`) is handled here, once, for every
-command: the rest of the output is dropped quietly.
+command: the rest of the output is dropped quietly. Output is wrapped to the terminal's width
+(`COLUMNS`, else the terminal's, else 80 when stdout is not a terminal): `terminal_width()`,
+which the explanation texts read through `pyaten.dispatch.text_width` while a command runs.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shutil
 import sys
 
 # command name -> module under pyaten.commands; add a line here when a command module lands.
@@ -56,13 +59,21 @@ def main(argv: list[str] | None = None) -> int:
         return CLOSED_PIPE_STATUS
 
 
+def terminal_width() -> int:
+    """The columns output may use: COLUMNS, else the terminal's, else 80."""
+    return shutil.get_terminal_size((80, 24)).columns
+
+
 def _run(argv: list[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    return int(_load(args.command).run(args) or 0)
+    from pyaten.dispatch.text_width import use_width
+
+    with use_width(terminal_width()):
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return int(_load(args.command).run(args) or 0)
 
 
 def _drop_unwritten_output() -> None:

@@ -13,29 +13,36 @@ import sys
 import textwrap
 
 from pyaten.commands._names import close_names, overloads
+from pyaten.dispatch.text_width import text_width
 
 HELP = "show the generated Python for an operator (bindings, wrappers, registrations)"
 
-ACTIONS_HELP = """\
-actions:
-  show NAME  the generated source of operator NAME: structured wrappers, autogen kernels,
-             bindings and its registrations (key -> kernel). A bare name such as `add`
-             shows every overload (add.Tensor, add.Scalar, add.out, ...).
-  missing    the registrations skipped because the kernel the YAML names is not defined
-             by any @native function; exit status 1 when there is one.
-  path       the file the generated module is cached in (under a hash of the YAML and the
-             code generator, so an edit to either makes a new one).
+ACTIONS = (
+    ("show NAME", "the generated source of operator NAME: structured wrappers, autogen kernels, "
+     "bindings and its registrations (key -> kernel). A bare name such as `add` shows every "
+     "overload (add.Tensor, add.Scalar, add.out, ...)."),
+    ("missing", "the registrations skipped because the kernel the YAML names is not defined by "
+     "any @native function; exit status 1 when there is one."),
+    ("path", "the file the generated module is cached in (under a hash of the YAML and the code "
+     "generator, so an edit to either makes a new one)."),
+)
+EXAMPLES = ("pyaten codegen show add.Tensor", "pyaten codegen show add | less",
+            "pyaten codegen missing")
 
-examples:
-  pyaten codegen show add.Tensor
-  pyaten codegen show add | less
-  pyaten codegen missing
-"""
+
+def actions_help(width: int) -> str:
+    """The epilog: each action's description wrapped to `width` under its name."""
+    lines = ["actions:"]
+    for term, text in ACTIONS:
+        lines += textwrap.wrap(text, width=width, initial_indent=f"  {term:<11}",
+                               subsequent_indent=" " * 13, break_on_hyphens=False)
+    lines += ["", "examples:", *(f"  {example}" for example in EXAMPLES)]
+    return "\n".join(lines) + "\n"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = ACTIONS_HELP
+    parser.epilog = actions_help(text_width())
     parser.add_argument(
         "action",
         choices=["show", "missing", "path"],
@@ -58,7 +65,7 @@ def _show(name: str) -> int:
         close = close_names(name, known)
         hint = "did you mean: " + ", ".join(close) if close else "no operator has a similar name"
         print(f"pyaten codegen: no operator '{name}' in {NATIVE_YAML.name}", file=sys.stderr)
-        print(textwrap.fill(hint, width=100, subsequent_indent="  "), file=sys.stderr)
+        print(textwrap.fill(hint, width=text_width(), subsequent_indent="  "), file=sys.stderr)
         return 1
     seen: set[str] = set()
     for op in wanted:

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 from pyaten.commands._names import close_names, overloads
+from pyaten.dispatch.text_width import text_width
 
 HELP = "print an operator's dispatch table: what serves each key, which rule, registered where"
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pyaten dispatch: no operator named {name}", file=sys.stderr)
         close = close_names(name, known)
         hint = "did you mean: " + ", ".join(close) if close else "no operator has a similar name"
-        print(textwrap.fill(hint, width=100, subsequent_indent="  "), file=sys.stderr)
+        print(textwrap.fill(hint, width=text_width(), subsequent_indent="  "), file=sys.stderr)
         return 1
     explanations = [dispatch.explain(n, show_missing=args.all) for n in names]
     if args.json:
@@ -55,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if len(names) > 1:
         listed = f"{name} has {len(names)} overloads: {', '.join(names)}"
-        print(textwrap.fill(listed, width=100, subsequent_indent="  ") + "\n")
+        print(textwrap.fill(listed, width=text_width(), subsequent_indent="  ") + "\n")
     print("\n\n".join(str(e) for e in explanations))
     return 0

@@ -1,7 +1,9 @@
 """`pyaten explain "EXPR"`: evaluate EXPR with `pyaten` imported and explain every call it makes.
 
 EXPR is a Python expression, or statements whose last line is an expression (its value is
-shown): `pyaten explain "x = pyaten.ones(3); x.add_(1)"`. A syntax error prints Python's own
+shown): `pyaten explain "x = pyaten.ones(3); x.add_(1)"`. `torch` names pyaten too, so an
+expression copied from a PyTorch program runs as written: `pyaten explain "torch.ones(2) * 2"`.
+A syntax error prints Python's own
 message; an exception raised while evaluating prints the tree up to the failing call, the call
 marked, then the error; the exit status is then 1 (2 for a syntax error).
 """
@@ -54,7 +56,8 @@ def evaluate(text: str, *, depth: int | None = None, values: bool = True) -> tup
     import pyaten
 
     body, last = compile_expression(text)
-    namespace: dict[str, Any] = {"pyaten": pyaten, "__name__": "__explain__"}
+    # `torch.` expressions copied from PyTorch programs run on pyaten.
+    namespace: dict[str, Any] = {"pyaten": pyaten, "torch": pyaten, "__name__": "__explain__"}
     explanation = pyaten.explain(depth=depth, values=values)
     explanation.expression = text
     value = None

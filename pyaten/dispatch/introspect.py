@@ -12,6 +12,7 @@ from pyaten.dispatch.keys import RUNTIME_KEYS, display_name
 from pyaten.dispatch.operator import OperatorEntry
 from pyaten.dispatch.registry import find_operator
 from pyaten.dispatch.rules import AMBIGUOUS, FALLBACK, Resolution
+from pyaten.dispatch.text_width import text_width
 
 # What each rule tag means, for `explain`.
 RULE_TEXT = {
@@ -163,17 +164,17 @@ class SlotGroup:
         return lines
 
 
-_WIDTH = 100  # `str(explanation)` fits a terminal this wide
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent) + os.sep
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[^\s:()]+")
 
 
 def _wrap(lead: str, text: str, indent: int | None = None) -> list[str]:
-    """`lead + text` wrapped at `_WIDTH`, continuation lines under the text (or `indent`)."""
+    """`lead + text` wrapped at `text_width()` (100, or the terminal's under the CLI),
+    continuation lines under the text (or `indent`)."""
     pad = " " * (len(lead) if indent is None else indent)
     return textwrap.wrap(
         lead + text,
-        width=_WIDTH,
+        width=text_width(),
         subsequent_indent=pad,
         break_long_words=False,
         break_on_hyphens=False,

@@ -17,11 +17,11 @@ import textwrap
 from typing import Any
 
 from pyaten.dispatch.introspect import RULE_TEXT
+from pyaten.dispatch.text_width import text_width
 from pyaten.utils.explain_model import ExplainedCall, Hop, KernelRun
 from pyaten.utils.explain_values import describe_text
 
 _LABEL = 13  # width of the part names column
-_WIDTH = 100  # text lines are wrapped here
 _ERROR_LINES = 14  # lines of an error message printed; the dispatch table dump follows them
 
 
@@ -41,17 +41,18 @@ class _Writer:
 
 
 def _wrapped(lead: str, text: str) -> list[str]:
-    """`lead + text`, wrapped at `_WIDTH` with continuation lines indented under the text.
+    """`lead + text`, wrapped at `text_width()` with continuation lines indented under the text.
 
     Printed values are never wrapped (a tensor's print reads best on one line).
     """
     line = f"{lead}{text}".rstrip()
-    if len(line) <= _WIDTH or text.startswith("tensor("):
+    width = text_width()
+    if len(line) <= width or text.startswith("tensor("):
         return [line]
     indent = " " * (len(lead) + len(text) - len(text.lstrip()) + 4)
     return textwrap.wrap(
         line,
-        width=max(_WIDTH, len(indent) + 40),
+        width=max(width, len(indent) + 40),
         initial_indent="",
         subsequent_indent=indent,
         break_on_hyphens=False,
