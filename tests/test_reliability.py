@@ -97,6 +97,32 @@ def test_reductions_over_broadcast_dims_match_pytorch(base, dtype):
         assert_same(_reduce(pyaten, op, ours, dims, keepdim), expected, rtol=rtol, atol=0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+@pytest.mark.parametrize("base", sorted(_BASES))
+def test_var_std_logsumexp_over_broadcast_dims_match_pytorch(base, dtype):
+    make, shape = _BASES[base]
+    ours = make(pyaten).to(getattr(pyaten, dtype)).expand(*shape)
+    theirs = make(torch).to(getattr(torch, dtype)).expand(*shape)
+    ndim = len(shape)
+    dimsets = [list(c) for r in range(1, ndim + 1) for c in itertools.combinations(range(ndim), r)]
+    for dims, keepdim, correction in itertools.product(dimsets, (False, True), (0, 1)):
+        for op in ("var", "std", "var_mean"):
+            expected = getattr(torch, op)(theirs, dims, correction=correction, keepdim=keepdim)
+            got = getattr(pyaten, op)(ours, dims, correction=correction, keepdim=keepdim)
+            for g, e in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, expected))):
+                assert_same(g, e, rtol=2e-6, atol=1e-6)
+        assert_same(pyaten.logsumexp(ours, dims, keepdim=keepdim),
+                    torch.logsumexp(theirs, dims, keepdim=keepdim), rtol=2e-6, atol=1e-6)
+
+
+def test_var_and_logsumexp_of_2_to_the_40_elements():
+    ours = pyaten.arange(4.0).reshape(4, 1).expand(4, 2**38)
+    row = torch.arange(4.0)
+    assert_same(ours.var(), row.var(correction=0) * (2**40 / (2**40 - 1)))
+    assert_same(ours.std(1), torch.zeros(4))
+    assert_same(pyaten.logsumexp(ours, 1), row + 38 * torch.log(torch.tensor(2.0)))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "bool"])
 def test_sum_of_2_to_the_40_elements(dtype):
     d_ours, d_theirs = getattr(pyaten, dtype), getattr(torch, dtype)

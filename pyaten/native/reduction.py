@@ -472,6 +472,18 @@ def collapse_broadcast(view: np.ndarray, dims: tuple) -> tuple[np.ndarray, int, 
     return view[tuple(index)], copies, kept_cut
 
 
+def broadcast_source(self: Tensor, dims: tuple, dtype: np.dtype) -> tuple[np.ndarray, int]:
+    """`self`'s values as an array of `dtype` with every stride-0 dim cut to length 1, and
+    how many copies of each element the reduced `dims` held (Note: reductions over broadcast
+    dims); for kernels beside the table (std/var, logsumexp). Results computed from it have
+    length 1 along a cut kept dim and broadcast into the output."""
+    view = self._np
+    if view is None or view.base is not self._storage.data:
+        view = self._numpy()
+    view, copies, _ = collapse_broadcast(view, dims)
+    return (view if view.dtype == dtype else dt.compute_array(view, dtype)), copies
+
+
 def _repeated(rule: str, value: Any, copies: int, acc: np.dtype) -> Any:
     """The reduction of `copies` copies from the reduction of one (Note: reductions over
     broadcast dims), in the accumulate dtype."""

@@ -390,8 +390,10 @@ def _correction(correction: Any) -> float:
 def _variance(self: Tensor, dims: tuple, correction: float, keepdim: bool,
               take_sqrt: bool) -> tuple[np.ndarray, np.ndarray]:
     """(std or var, mean) of `self` over `dims`, in the accumulate dtype (ATen's two-pass
-    Welford on CPU; here the textbook two-pass form, the same accuracy class)."""
-    a = R.source_array(self, R.accumulate_dtype(self._dtype))
+    Welford on CPU; here the textbook two-pass form, the same accuracy class). Broadcast dims
+    are read once: `copies` copies of each element scale the squared deviations and the
+    count, not the mean (Note: reductions over broadcast dims)."""
+    a, copies = R.broadcast_source(self, dims, R.accumulate_dtype(self._dtype))
     count = 1
     for d in dims:
         count *= a.shape[d]
@@ -405,8 +407,11 @@ def _variance(self: Tensor, dims: tuple, correction: float, keepdim: bool,
         squares = np.multiply(centred, centred, out=centred)
     else:  # a 0-dim input gives a NumPy scalar
         squares = centred * centred
-    divisor = max(0.0, count - correction)
-    var = _sum(squares, dims, keepdim) / real(divisor)
+    divisor = max(0.0, count * copies - correction)
+    total = _sum(squares, dims, keepdim)
+    if copies != 1:
+        total = total * real(copies)
+    var = total / real(divisor)
     if not keepdim:
         mean = mean.reshape(var.shape)
     return (np.sqrt(var) if take_sqrt else var), mean
@@ -571,9 +576,12 @@ def _logsumexp_into(self: Tensor, dim, keepdim: bool, out: Tensor | None) -> Ten
     if dtype is dt.complex32:  # PyTorch's exp has no ComplexHalf loop
         raise NotImplementedError("\"exp_vml_cpu\" not implemented for 'ComplexHalf'")
     if self._device.type != "meta":
-        a = R.source_array(self, R.accumulate_dtype(dtype))
-        quiet_call(np.copyto, R.output_array(out), quiet_call(_logsumexp, a, dims, keepdim),
-                   casting="unsafe")
+        # n copies of each element add log(n) (Note: reductions over broadcast dims)
+        a, copies = R.broadcast_source(self, dims, R.accumulate_dtype(dtype))
+        value = quiet_call(_logsumexp, a, dims, keepdim)
+        if copies != 1:
+            value = quiet_call(np.add, value, a.real.dtype.type(math.log(copies)))
+        quiet_call(np.copyto, R.output_array(out), value, casting="unsafe")
     return out
 
 
