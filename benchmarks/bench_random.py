@@ -12,7 +12,7 @@ Run: `python benchmarks/bench_random.py`
 from __future__ import annotations
 
 import torch
-from _common import best_times
+from _common import best_times, per_call_cpu_us
 
 import pyaten
 
@@ -61,6 +61,13 @@ def main() -> None:
         (t_ours, t_torch), _ = best_times(7, [many(ours[name]), many(theirs[name])])
         a, b = t_ours / number * 1e6, t_torch / number * 1e6
         print(f"{name:28} {a:11.1f} {b:11.1f} {a / b:7.2f}")
+    # the goal, in CPU time (a shared machine's load inflates wall times unevenly)
+    print(f"\n{'goal: 1M float32, CPU time':28} {'pyaten us':>11} {'torch us':>11} {'ratio':>7}")
+    for name in ("uniform_ 1M", "normal_ 1M", "rand 1M", "randn 1M"):
+        a = per_call_cpu_us(ours[name], 1, 25)
+        b = per_call_cpu_us(theirs[name], 1, 25)
+        verdict = "ok" if a <= 1.5 * b else "over 1.5x"
+        print(f"{name:28} {a:11.1f} {b:11.1f} {a / b:7.2f}  {verdict}")
 
 
 if __name__ == "__main__":
