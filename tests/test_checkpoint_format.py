@@ -91,7 +91,7 @@ def test_pickle_is_the_one_torch_writes():
         return {"w": t, "v": t[1:], "p": m.nn.Parameter(m.ones(2)), "s": m.Size([2, 3]),
                 "d": m.float16, "i": m.zeros(2, dtype=m.int64), "bf": m.ones(1, dtype=m.bfloat16),
                 "g": m.ones(1, requires_grad=True), "l": [1, 2.5, "x", None, (1, 2)],
-                "o": collections.OrderedDict(a=m.zeros(1))}
+                "o": collections.OrderedDict(a=m.zeros(1)), "dev": m.device("cpu")}
 
     ours = zipfile.ZipFile(io.BytesIO(saved(pyaten, build(pyaten))))
     theirs = zipfile.ZipFile(io.BytesIO(saved(torch, build(torch))))

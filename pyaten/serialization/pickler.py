@@ -61,7 +61,8 @@ class CheckpointPickler(pickle._Pickler):
         if kind is torch_names.StorageType:
             return obj.name
         if kind is Device:
-            return (Device, (str(obj),))
+            # a string of its own, as PyTorch's, not the memoized location string
+            return (Device, ((str(obj) + " ")[:-1],))
         if kind is Size:
             return (Size, (tuple(obj),))
         if torch_names.global_name(obj) is not None:
