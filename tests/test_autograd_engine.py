@@ -205,7 +205,7 @@ def test_grad_mode_is_per_thread():
     with pyaten.no_grad():
         t = threading.Thread(target=lambda: seen.append(pyaten.is_grad_enabled()))
         t.start()
-        t.join()
+        t.join(timeout=60)
         assert not pyaten.is_grad_enabled()
     assert seen == [True]
 

@@ -192,12 +192,12 @@ def test_lint_into_a_reader_that_stops_early_is_quiet(tmp_path: Path) -> None:
     )  # fmt: skip
     reader = subprocess.run(
         [sys.executable, "-c", "import sys; print(sys.stdin.readline(), end='')"],
-        stdin=writer.stdout, capture_output=True, text=True,
+        stdin=writer.stdout, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     writer.stdout.close()
     err = writer.stderr.read().decode()
     writer.stderr.close()
-    assert writer.wait() == CLOSED_PIPE_STATUS
+    assert writer.wait(timeout=60) == CLOSED_PIPE_STATUS
     assert "redundant-default (warning)" in reader.stdout
     assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception" not in err
 

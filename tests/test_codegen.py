@@ -94,12 +94,12 @@ def test_generated_module_is_cached_on_disk():
 def test_codegen_show_command():
     out = subprocess.run(
         [sys.executable, "-m", "pyaten.cli", "codegen", "show", "add.Tensor"],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, timeout=600,
     ).stdout
     assert "def wrapper_CPU_add_Tensor" in out
     assert "aten::add.Tensor [Meta] -> wrapper_Meta_add_Tensor" in out
     bad = subprocess.run([sys.executable, "-m", "pyaten.cli", "codegen", "show", "nosuchop"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, timeout=600)
     assert bad.returncode == 1 and "no operator 'nosuchop'" in bad.stderr
 
 

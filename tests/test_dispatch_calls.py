@@ -279,7 +279,7 @@ def test_concurrent_registration_and_calls() -> None:
                 over.close()
         stop.set()
         for t in threads:
-            t.join()
+            t.join(timeout=60)
         assert errors == []
         assert op.call(FakeTensor()) == "base"
 
@@ -294,7 +294,7 @@ def test_guards_are_thread_local_and_restore_defaults() -> None:
         inside = tls.tls_local_exclude_set().raw
         thread = threading.Thread(target=worker)
         thread.start()
-        thread.join()
+        thread.join(timeout=60)
         with tls.ExcludeDispatchKeyGuard("Python"), tls.IncludeDispatchKeyGuard("AutocastCPU"):
             assert tls.tls_is_dispatch_key_excluded("Python")
             assert tls.tls_is_dispatch_key_included("AutocastCPU")

@@ -161,7 +161,7 @@ def test_register_backend_name_in_subprocess() -> None:
         "      K.parse_dispatch_key('AutogradNPU').name, K.display_name('SparsePrivateUse1'))\n"
         "try:\n    K.register_backend_name('xpu2')\nexcept RuntimeError as e:\n    print('err')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.stdout.split() == ["True", "True", "AutogradPrivateUse1", "SparseNPU", "err"]
 
 

@@ -506,7 +506,7 @@ def test_first_complex32_tensor_warns_once_as_in_pytorch():
     )
     outputs = [
         subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
-                       text=True, check=True).stdout
+                       text=True, check=True, timeout=600).stdout
         for lib in ("torch", "pyaten")
     ]
     assert outputs[0] == outputs[1]

@@ -218,7 +218,7 @@ with warnings.catch_warnings(record=True) as rec:
     lib.impl("f", lambda x: x, "CUDA"); lib.impl("f", lambda x: x, "CUDA")
     print(len(rec))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "0" and lines[1] == "1" and lines[4] == "1"

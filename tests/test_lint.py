@@ -171,7 +171,7 @@ def test_cli_runs_as_a_program_on_pytorch_files() -> None:
     cmd = [sys.executable, "-m", "pyaten.cli", "lint", str(REAL_NATIVE), str(REAL_DERIVATIVES)]
     root = Path(__file__).parent.parent
     env = dict(os.environ, PYTHONPATH=str(root))
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=600)
     assert (result.returncode, result.stdout) == (0, "")
     assert result.stderr == "2 files, no problems\n"
 

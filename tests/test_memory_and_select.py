@@ -48,5 +48,5 @@ def test_select_broadcasts_the_condition():
 def test_keep_freed_memory_and_its_opt_out(setting, expected):
     code = "from pyaten.core.memory import keep_freed_memory; print(keep_freed_memory())"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True, env={"PYATEN_KEEP_FREED_MEMORY": setting})
+                            check=True, env={"PYATEN_KEEP_FREED_MEMORY": setting}, timeout=600)
     assert result.stdout.strip() == expected

