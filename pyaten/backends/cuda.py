@@ -50,7 +50,7 @@ class cuBLASModule:  # noqa: N801 - named like torch.backends.cuda.cuBLASModule
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "allow_tf32":
-            _expect_bool(value, "setAllowTF32CuBLAS")
+            _expect_bool(value, "set_allow_tf32_cublas")
             self.set_precision("high" if value else "highest")
         elif name == "fp32_precision":
             if value not in ("ieee", "tf32", "none"):
