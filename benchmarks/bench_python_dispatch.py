@@ -69,8 +69,8 @@ def main() -> None:
     number, repeat = (200, 3) if options.quick else (2000, 7)
 
     import torch
-    import torch.utils._pytree as torch_pytree
     import torch.utils._python_dispatch as torch_pd
+    import torch.utils._pytree as torch_pytree
 
     import pyaten
     import pyaten.utils._python_dispatch as pyaten_pd
