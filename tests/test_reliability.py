@@ -115,6 +115,25 @@ def test_var_std_logsumexp_over_broadcast_dims_match_pytorch(base, dtype):
                     torch.logsumexp(theirs, dims, keepdim=keepdim), rtol=2e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("base", sorted(_BASES))
+def test_argmax_over_broadcast_dims_matches_pytorch(base, op):
+    make, shape = _BASES[base]
+    ours = (make(pyaten) % 2).expand(*shape)
+    theirs = (make(torch) % 2).expand(*shape)
+    for dim, keepdim in itertools.product([None, *range(len(shape))], (False, True)):
+        assert_same(getattr(pyaten, op)(ours, dim, keepdim=keepdim),
+                    getattr(torch, op)(theirs, dim, keepdim=keepdim))
+
+
+def test_argmax_of_2_to_the_40_elements_indexes_the_flattened_input():
+    values = [[1.0, 5.0], [7.0, 2.0]]
+    ours = pyaten.tensor(values).reshape(2, 1, 2).expand(2, 2**39, 2)
+    assert ours.argmax().item() == 2**40  # (1, 0, 0): the first 7.0 in C order
+    assert ours.argmin().item() == 0
+    assert ours.argmax(1).tolist() == [[0, 0], [0, 0]]
+
+
 def test_var_and_logsumexp_of_2_to_the_40_elements():
     ours = pyaten.arange(4.0).reshape(4, 1).expand(4, 2**38)
     row = torch.arange(4.0)

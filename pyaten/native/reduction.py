@@ -32,8 +32,9 @@ Note: the reduction row
 
     - `repeat`: how the reduction of `n` copies of a value follows from the value, for
       reductions over broadcast dims (Note: reductions over broadcast dims): `"scale"` (sum:
-      `n * x`), `"power"` (prod: `x ** n`), `"same"` (amax, amin, all, any, mean: `x`); empty
-      for rows that read every element.
+      `n * x`), `"power"` (prod: `x ** n`), `"same"` (amax, amin, all, any, mean: `x`),
+      `"index"` (argmax, argmin: the first occurrence, an index into the whole flattened
+      input when every dim is reduced); empty for rows that read every element.
 
     Operators that need more than a row (values+indices, std/var's correction, norm's `p`)
     use the helpers here (`reduction_dims`, `reduced_sizes`, `check_nonempty`) beside their
@@ -276,7 +277,7 @@ class Reduction(RowNames):
     compute: str = "accumulate"  # or "input": reduce in the input's dtype (max, argmax, all)
     empty_dims_reduce_all: bool = True  # False for all.dims/any.dims: `dim=[]` reduces nothing
     wrapped_dim_in_error: bool = False  # argmax's empty-dim error prints the wrapped dim
-    repeat: str = ""  # "scale", "power" or "same" (Note: reductions over broadcast dims)
+    repeat: str = ""  # "scale", "power", "same", "index" (Note: reductions over broadcast dims)
     site: str = field(default="", compare=False)
 
 
@@ -518,6 +519,7 @@ def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
             view = self._np
             if view is None or view.base is not self._storage.data:
                 view = self._numpy()
+            whole = view.shape
             view, copies, kept_cut = collapse_broadcast(view, dims)
             if copies > 1 or kept_cut:
                 source = view if view.dtype == acc else dt.compute_array(view, acc)
@@ -525,7 +527,10 @@ def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
                     value = quiet_call(ufunc.reduce, source, dims, acc, None, keepdim)
                 else:
                     value = quiet_call(fn, source, dims, keepdim)
-                if copies > 1:
+                if repeat == "index":
+                    if len(dims) == len(whole) and copies > 1:  # flat index of the whole input
+                        value = np.ravel_multi_index(np.unravel_index(value, view.shape), whole)
+                elif copies > 1:
                     value = quiet_call(_repeated, repeat, value, copies, acc)
                 quiet_call(dt.store, target, value)  # kept cut dims broadcast here
                 return

@@ -93,7 +93,8 @@ SUM = R.Reduction("sum.dim_IntList", np.add, R.EVERY, repeat="scale")
 MEAN = R.Reduction("mean.dim", _mean, R.FLOATING_AND_COMPLEX, result="float", repeat="same")
 PROD = R.Reduction("prod.dim_int", np.multiply, R.EVERY, repeat="power")
 _AMAX = dict(result="keep", identity=False, compute="input", repeat="same")
-_ARG = dict(result="index", identity=False, compute="input", wrapped_dim_in_error=True)
+_ARG = dict(result="index", identity=False, compute="input", wrapped_dim_in_error=True,
+            repeat="index")
 _ALL = dict(result="bool", compute="input", repeat="same")
 
 R.register(
