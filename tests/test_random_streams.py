@@ -113,6 +113,27 @@ def test_first_values_equal_pytorch(name, expr, dtypes):
         assert_same_stream(ours, theirs)
 
 
+LAYOUTS = [
+    lambda m: m.empty(3, 4, 5).permute(2, 0, 1).uniform_(),
+    lambda m: m.empty(10, 8)[::2, 1::3].uniform_(),
+    lambda m: m.empty(3, 4, 5).permute(1, 2, 0).normal_(),
+    lambda m: m.empty(20, 8)[:, ::2].normal_(),
+    lambda m: m.empty(6, 5).t().bernoulli_(m.rand(5, 6)),
+    lambda m: m.empty(6, 5).bernoulli_(m.rand(5)),
+    lambda m: m.empty(6, 5, dtype=m.complex64).t().normal_(),
+    lambda m: m.empty(6, 5, dtype=m.int64).t().random_(0, 7),
+    lambda m: m.rand_like(m.empty(2, 3, 4, 5).contiguous(memory_format=m.channels_last)),
+    lambda m: m.randn_like(m.empty(2, 3, 4, 5).contiguous(memory_format=m.channels_last)),
+    lambda m: m.empty(()).normal_(),
+]
+
+
+@pytest.mark.parametrize("expr", LAYOUTS, ids=[str(i) for i in range(len(LAYOUTS))])
+def test_strided_tensors_draw_in_memory_order(expr):
+    """A strided tensor is filled in the order PyTorch's TensorIterator walks it."""
+    assert_same_stream(*_both(expr), seeds=SEEDS[:2])
+
+
 def test_draws_chain_across_calls():
     """The stream continues across operators: the cached normal, odd tails, mixed dtypes."""
 
