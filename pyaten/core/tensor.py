@@ -498,9 +498,11 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """An alias sharing storage, detached from autograd and from the version counter."""
-        return Tensor._make(
+        alias = Tensor._make(
             self._storage, self._sizes, self._strides, self._offset, self._dtype, self._device
         )
+        alias._keyset |= self._keyset & MATH_BITS  # a conj view's data is a conj view
+        return alias
 
     @data.setter
     def data(self, other: Tensor) -> None:

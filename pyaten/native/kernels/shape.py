@@ -214,10 +214,12 @@ def _unsafe_view(self: Tensor, size: tuple) -> Tensor:
     # view's geometry, but not a view (no `_base`, its own version counter): ATen uses it to
     # mark a reshape copy that autograd must not alias.
     viewed = view(self, size)
-    return Tensor._make(
+    result = Tensor._make(
         viewed._storage, viewed._sizes, viewed._strides, viewed._offset, self._dtype,
         self._device,
     )
+    result._keyset = viewed._keyset  # the math bits (conj, neg) stay, as PyTorch's
+    return result
 
 
 @native
