@@ -631,3 +631,51 @@ def test_unsafe_globals_in_checkpoint_as_torch_lists_them(tmp_path):
         assert "test_checkpoint_format.Point" not in get_unsafe_globals_in_checkpoint(path)
     torch.save({"w": torch.ones(2)}, path)
     assert get_unsafe_globals_in_checkpoint(path) == []
+
+
+def tar_checkpoint() -> bytes:
+    """A checkpoint in the tar format of PyTorch before 0.4, written from its description:
+    one float storage of 6, a view of 3 of it, a 2x3 tensor and a tensor over the view."""
+    import tarfile
+
+    values = struct.pack("<6f", *range(6))
+    storages = (pickle.dumps(1, 2) + pickle.dumps((7, "cpu", torch.FloatStorage), 2)
+                + struct.pack("<q", 6) + values + pickle.dumps([(8, 7, 2, 3)], 2))
+    tensors = pickle.dumps(2, 2)
+    for key, storage, sizes, strides, offset in ((1, 7, (2, 3), (3, 1), 0), (2, 8, (2,), (1,), 1)):
+        tensors += pickle.dumps((key, storage, torch.FloatTensor), 2)
+        tensors += struct.pack(f"<ii{len(sizes)}q{len(sizes)}qq", len(sizes), 0, *sizes,
+                               *strides, offset)
+
+    class Key(str):
+        pass
+
+    class Keyed(pickle.Pickler):
+        def persistent_id(self, obj):
+            return str(obj) if type(obj) is Key else None
+
+    main = io.BytesIO()
+    Keyed(main, 2).dump({"w": Key("1"), "part": Key("2"), "n": 3})
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in (("sys_info", pickle.dumps({}, 2)), ("pickle", main.getvalue()),
+                           ("storages", storages), ("tensors", tensors)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_tar_format_of_old_pytorch(tmp_path):
+    path = tmp_path / "old.pt"
+    path.write_bytes(tar_checkpoint())
+    theirs = torch.load(path, weights_only=False)
+    ours = pyaten.load(path, weights_only=False)
+    check_views(ours, {"w": theirs["w"], "part": theirs["part"]})
+    assert ours["n"] == 3
+    ours["part"][0] = -1.0  # the view shares the root storage's memory
+    assert ours["w"][1, 0].item() == -1.0
+    for load in (pyaten.load, torch.load):
+        with pytest.raises(RuntimeError, match="weights_only=True.. with files saved in the "
+                                               "legacy .tar format"):
+            load(path)

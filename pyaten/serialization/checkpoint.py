@@ -28,6 +28,7 @@ from pyaten.core.device import CPU
 from pyaten.core.device import device as Device
 from pyaten.core.storage import _ALLOCATORS, Storage
 from pyaten.core.tensor import Tensor
+from pyaten.serialization import torch_names
 from pyaten.serialization.pickler import CheckpointPickler, storage_bytes
 from pyaten.serialization.torch_names import StorageType, TypedStorage
 from pyaten.serialization.unpickler import FullUnpickler, WeightsUnpickler, unsafe_globals
@@ -243,10 +244,7 @@ def _load_from(handle: IO[bytes], options: _Options) -> Any:
             "checkpoint with this option in order to use mmap."
         )
     if head[257:262] == b"ustar":
-        raise RuntimeError(
-            f"pyaten.load: {options.what} is a tar checkpoint of PyTorch before 0.4, which "
-            "pyaten does not read; load and re-save it with an older PyTorch"
-        )
+        return _load_tar(handle, options)
     return _load_legacy(handle, options)
 
 
@@ -531,6 +529,111 @@ def _read_legacy(handle: IO[bytes], data: memoryview, options: _Options) -> Any:
     if len(keys) != len(roots):
         raise _bad(options, "a storage has no data in the file")
     return result
+
+
+# --- the tar format (PyTorch before 0.4) -------------------------------------------------------
+
+def _load_tar(handle: IO[bytes], options: _Options) -> Any:
+    """A tar of `storages` (pickled (key, location, type) headers, each followed by its
+    element count and bytes, then the storage views), `tensors` (pickled headers and packed
+    geometry) and `pickle` (the object, tensors and storages by persistent id). Its pickles
+    call constructors freely, so, as PyTorch, only `weights_only=False` reads it."""
+    if options.weights_only:
+        raise RuntimeError(
+            "Cannot use ``weights_only=True`` with files saved in the legacy .tar format. "
+            + _UNSAFE_MESSAGE
+        )
+    import tarfile
+
+    objects: dict[int, Any] = {}
+    try:
+        archive = tarfile.open(fileobj=handle, mode="r:")
+    except tarfile.TarError as error:
+        raise _bad(options, f"the tar archive is unreadable ({error})") from None
+    with archive:
+        def member(name: str) -> IO[bytes]:
+            try:
+                found = archive.extractfile(name)
+            except KeyError:
+                found = None
+            if found is None:
+                raise _bad(options, f"the tar archive has no '{name}' member")
+            return found
+
+        def unpickle(stream: IO[bytes]) -> Any:
+            return _TarUnpickler(stream, _no_persistent, encoding=options.encoding).load()
+
+        stream = member("storages")
+        size = archive.getmember("storages").size
+        for _ in range(_count(unpickle(stream), options)):
+            key, location, storage_type = unpickle(stream)
+            if not isinstance(storage_type, StorageType) or not isinstance(location, str):
+                raise _bad(options, "a storage header is malformed")
+            numel = struct.unpack("<q", _read_exactly(stream, 8, options))[0]
+            nbytes = numel * storage_type.dtype.itemsize
+            if not 0 <= nbytes <= size:
+                raise _bad(options, f"storage {key!r} declares {numel} elements")
+            data = np.empty(nbytes, np.uint8)
+            view, done = memoryview(data), 0
+            while done < nbytes:
+                got = stream.readinto(view[done:])
+                if not got:
+                    raise _bad(options, "the tar checkpoint is truncated")
+                done += got
+            storage = _restore(Storage(nbytes, CPU, data=data), location, options.map_location)
+            objects[key] = TypedStorage(storage, storage_type.dtype)
+        for target, root, offset, numel in unpickle(stream):
+            typed = objects[root]
+            size_ = typed.dtype.itemsize
+            part = typed.untyped.data[offset * size_ : (offset + numel) * size_]
+            objects[target] = TypedStorage(Storage(part.nbytes, CPU, data=part), typed.dtype)
+        stream = member("tensors")
+        for _ in range(_count(unpickle(stream), options)):
+            key, storage_id, _ = unpickle(stream)
+            ndim = struct.unpack("<i", _read_exactly(stream, 4, options))[0]
+            if not 0 <= ndim <= 64:
+                raise _bad(options, f"tensor {key!r} has {ndim} dimensions")
+            _read_exactly(stream, 4, options)  # ndim was written as 8 bytes
+            sizes = struct.unpack(f"<{ndim}q", _read_exactly(stream, 8 * ndim, options))
+            strides = struct.unpack(f"<{ndim}q", _read_exactly(stream, 8 * ndim, options))
+            offset = struct.unpack("<q", _read_exactly(stream, 8, options))[0]
+            objects[key] = torch_names._rebuild_tensor(objects.get(storage_id), offset, sizes,
+                                                       strides)
+
+        def persistent_load(saved_id: object) -> Any:
+            if isinstance(saved_id, tuple):
+                return saved_id[0]  # a module class with its source: the class
+            return objects[int(saved_id)]
+
+        return _TarUnpickler(member("pickle"), persistent_load,
+                             encoding=options.encoding).load()
+
+
+class _TarUnpickler(FullUnpickler):
+    """The tar format names tensor classes (`torch.FloatTensor`) it never calls."""
+
+    def find_class(self, module: str, name: str) -> object:
+        if module == "torch" and name.endswith("Tensor") and name != "Tensor":
+            found = torch_names.resolve_torch_global(module, name)
+            return found if found is not None else name
+        return super().find_class(module, name)
+
+
+def _no_persistent(pid: object) -> None:
+    raise pickle.UnpicklingError("a tar checkpoint's header holds a persistent id")
+
+
+def _count(value: object, options: _Options) -> int:
+    if type(value) is not int or not 0 <= value < 2**31:
+        raise _bad(options, f"a count is {value!r}")
+    return value
+
+
+def _read_exactly(stream: IO[bytes], n: int, options: _Options) -> bytes:
+    data = stream.read(n)
+    if len(data) != n:
+        raise _bad(options, "the tar checkpoint is truncated")
+    return data
 
 
 def _legacy_location(location: str, options: _Options) -> None:
