@@ -226,6 +226,9 @@ def _pair(values=VALUES, dtype="complex64"):
     lambda m, x: x._neg_view().imag,
     lambda m, x: m.view_as_real(x._neg_view()),
     lambda m, x: x.conj().detach(),
+    lambda m, x: x.conj().data,
+    lambda m, x: x._neg_view().data,
+    lambda m, x: m.ops.aten._unsafe_view.default(x.conj(), (3, 2)),
     lambda m, x: x.conj().contiguous(),
     lambda m, x: x.conj().clone(),
     lambda m, x: x.conj().resolve_conj(),
@@ -406,6 +409,16 @@ def test_grad_fn_names(make) -> None:
     ours = make(pyaten.tensor([1 + 1j], requires_grad=True))
     theirs = make(torch.tensor([1 + 1j], requires_grad=True))
     assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.conj(), lambda x: (x.conj() * x).conj().imag, lambda x: x.conj()._neg_view() * x,
+    lambda x: pyaten.mm(x.conj().unsqueeze(0), x.unsqueeze(1)),
+], ids=["conj", "imag", "neg", "mm"])
+def test_gradcheck_through_views(fn) -> None:
+    x = pyaten.tensor([1 + 2j, 3 - 1j], dtype=pyaten.complex128, requires_grad=True)
+    assert pyaten.autograd.gradcheck(fn, (x,))
+    assert pyaten.autograd.gradgradcheck(fn, (x,))
 
 
 # ---- reading values outside the dispatcher --------------------------------------------------

@@ -40,8 +40,9 @@ def _evaluate(func: Callable, inputs: tuple) -> list[np.ndarray]:
     # Grad mode stays on: `func` may itself differentiate (gradgradcheck's first order).
     outs = _differentiable_outputs(func, inputs)
     with no_grad():
-        return [o.detach().numpy().astype(np.complex128 if o.dtype.is_complex else np.float64)
-                .copy() for o in outs]
+        # numpy(force=True): an output may be a conj or neg view (its values resolved)
+        return [o.detach().numpy(force=True)
+                .astype(np.complex128 if o.dtype.is_complex else np.float64).copy() for o in outs]
 
 
 def _perturbed(func: Callable, inputs: tuple, t: Tensor, direction: np.ndarray,
@@ -154,7 +155,7 @@ def _vjp(func: Callable, inputs: tuple, index: int, cotangent: np.ndarray,
         return None
     grad_out = make_tensor(cotangent, dtype=out.dtype)
     (got,) = engine.grad(out, t, grad_out, allow_unused=True)
-    return None if got is None else got.detach().numpy().copy()
+    return None if got is None else got.detach().numpy(force=True).copy()
 
 
 def gradgradcheck(

@@ -284,7 +284,10 @@ def reads_math_bits(outputs: int = 0) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def kernel(*args: Any) -> Any:
-            if not any(isinstance(a, Tensor) and a._keyset & MATH_BITS for a in args):
+            for a in args:  # the common case first: no bits, one test per argument
+                if isinstance(a, Tensor) and a._keyset & MATH_BITS:
+                    break
+            else:
                 return fn(*args)
             n = len(args)
             marked = [a for a in args[n - outputs:] if isinstance(a, Tensor)
