@@ -115,15 +115,18 @@ def test_var_std_logsumexp_over_broadcast_dims_match_pytorch(base, dtype):
                     torch.logsumexp(theirs, dims, keepdim=keepdim), rtol=2e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("op", ["argmax", "argmin", "max", "min"])
 @pytest.mark.parametrize("base", sorted(_BASES))
-def test_argmax_over_broadcast_dims_matches_pytorch(base, op):
+def test_argmax_and_max_dim_over_broadcast_dims_match_pytorch(base, op):
     make, shape = _BASES[base]
     ours = (make(pyaten) % 2).expand(*shape)
     theirs = (make(torch) % 2).expand(*shape)
-    for dim, keepdim in itertools.product([None, *range(len(shape))], (False, True)):
-        assert_same(getattr(pyaten, op)(ours, dim, keepdim=keepdim),
-                    getattr(torch, op)(theirs, dim, keepdim=keepdim))
+    dims = [*range(-len(shape), len(shape))] + ([None] if op.startswith("arg") else [])
+    for dim, keepdim in itertools.product(dims, (False, True)):
+        got = getattr(pyaten, op)(ours, dim, keepdim=keepdim)
+        expected = getattr(torch, op)(theirs, dim, keepdim=keepdim)
+        for g, e in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, expected))):
+            assert_same(g, e)
 
 
 def test_argmax_of_2_to_the_40_elements_indexes_the_flattened_input():

@@ -298,7 +298,9 @@ meta_min_dim = native(_values_indices_meta("min"))
 
 def _values_indices(self: Tensor, dim: int, keepdim: bool, values: Tensor, indices: Tensor,
                     pick) -> None:
-    a = R.source_array(self, _input_compute(self._dtype))
+    # broadcast dims read once: the first occurrence along a cut dim is index 0, and the
+    # results broadcast into the outputs (Note: reductions over broadcast dims)
+    a = R.broadcast_source(self, (dim,), _input_compute(self._dtype))[0]
     if a.ndim == 0:
         R.output_array(values)[...] = a
         R.output_array(indices)[...] = 0
