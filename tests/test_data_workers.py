@@ -446,3 +446,33 @@ def test_an_iterator_freed_by_the_collector_stops_its_workers_cleanly(tmp_path):
     del iterator
     gc.collect()
     assert record.read_text() == ""
+
+
+MAIN_PID = os.getpid()
+
+
+def _rebuilt() -> str:
+    if os.getpid() == MAIN_PID:
+        raise ValueError("cannot be rebuilt here")
+    return "rebuilt"
+
+
+class OnlyInWorkers:
+    def __reduce__(self):
+        return _rebuilt, ()
+
+
+class FirstCannotBeUnpickled(pdata.Dataset):
+    def __getitem__(self, i: int) -> object:
+        return OnlyInWorkers() if i == 0 else i
+
+    def __len__(self) -> int:
+        return 3
+
+
+def test_a_batch_the_main_process_cannot_unpickle_raises_in_its_turn():
+    # PyTorch raises the unpickling error too (the class is kept); the batch's turn is then
+    # over instead of waited for forever
+    got = outcomes(pdata.DataLoader(FirstCannotBeUnpickled(), batch_size=None, num_workers=2))
+    assert got[0][0] == "ValueError" and "unpickling" in got[0][1]
+    assert got[1:] == [1, 2]

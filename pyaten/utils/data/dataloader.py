@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +25,7 @@ from pyaten.utils.data._worker import (
     ResumeIteration,
     WorkerConfig,
     WorkerFailure,
+    failure,
     worker_loop,
 )
 from pyaten.utils.data.collate import default_collate, default_convert
@@ -261,8 +263,11 @@ class _MultiProcessIter:
         self._result_queue = context.Queue()
         self._index_queues: list[Any] = []
         self._workers: list[Any] = []
+        self._active: list[bool] = []  # workers that may still answer this epoch
         self._shut = False
         self._epoch = 0
+        _RUNNING[id(self)] = (self._done_event, self._result_queue, self._index_queues,
+                              self._workers)
         direct_child = context.get_start_method() in {"fork", "spawn"}
         from_main_thread = threading.current_thread() is threading.main_thread()
         for worker_id in range(count):
@@ -273,16 +278,19 @@ class _MultiProcessIter:
             index_queue = context.Queue()
             worker = context.Process(target=worker_loop, daemon=True, args=(
                 config, index_queue, self._result_queue, self._done_event))
-            worker.start()
+            try:
+                worker.start()  # spawn pickles the dataset here, and may fail
+            except BaseException:
+                self._shutdown(_ERROR_GRACE_SECONDS)  # the workers already started
+                raise
             self._index_queues.append(index_queue)
             self._workers.append(worker)
-        _RUNNING[id(self)] = (self._done_event, self._result_queue, self._index_queues,
-                              self._workers)
+            self._active.append(True)
         self._start_epoch()
 
     def _start_epoch(self) -> None:
         """Count on every worker again and send the first `prefetch_factor` tasks each."""
-        self._active = [True] * len(self._workers)  # workers that may still answer this epoch
+        self._active = [True] * len(self._workers)
         self._next_worker = itertools.cycle(range(len(self._workers)))
         self._sent = 0
         self._received = 0
@@ -338,7 +346,10 @@ class _MultiProcessIter:
             if len(info) == 2:
                 return self._hand_out(info[1])
             number, payload = self._receive()
-            answer = pickle.loads(payload)
+            try:
+                answer = pickle.loads(payload)
+            except Exception:  # noqa: BLE001 - raised in its turn, like a worker's error
+                answer = failure("in the main process, unpickling a DataLoader worker's batch")
             if isinstance(answer, IterableEnd):
                 self._retire(answer.worker_id)
                 self._send_next()
@@ -423,7 +434,8 @@ class _MultiProcessIter:
             _RUNNING.pop(id(self), None)
 
     def __del__(self) -> None:
-        if not getattr(self, "_shut", True):
+        # at interpreter exit multiprocessing itself ends the (daemonic) workers
+        if not getattr(self, "_shut", True) and not sys.is_finalizing():
             self._shutdown()
 
 
