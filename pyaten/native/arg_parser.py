@@ -83,7 +83,7 @@ def _conv_tensor_or_number(obj: object) -> object:
 def _conv_int(obj: object) -> object:
     cls = obj.__class__
     if cls is builtins.int:
-        if _INT64_MIN <= obj <= _INT64_MAX:
+        if -0x8000000000000000 <= obj <= 0x7FFFFFFFFFFFFFFF:  # int64 (literals: no lookups)
             return obj
         raise _IntOverflow
     if cls is builtins.bool:
@@ -131,7 +131,7 @@ def _conv_str(obj: object) -> object:
 def _conv_scalar(obj: object) -> object:
     cls = obj.__class__
     if cls is builtins.int:
-        if _INT64_MIN <= obj <= _UINT64_MAX:
+        if -0x8000000000000000 <= obj <= 0xFFFFFFFFFFFFFFFF:  # int64 or uint64
             return obj
         raise _scalar_int_overflow(obj)
     if cls is builtins.float or cls is builtins.bool:
