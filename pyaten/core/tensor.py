@@ -104,6 +104,17 @@ def _refuse_math_bits_numpy(keyset: int, force: bool) -> None:
         )
 
 
+class _ByteCount(int):
+    """A storage's byte count as `untyped_storage()` hands it out: an int (pyaten's code reads
+    `storage.nbytes`) that can also be called, as PyTorch's `untyped_storage().nbytes()`.
+    Made there, not per allocation, so creating a tensor pays nothing for it."""
+
+    __slots__ = ()
+
+    def __call__(self) -> int:
+        return int(self)
+
+
 class Tensor:
     """A strided view of a Storage. Create with `pyaten.tensor`, factories or ops."""
 
@@ -403,7 +414,10 @@ class Tensor:
         return is_non_overlapping_and_dense(self._sizes, self._strides)
 
     def untyped_storage(self) -> Storage:
-        return self._storage
+        storage = self._storage
+        if storage.nbytes.__class__ is int:  # PyTorch's `nbytes()` is a method: see _ByteCount
+            storage.nbytes = _ByteCount(storage.nbytes)
+        return storage
 
     def data_ptr(self) -> int:
         return self._storage.data_ptr() + self._offset * self._dtype.itemsize

@@ -76,6 +76,8 @@ def _conv_tensor_or_number(obj: object) -> object:
     if isinstance(obj, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
         if obj.__class__ is builtins.int and not _INT64_MIN <= obj <= _UINT64_MAX:
             raise _scalar_int_overflow(obj)
+        if isinstance(obj, (np.number, np.bool_)):  # `np.float32(2) * t`: a Python number
+            obj = obj.item()
         return runtime.wrapped_number(obj)
     return FAIL
 

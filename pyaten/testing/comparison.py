@@ -51,11 +51,6 @@ def assert_close(
     msg: str | Callable[[str], str] | None = None,
 ) -> None:
     """Raise AssertionError when `actual` and `expected` are not close (see the module doc)."""
-    if (rtol is None) != (atol is None):
-        missing = "atol" if atol is None else "rtol"
-        raise ValueError(
-            f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}."
-        )
     options = {"allow_subclasses": allow_subclasses, "rtol": rtol, "atol": atol,
                "equal_nan": equal_nan, "check_device": check_device,
                "check_dtype": check_dtype, "check_stride": check_stride}
@@ -131,7 +126,12 @@ def _number(value: Any) -> int | float | complex:
     return value.item() if isinstance(value, np.number) else value
 
 
-def _tolerances(dtypes: list[dt.dtype], options: dict) -> tuple[float, float]:
+def _tolerances(dtypes: list[dt.dtype], options: dict, path: tuple) -> tuple[float, float]:
+    # Checked per pair, as PyTorch does: inputs no pair takes are a TypeError first.
+    if (options["rtol"] is None) != (options["atol"] is None):
+        missing = "atol" if options["atol"] is None else "rtol"
+        raise _Mismatch(ValueError, "Both 'rtol' and 'atol' must be either specified or "
+                        f"omitted, but got no {missing}.", path)
     if options["rtol"] is not None:
         return options["rtol"], options["atol"]
     pairs = [_PRECISIONS.get(d, (0.0, 0.0)) for d in dtypes]
@@ -139,7 +139,8 @@ def _tolerances(dtypes: list[dt.dtype], options: dict) -> tuple[float, float]:
 
 
 def _compare_numbers(actual: Any, expected: Any, path: tuple, options: dict) -> None:
-    rtol, atol = _tolerances([_NUMBER_DTYPES[type(v)] for v in (actual, expected)], options)
+    rtol, atol = _tolerances([_NUMBER_DTYPES[type(v)] for v in (actual, expected)], options,
+                             path)
     if actual == expected:
         return
     if options["equal_nan"] and cmath.isnan(actual) and cmath.isnan(expected):
@@ -155,6 +156,7 @@ def _compare_tensors(actual: Tensor, expected: Tensor, path: tuple, options: dic
         return _Mismatch(AssertionError,
                          f"The values for attribute '{name}' do not match: {a} != {e}.", path)
 
+    rtol, atol = _tolerances([actual.dtype, expected.dtype], options, path)
     if actual.shape != expected.shape:
         raise differ("shape", actual.shape, expected.shape)
     if options["check_stride"] and actual.stride() != expected.stride():
@@ -165,7 +167,6 @@ def _compare_tensors(actual: Tensor, expected: Tensor, path: tuple, options: dic
         raise differ("dtype", actual.dtype, expected.dtype)
     if "meta" in (actual.device.type, expected.device.type):
         return
-    rtol, atol = _tolerances([actual.dtype, expected.dtype], options)
     common = promote_types(actual.dtype, expected.dtype)
     a = _values(actual, common)
     e = _values(expected, common)

@@ -381,3 +381,7 @@ class Softmax2d(Module):
                 f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
             )
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# PyTorch defines MultiheadAttention in this module; programs import it from here.
+from pyaten.nn.modules.activation_attention import MultiheadAttention  # noqa: E402,F401

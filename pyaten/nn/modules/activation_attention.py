@@ -17,15 +17,11 @@ from pyaten.core.tensor import Tensor
 from pyaten.nn import functional as F
 from pyaten.nn import init
 from pyaten.nn.functional._norm import _canonical_mask
-from pyaten.nn.modules.linear import Linear, _empty
+from pyaten.nn.modules.linear import NonDynamicallyQuantizableLinear, _empty
 from pyaten.nn.modules.module import Module
 from pyaten.nn.parameter import Parameter
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear by another name: PyTorch uses the name to keep quantization off `out_proj`."""
 
 
 class MultiheadAttention(Module):

@@ -12,7 +12,7 @@ from pyaten.nn.modules._ops import ops
 from pyaten.nn.modules.module import Module
 from pyaten.nn.parameter import Parameter
 
-__all__ = ["Bilinear", "Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 def _empty(shape: tuple[int, ...], device: Any, dtype: Any) -> Tensor:
@@ -67,6 +67,11 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear by another name: PyTorch uses the name to keep quantization off
+    MultiheadAttention's `out_proj`."""
 
 
 class Bilinear(Module):
