@@ -43,6 +43,11 @@ from pyaten.native.ops_handles import LazyEntry
 _DETACH = LazyEntry("detach")
 _ONES_LIKE = LazyEntry("ones_like")
 
+# Set by the profiler (pyaten/profiler) while it records: `node_hook.begin(node)` before a
+# node runs, `.called(node)` when its function returned, `.end(node)` once its gradients are
+# passed on, so the node's work becomes events.
+node_hook: Any = None
+
 __all__ = ["execute", "accumulate_into", "sum_to"]
 
 # Without reference counts (not CPython) nothing is stolen: gradients are always copied.
@@ -307,7 +312,12 @@ def execute(
                     captured[index] = grads[nr] if nr < len(grads) else None
             if runs is not None and node not in runs:
                 continue
+            hook = node_hook
+            if hook is not None:
+                hook.begin(node)
             outputs = _call(node, grads, keep_graph)
+            if hook is not None:
+                hook.called(node)
             index = -1
             for child, nr in node.next_functions:
                 index += 1
@@ -331,6 +341,8 @@ def execute(
                 if left == 0:
                     heappush(ready, (-child._sequence_nr, counter, child))
                     counter += 1
+            if hook is not None:
+                hook.end(node)
             # the engine keeps no reference to a gradient it passed on (Note: stealing...)
             outputs = grad = old = None
     finally:

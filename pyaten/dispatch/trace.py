@@ -41,6 +41,11 @@ _STACK = _ThreadStack()
 # `result` note at return time, before later calls can change it in place; None: repr only.
 describe_result: Callable[[Any], dict[str, Any]] | None = None
 
+# Set by the profiler (pyaten/profiler) through `set_call_hook`: called as `hook(node, args)`
+# when a node starts; what it returns (if not None) is called with the call's result (None
+# if it raised) when the call ends.
+_CALL_HOOK: Callable[[Node, tuple], Callable[[Any], None] | None] | None = None
+
 
 @dataclass(slots=True)
 class Node:
@@ -197,6 +202,16 @@ def _short(value: Any) -> str:
     return _clip(repr(value))
 
 
+def set_call_hook(
+    hook: Callable[[Node, tuple], Callable[[Any], None] | None] | None,
+) -> Callable[[Node, tuple], Callable[[Any], None] | None] | None:
+    """Install `hook(node, args) -> on_end` around every traced call (None removes it);
+    returns the hook it replaces. The profiler times calls with it."""
+    global _CALL_HOOK
+    previous, _CALL_HOOK = _CALL_HOOK, hook
+    return previous
+
+
 def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
     """Run `fn(*args, **kwargs)` as `node`: nested calls become its children."""
     state = _STACK
@@ -214,6 +229,8 @@ def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
             if recorder._thread == ident:
                 recorder.nodes.append(node)
     stack.append(node)
+    on_end = _CALL_HOOK(node, args) if _CALL_HOOK is not None else None
+    result = None
     try:
         result = fn(*args, **kwargs)
     except BaseException as exc:
@@ -221,6 +238,8 @@ def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
         node.error = f"{type(exc).__name__}: {_clip(first_line)}"
         raise
     finally:
+        if on_end is not None:
+            on_end(result)
         stack.pop()
     node.result = _short(result)
     if describe_result is not None:

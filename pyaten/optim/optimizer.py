@@ -22,6 +22,8 @@ from pyaten.core import dtypes
 from pyaten.core.creation import tensor
 from pyaten.core.tensor import Tensor
 from pyaten.native.ops_handles import aten
+from pyaten.profiler._recorder import active as _profiling
+from pyaten.profiler._recorder import record_function
 
 __all__ = ["Optimizer", "required"]
 
@@ -99,24 +101,31 @@ def _hooked_step(step: Callable) -> Callable:
 
     @functools.wraps(step)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        # as in PyTorch, the hooks' `args` start with the optimizer itself
-        self = args[0]
-        for pre_hook in list(self._step_pre_hooks):
-            result = pre_hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(
-                        f"{step} must return None or a tuple of (new_args, new_kwargs), "
-                        f"but got {result}."
-                    )
-                args, kwargs = result
-        out = step(*args, **kwargs)
-        for post_hook in list(self._step_post_hooks):
-            post_hook(self, args, kwargs)
-        return out
+        if _profiling() is not None:  # PyTorch's event around the step, hooks included
+            with record_function(f"Optimizer.step#{type(args[0]).__name__}.step"):
+                return _step_with_hooks(step, args, kwargs)
+        return _step_with_hooks(step, args, kwargs)
 
     wrapper._hooked = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _step_with_hooks(step: Callable, args: tuple, kwargs: dict) -> Any:
+    # as in PyTorch, the hooks' `args` start with the optimizer itself
+    self = args[0]
+    for pre_hook in list(self._step_pre_hooks):
+        result = pre_hook(self, args, kwargs)
+        if result is not None:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(
+                    f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                    f"but got {result}."
+                )
+            args, kwargs = result
+    out = step(*args, **kwargs)
+    for post_hook in list(self._step_post_hooks):
+        post_hook(self, args, kwargs)
+    return out
 
 
 class Optimizer:
@@ -219,6 +228,12 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: to None (the default), or to zeros in place."""
+        if _profiling() is not None:
+            with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+                return self._zero_grad(set_to_none)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none: bool) -> None:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

@@ -1,0 +1,8 @@
+"""`pyaten.autograd.profiler`: PyTorch's older profiler names (`profile`, `record_function`),
+the same recorder as `pyaten.profiler` (docs/profiler.md)."""
+
+from pyaten.profiler._recorder import record_function
+from pyaten.profiler.events import EventList, FunctionEvent, FunctionEventAvg
+from pyaten.profiler.legacy import profile
+
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
