@@ -89,6 +89,19 @@ import pyaten.special as special  # noqa: E402,F401
 from pyaten.utils.explain import explain  # noqa: E402,F401
 
 
+# --- mixed precision: `with pyaten.autocast("cpu"): ...`, pyaten.amp.GradScaler (docs/amp.md)
+def _install_amp() -> None:
+    import pyaten.amp
+    import pyaten.cpu
+    from pyaten.amp import autocast_mode
+
+    globals().update(amp=pyaten.amp, cpu=pyaten.cpu)
+    globals().update({name: getattr(autocast_mode, name) for name in autocast_mode.TOP_LEVEL})
+
+
+_install_amp()
+
+
 # --- what real PyTorch programs reach for (docs/cuda-and-compat.md): torch.cuda / mps /
 # backends flags as a CPU-only build has them, legacy tensor types, threads and settings
 def _install_compat() -> None:

@@ -59,6 +59,7 @@ FAMILIES: tuple[str, ...] = (
     "activation",
     "conv",
     "pool",
+    "amp",
 )
 
 LOADED: list[str] = []

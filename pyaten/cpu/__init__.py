@@ -1,0 +1,5 @@
+"""`pyaten.cpu`: the CPU device module; `pyaten.cpu.amp` holds its deprecated AMP names."""
+
+from pyaten.cpu import amp
+
+__all__ = ["amp"]
