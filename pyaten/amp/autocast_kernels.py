@@ -127,8 +127,7 @@ def _cast_args(to: Any, args: tuple, device_type: str, names: tuple[str, ...]) -
             value = cached_cast(to, value, device_type, name)
         elif isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
             value = type(value)(
-                cached_cast(to, v, device_type, name) if isinstance(v, Tensor) else v
-                for v in value
+                cached_cast(to, v, device_type, name) if isinstance(v, Tensor) else v for v in value
             )
         out.append(value)
     return tuple(out)

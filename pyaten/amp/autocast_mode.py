@@ -42,7 +42,8 @@ __all__ = [
 ]
 
 # The names `pyaten` itself exports, as `torch` does.
-TOP_LEVEL = tuple(name for name in __all__ if name not in ("custom_bwd", "custom_fwd", "is_autocast_available"))
+_AMP_ONLY = ("custom_bwd", "custom_fwd", "is_autocast_available")
+TOP_LEVEL = tuple(name for name in __all__ if name not in _AMP_ONLY)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
