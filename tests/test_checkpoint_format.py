@@ -679,3 +679,12 @@ def test_tar_format_of_old_pytorch(tmp_path):
         with pytest.raises(RuntimeError, match="weights_only=True.. with files saved in the "
                                                "legacy .tar format"):
             load(path)
+
+
+def test_a_torch_name_pyaten_lacks_is_named():
+    blob = saved(torch, {"f": torch.nn.functional.relu})  # torch.nn.functional.relu exists
+    assert pyaten.load(io.BytesIO(blob), weights_only=False)["f"] is pyaten.nn.functional.relu
+    blob = crafted(Call(Global("torch.nn.modules.nowhere", "Missing")))
+    with pytest.raises(AttributeError, match="names torch.nn.modules.nowhere.Missing, which "
+                                             "pyaten does not have"):
+        pyaten.load(io.BytesIO(archive(blob)), weights_only=False)

@@ -555,4 +555,10 @@ class FullUnpickler(pickle.Unpickler):
         found = torch_names.resolve_torch_global(module, name)
         if found is not None:
             return found
+        if module == "torch" or module.startswith("torch."):
+            # never PyTorch's own object inside a pyaten result
+            raise AttributeError(
+                f"pyaten.load: the checkpoint names {module}.{name}, which pyaten does not "
+                f"have (looked for pyaten{module[len('torch'):]}.{name})"
+            )
         return super().find_class(module, name)
