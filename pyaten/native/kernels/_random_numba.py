@@ -190,3 +190,20 @@ def normal_fill(key, pos, out, draw_all, mean, std):
         pos = words(key, pos, raw[:16])
         box_muller(raw, 16, out, count - 16, scratch, mean, std)
     return pos
+
+
+@jit
+def integers32(key, pos, out, span, base):
+    """out[i] = word % span + base (int64), one 32-bit word each; returns the new position."""
+    chunk = 4096
+    raw = np.empty(chunk, dtype=np.uint32)
+    done = 0
+    count = out.shape[0]
+    span64 = np.uint64(span)
+    while done < count:
+        n = min(chunk, count - done)
+        pos = words(key, pos, raw[:n])
+        for i in range(n):
+            out[done + i] = np.int64(np.uint64(raw[i]) % span64) + base
+        done += n
+    return pos

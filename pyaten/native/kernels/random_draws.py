@@ -15,8 +15,8 @@ TensorIterator's order, pyaten/native/kernels/random.py). The rules, from ATen's
   cephes_f32.py); other dtypes use libm in the dtype's own precision.
 - normal otherwise (and log_normal): double Box-Muller on two 53-bit uniforms, the sine
   half cached in the generator and returned by the next call.
-- integers: `draw % range + from`, a 64-bit draw only when the range needs 33 bits or more
-  (and the dtype is int64, double, float or bfloat16).
+- integers: `draw % range + from`, a 64-bit draw when the range is 2**28 or more (PyTorch
+  bounds the modulo's skew so), else a 32-bit one.
 - bernoulli, exponential, cauchy, geometric: one 53-bit uniform per element, in double
   (bernoulli with a float probability tensor: a 24-bit float uniform).
 """
@@ -175,14 +175,17 @@ def normal_scalar(gen: Generator, count: int, mean: float, std: float) -> np.nda
 
 # --- integers ---------------------------------------------------------------------------------
 
-_WIDE = frozenset({dt.int64, dt.float64, dt.float32, dt.bfloat16})
-
-
 def integers(gen: Generator, count: int, dtype: dt.DType, span: int, base: int) -> np.ndarray:
-    """`random_(from, to)`: `draw % span + base` as int64 (span = to - from, >= 1)."""
-    if span >= 1 << 32 and dtype in _WIDE:
+    """`random_(from, to)`: `draw % span + base` as int64 (span = to - from, >= 1); the
+    dtype does not change the draw."""
+    if span >= 1 << 28:  # PyTorch's bound on the modulo skew (any dtype)
         words = gen.random64(count)
     else:
+        fast = random_compiled.loops(count)
+        if fast is not None and -(2**62) < base < 2**62:  # no int64 overflow in the loop
+            values = np.empty(count, dtype=np.int64)
+            gen.draw_with(fast.integers32, values, span, base)
+            return values
         words = gen.random32(count)
     words %= np.uint64(span)
     values = words.view(np.int64) if words.flags.c_contiguous else words.astype(np.int64)
