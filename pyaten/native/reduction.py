@@ -515,7 +515,7 @@ def cpu_loop(row: Reduction) -> Callable[[Tensor, tuple, bool, Tensor], None]:
         acc = accumulate_dtype(self._dtype if by_input else out._dtype)
         if by_input and self._dtype.is_integral:
             acc = self._dtype.numpy  # compare in the input's own integers
-        if repeat:
+        if repeat and 0 in self._strides:
             view = self._np
             if view is None or view.base is not self._storage.data:
                 view = self._numpy()
