@@ -1,0 +1,280 @@
+"""Activation checkpointing: run a piece of a model without keeping what its backward needs,
+and run it again during backward (docs/checkpointing.md).
+
+Note: the two modes, and how pyaten finds what the segment differentiates
+    `use_reentrant=True` is PyTorch's `CheckpointFunction`: an autograd Function whose inputs
+    are the call's tensor arguments; forward runs the segment without grad, backward runs it
+    again with grad and calls `backward()` on the recomputed outputs, so parameters used
+    inside get their `.grad` through that inner backward (which is why PyTorch refuses it
+    under `autograd.grad`). `use_reentrant=False` must also answer `autograd.grad(loss,
+    params)`, which PyTorch does with saved-tensor hooks that pyaten's autograd does not
+    have. So here the forward runs without grad under a `TorchFunctionMode` that notes every
+    tensor from outside the segment that requires grad (arguments, parameters, captured
+    tensors); those become inputs of the Function node, and backward recomputes the segment
+    and returns `autograd.grad` of the outputs with respect to all of them: the gradients
+    flow on through the outer graph's own edges. Either way the segment keeps only its inputs
+    between forward and backward.
+
+Both recompute with the random state the forward started from (`preserve_rng_state`), so
+dropout draws the same mask, and leave the generator as the backward found it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pyaten
+from pyaten.autograd.function import Function
+from pyaten.core.tensor import Tensor
+from pyaten.overrides import TorchFunctionMode
+
+__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
+
+_REENTRANT_WARNING = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+    "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+    "exception. use_reentrant=False is recommended, but if you need to preserve the current "
+    "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
+    "the differences between the two variants."
+)
+_SEQUENTIAL_WARNING = (
+    "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
+    "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
+    "passed. use_reentrant=False is recommended, but if you need to preserve the current "
+    "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
+    "the differences between the two variants."
+)
+
+
+def noop_context_fn() -> tuple[contextlib.AbstractContextManager, ...]:
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _rng_state(state: object | None):  # noqa: ANN202 (a generator context manager)
+    """Run with the generator at `state` (when not None), then put back the one found."""
+    if state is None:
+        yield
+        return
+    current = pyaten.get_rng_state()
+    pyaten.set_rng_state(state)
+    try:
+        yield
+    finally:
+        pyaten.set_rng_state(current)
+
+
+def _tensors_requiring_grad(outputs: Any) -> list[Tensor]:
+    items = outputs if isinstance(outputs, tuple) else (outputs,)
+    return [t for t in items if isinstance(t, Tensor) and t.requires_grad]
+
+
+class CheckpointFunction(Function):
+    """The reentrant checkpoint (PyTorch's `CheckpointFunction`)."""
+
+    @staticmethod
+    def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
+        ctx.run_function = run_function
+        ctx.rng_state = pyaten.get_rng_state() if preserve_rng_state else None
+        ctx.inputs = []
+        ctx.tensor_indices = []
+        tensors = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                tensors.append(arg)
+                ctx.tensor_indices.append(i)
+                ctx.inputs.append(None)
+            else:
+                ctx.inputs.append(arg)
+        ctx.save_for_backward(*tensors)
+        with pyaten.no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> tuple:
+        inputs = list(ctx.inputs)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = t
+        detached = [
+            (x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x)
+            for x in inputs
+        ]
+        with _rng_state(ctx.rng_state), pyaten.enable_grad():
+            outputs = ctx.run_function(*detached)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        with_grad, their_grads = [], []
+        for out, grad in zip(outputs, grads):
+            if isinstance(out, Tensor) and out.requires_grad:
+                with_grad.append(out)
+                their_grads.append(grad)
+        if not with_grad:
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
+        pyaten.autograd.backward(with_grad, their_grads)
+        return (None, None, *(x.grad if isinstance(x, Tensor) else None for x in detached))
+
+
+class _GradInputs(TorchFunctionMode):
+    """Notes each tensor an overridable call receives that requires grad (see the Note)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[int, Tensor] = {}
+
+    def _note(self, value: Any) -> None:
+        if isinstance(value, Tensor):
+            if value.requires_grad and id(value) not in self.seen:
+                self.seen[id(value)] = value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                self._note(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                self._note(item)
+
+    def __torch_function__(self, func: Callable, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        self._note(args)
+        if kwargs:
+            self._note(kwargs)
+        return func(*args, **(kwargs or {}))
+
+
+class _NonReentrantCheckpoint(Function):
+    """The non-reentrant checkpoint: inputs are every outside tensor requiring grad."""
+
+    @staticmethod
+    def forward(ctx: Any, run: Callable, rng_state: object, outputs: Any, *inputs: Tensor) -> Any:
+        ctx.run = run
+        ctx.rng_state = rng_state
+        ctx.save_for_backward(*inputs)
+        return outputs
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> tuple:
+        inputs = ctx.saved_tensors
+        with _rng_state(ctx.rng_state), pyaten.enable_grad():
+            outputs = ctx.run()
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        with_grad, their_grads = [], []
+        for out, grad in zip(outputs, grads):
+            if isinstance(out, Tensor) and out.requires_grad and grad is not None:
+                with_grad.append(out)
+                their_grads.append(grad)
+        wanted = [t for t in inputs if t.requires_grad]
+        found = iter(
+            pyaten.autograd.grad(with_grad, wanted, their_grads, allow_unused=True)
+            if with_grad and wanted else ()
+        )
+        return (None, None, None, *(next(found) if t.requires_grad else None for t in inputs))
+
+
+def _checkpoint_without_reentrant(
+    function: Callable, preserve_rng_state: bool, context_fn: Callable, args: tuple,
+    kwargs: dict,
+) -> Any:
+    rng_state = pyaten.get_rng_state() if preserve_rng_state else None
+    forward_context, recompute_context = context_fn()
+    finder = _GradInputs()
+    for arg in (*args, *kwargs.values()):
+        finder._note(arg)
+    with forward_context, pyaten.no_grad(), finder:
+        outputs = function(*args, **kwargs)
+    inputs = list(finder.seen.values())
+    if not pyaten.is_grad_enabled() or not inputs:
+        return outputs
+
+    def run() -> Any:
+        with recompute_context:
+            return function(*args, **kwargs)
+
+    items = outputs if isinstance(outputs, tuple) else (outputs,)
+    tensors = [t for t in items if isinstance(t, Tensor) and t.is_floating_point()
+               or isinstance(t, Tensor) and t.is_complex()]
+    if not tensors:
+        return outputs
+    # the Function returns the outputs themselves, as new tensors attached to its node
+    marked = _NonReentrantCheckpoint.apply(run, rng_state, tuple(tensors), *inputs)
+    marked = iter(marked if isinstance(marked, tuple) else (marked,))
+    replaced = tuple(
+        next(marked) if any(t is o for o in tensors) else t for t in items
+    )
+    return replaced if isinstance(outputs, tuple) else replaced[0]
+
+
+def checkpoint(
+    function: Callable,
+    *args: Any,
+    use_reentrant: bool | None = None,
+    context_fn: Callable = noop_context_fn,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
+    preserve_rng_state: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """Run `function(*args, **kwargs)` keeping only its inputs for backward, which runs it
+    again (with the random state it first saw when `preserve_rng_state`)."""
+    if use_reentrant is None:
+        warnings.warn(_REENTRANT_WARNING, stacklevel=2)
+        use_reentrant = True
+    if determinism_check not in ("default", "none"):
+        raise ValueError(
+            f"determinism_check should be one of ['default', 'none'], but got {determinism_check}"
+        )
+    if use_reentrant:
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError(
+                "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+            )
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            warnings.warn(
+                "None of the inputs have requires_grad=True. Gradients will be None",
+                stacklevel=2,
+            )
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs)
+
+
+def checkpoint_sequential(
+    functions: Any,
+    segments: int,
+    input: Any,  # noqa: A002 (PyTorch's name)
+    use_reentrant: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Run a `Sequential` (or a list of modules/functions) in `segments` chunks, checkpointing
+    all but the last."""
+    if use_reentrant is None:
+        warnings.warn(_SEQUENTIAL_WARNING, stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if isinstance(functions, pyaten.nn.Sequential):
+        functions = list(functions.children())
+    functions = list(functions) if isinstance(functions, Iterable) else [functions]
+
+    def run_function(start: int, end: int) -> Callable:
+        def forward(x: Any) -> Any:
+            for j in range(start, end + 1):
+                x = functions[j](x)
+            return x
+
+        return forward
+
+    size = len(functions) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(  # noqa: A001
+            run_function(start, end), input, use_reentrant=use_reentrant,
+            preserve_rng_state=preserve,
+        )
+    return run_function(end + 1, len(functions) - 1)(input)
