@@ -359,10 +359,13 @@ def _load_zip(handle: IO[bytes], options: _Options) -> Any:
     if byteorder not in (b"little", b"big"):
         raise _bad(options, f"unknown byteorder {byteorder!r}")
     swap = byteorder.decode() != sys.byteorder
-    pickled = reader.read("data.pkl", reader.file_size)
     mapped = None
     if options.mmap:
         mapped = np.memmap(options.path, dtype=np.uint8, mode="c").view(np.ndarray)
+        start = reader.data_offset("data.pkl")
+        pickled: Any = mapped[start : start + reader.size("data.pkl")]  # read in place
+    else:
+        pickled = reader.read("data.pkl", reader.file_size)
     loaded: dict[str, TypedStorage] = {}
 
     def persistent_load(pid: object) -> TypedStorage:
