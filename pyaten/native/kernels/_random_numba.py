@@ -194,16 +194,25 @@ def normal_fill(key, pos, out, draw_all, mean, std):
 
 @jit
 def integers32(key, pos, out, span, base):
-    """out[i] = word % span + base (int64), one 32-bit word each; returns the new position."""
+    """out[i] = word % span + base (int64), one 32-bit word each; returns the new position.
+    The remainder comes from a float64 quotient corrected by one either way (a word and the
+    span fit in 53 bits, so the estimate is off by at most one): it vectorises, a division
+    does not."""
     chunk = 4096
     raw = np.empty(chunk, dtype=np.uint32)
     done = 0
     count = out.shape[0]
-    span64 = np.uint64(span)
+    inverse = 1.0 / span
     while done < count:
         n = min(chunk, count - done)
         pos = words(key, pos, raw[:n])
         for i in range(n):
-            out[done + i] = np.int64(np.uint64(raw[i]) % span64) + base
+            word = np.int64(raw[i])
+            rest = word - np.int64(np.float64(word) * inverse) * span
+            if rest < 0:
+                rest += span
+            elif rest >= span:
+                rest -= span
+            out[done + i] = rest + base
         done += n
     return pos

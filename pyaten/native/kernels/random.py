@@ -349,7 +349,12 @@ def _random_fill(self: Tensor, low: int, high_inclusive: int, generator) -> Tens
     if span == 1 << 64:  # from = -2**63, to = None: the whole 64-bit draw
         values = draws.full_range(gen, self.numel())
     else:
-        values = draws.integers(gen, self.numel(), self._dtype, span, low)
+        target = self._numpy()
+        direct = target.dtype == np.int64 and target.flags.c_contiguous
+        flat = target.reshape(-1) if direct else None
+        values = draws.integers(gen, self.numel(), self._dtype, span, low, out=flat)
+        if values is flat:
+            return _untouched(self)
     return _write(self, values)
 
 

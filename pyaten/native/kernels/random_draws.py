@@ -175,15 +175,17 @@ def normal_scalar(gen: Generator, count: int, mean: float, std: float) -> np.nda
 
 # --- integers ---------------------------------------------------------------------------------
 
-def integers(gen: Generator, count: int, dtype: dt.DType, span: int, base: int) -> np.ndarray:
+def integers(gen: Generator, count: int, dtype: dt.DType, span: int, base: int,
+             out: np.ndarray | None = None) -> np.ndarray:
     """`random_(from, to)`: `draw % span + base` as int64 (span = to - from, >= 1); the
-    dtype does not change the draw."""
+    dtype does not change the draw. The compiled loop writes into `out` (flat int64) when
+    given."""
     if span >= 1 << 28:  # PyTorch's bound on the modulo skew (any dtype)
         words = gen.random64(count)
     else:
         fast = random_compiled.loops(count)
         if fast is not None and -(2**62) < base < 2**62:  # no int64 overflow in the loop
-            values = np.empty(count, dtype=np.int64)
+            values = np.empty(count, dtype=np.int64) if out is None else out
             gen.draw_with(fast.integers32, values, span, base)
             return values
         words = gen.random32(count)
