@@ -1,8 +1,9 @@
 """`pyaten.save` / `pyaten.load` in PyTorch's checkpoint format, and safetensors by its own
 functions (docs/serialization.md).
 
-- checkpoint.py: `save` writes PyTorch's zip format (or its legacy one); `load` reads both,
-  and safetensors files, `weights_only` by default, with `mmap` and `map_location`.
+- checkpoint.py: `save` writes PyTorch's zip format; `load` reads it (and hands legacy,
+  tar and safetensors files on), `weights_only` by default, with `mmap` and `map_location`.
+- legacy_formats.py: PyTorch's legacy pickle sequence (read and written) and tar format.
 - zip_archive.py: the zip container, written streaming and read within bounds.
 - pickler.py / unpickler.py: the pickle with PyTorch's names; the `weights_only` interpreter
   and its allow-list (`add_safe_globals`, `safe_globals`, `get_safe_globals`,
