@@ -409,14 +409,20 @@ def test_persistent_workers_with_an_iterable_and_an_early_break_like_torch():
         next(iter(loader))  # an epoch left early: its answers in flight must not leak
     for _ in range(3):
         assert outcomes(ours) == outcomes(theirs)
+    # torch's workers stopped now: freed by the garbage collector later, its iterator's
+    # queues are finalized first and its workers wait out 5 s each (the trap _RUNNING in
+    # pyaten/utils/data/dataloader.py avoids)
+    theirs._iterator._shutdown_workers()
 
 
 def test_timeout_like_torch():
     # the wait ends after the timeout, not after the sample (the alarm would fire first)
     with pytest.raises(RuntimeError) as ours:
         next(iter(pdata.DataLoader(PSleepy(3600), num_workers=2, timeout=0.2)))
+    torch_iterator = iter(tdata.DataLoader(TSleepy(0.5), num_workers=2, timeout=0.2))
     with pytest.raises(RuntimeError) as theirs:
-        next(iter(tdata.DataLoader(TSleepy(0.5), num_workers=2, timeout=0.2)))
+        next(torch_iterator)
+    torch_iterator._shutdown_workers()  # now, not from the collector (see the test above)
     assert str(ours.value) == str(theirs.value) == "DataLoader timed out after 0.2 seconds"
     # the timeout bounds each batch's wait, not the epoch
     slow = pdata.DataLoader(PSleepy(0.05, n=6), batch_size=None, num_workers=2, timeout=5)
