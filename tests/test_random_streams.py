@@ -160,6 +160,21 @@ def test_generator_objects():
     assert pyaten.Generator().manual_seed(-1).initial_seed() == 2**64 - 1
 
 
+def test_generator_pickles_and_copies_with_its_stream():
+    import copy
+    import pickle
+
+    g = pyaten.Generator().manual_seed(5)
+    pyaten.randn(16, generator=g)  # the compiled fill, when on
+    pyaten.randn(3, generator=g)  # leaves a cached normal
+    for twin in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g), g.clone_state()):
+        assert bytes(twin.get_state().numpy()) == bytes(g.get_state().numpy())
+        a = pyaten.cat([pyaten.randn(700, generator=twin), pyaten.randn(5, generator=twin)])
+        b = pyaten.cat([pyaten.randn(700, generator=g), pyaten.randn(5, generator=g)])
+        assert np.array_equal(a.numpy(), b.numpy())
+        g = twin
+
+
 def test_rng_state_round_trips_with_pytorch_bytes():
     torch.manual_seed(3)
     torch.randn(3)  # leaves a cached normal in the state

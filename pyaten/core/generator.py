@@ -218,7 +218,11 @@ class Generator:
                 f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but found the input "
                 f"RNG state size to be {new_state.numel()}"
             )
-        raw = np.ascontiguousarray(new_state._numpy()).reshape(-1).tobytes()
+        return self._load_state_bytes(
+            np.ascontiguousarray(new_state._numpy()).reshape(-1).tobytes()
+        )
+
+    def _load_state_bytes(self, raw: bytes) -> Generator:
         seed, left, seeded, nxt = _HEAD.unpack_from(raw, 0)
         nxt &= 0xFFFFFFFF  # PyTorch keeps next_ as a uint32
         if not (seeded and 0 < left <= _STATE_WORDS and nxt <= _STATE_WORDS):
@@ -250,6 +254,11 @@ class Generator:
         twin.next_float_normal = self.next_float_normal
         return twin
 
+    def __reduce__(self):
+        # pickled and deep-copied through PyTorch's state bytes (the NumPy bit generator's
+        # memory view must not travel)
+        return (_from_state_bytes, (str(self.device), self._state_bytes()))
+
     def get_offset(self) -> int:
         raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
 
@@ -258,6 +267,10 @@ class Generator:
 
     def __repr__(self) -> str:
         return f"<pyaten.Generator device={self.device} initial_seed={self._initial_seed}>"
+
+
+def _from_state_bytes(device: str, raw: bytes) -> Generator:
+    return Generator(device)._load_state_bytes(raw)
 
 
 _DEFAULTS: dict[str, Generator] = {}
