@@ -7,10 +7,13 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
 import pyaten
+import pyaten.backends as backends
+from pyaten.backends import kernel_api as K
 
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
 
@@ -288,3 +291,68 @@ def test_an_mps_tensor_is_refused_by_the_dispatcher_as_in_torch() -> None:
     ours = outcome(lambda: pyaten.ones(2, device="mps"))
     assert ours[0] == theirs[0] == "NotImplementedError"
     assert ours[1].split(". ")[0] == theirs[1].split(". ")[0]
+
+
+# -- a plug-in registered as "cuda" takes the place of the CPU build's answers ----------------
+
+def _host(t):
+    if t.device.type == "cpu":
+        return t.detach().numpy()
+    size = t.dtype.itemsize
+    return np.ndarray(tuple(t.shape), t.dtype.numpy, t.untyped_storage().data,
+                      t.storage_offset() * size, tuple(s * size for s in t.stride()))
+
+
+def _copy_from(self, dst, non_blocking=False):
+    _host(dst)[...] = _host(self)
+    return dst
+
+
+def _fill(self, value):
+    _host(self)[...] = value
+    return self
+
+
+HOST_KERNELS = {  # the minimum kernel set of a device whose memory is host arrays
+    "empty.memory_format": lambda size, dtype=None, layout=None, device=None, pin_memory=None,
+    memory_format=None: K.empty_tensor(size, dtype or pyaten.get_default_dtype(), device),
+    "empty_strided": lambda size, stride, dtype=None, layout=None, device=None, pin_memory=None:
+    K.empty_tensor(size, dtype or pyaten.get_default_dtype(), device, stride),
+    "_copy_from": _copy_from,
+    "_copy_from_and_resize": lambda self, dst: _copy_from(self, K.resize_storage(dst, self.shape)),
+    "resize_": lambda self, size, memory_format=None: K.resize_storage(self, size),
+    "set_.source_Storage_storage_offset": lambda self, source, offset, size, stride=():
+    K.set_storage(self, source, offset, size, stride),
+    "as_strided": lambda self, size, stride, offset=None: K.view_tensor(self, size, stride,
+                                                                        offset),
+    "view": backends.upstream_kernel("view"),
+    "_local_scalar_dense": lambda self: _host(self).item(),
+    "fill_.Scalar": _fill,
+}
+
+
+def test_a_plugin_named_cuda_replaces_the_cpu_build_answers() -> None:
+    stub, stub_method = pyaten.cuda, pyaten.Tensor.cuda
+    dev = backends.register_device("cuda", allocator=lambda n, i: np.zeros(n, np.uint8))
+    try:
+        for op, fn in HOST_KERNELS.items():
+            dev.register_kernel(op, fn)
+        x = pyaten.ones(2, device="cuda")
+        assert str(x.device) == "cuda:0" and x.is_cuda and (x + 1).tolist() == [2.0, 2.0]
+        assert pyaten.ones(2).cuda().device.type == "cuda"
+        assert pyaten.nn.Linear(2, 2).cuda().weight.device.type == "cuda"
+        assert pyaten.cuda is not stub and pyaten.cuda.is_available()
+    finally:
+        backends.unregister_device("cuda")
+    assert pyaten.cuda is stub and pyaten.Tensor.cuda is stub_method
+    assert not pyaten.cuda.is_available()
+    for make in (lambda: pyaten.ones(2, device="cuda"), lambda: pyaten.ones(2).cuda()):
+        with pytest.raises(AssertionError, match=NOT_COMPILED):
+            make()
+
+
+def test_only_a_device_type_without_a_backend_can_be_taken_over() -> None:
+    with pytest.raises(RuntimeError, match="already a device type"):
+        backends.register_device("meta")
+    with pytest.raises(RuntimeError, match="'pyaten.mps' already exists"):
+        backends.register_device("mps")

@@ -225,16 +225,24 @@ def register_device(
                 f"'{_keys.backend_names()[slot]}'"
             )
         pyaten = sys.modules["pyaten"]
-        if hasattr(pyaten, name) and name not in _keys.backend_names().values():
+        # A device type the build has no backend for ("cuda") can be taken over: its
+        # CPU-build module (pyaten.cuda) and methods (Tensor.cuda) come back on unregister.
+        shadowed = getattr(pyaten, name, None) if name in _keys.SHADOWABLE_DEVICE_TYPES \
+            else None
+        if hasattr(pyaten, name) and shadowed is None \
+                and name not in _keys.backend_names().values():
             raise RuntimeError(
                 f"register_device(): 'pyaten.{name}' already exists; choose another device name"
             )
         _keys.register_backend_name(name, slot)
+        if shadowed is not None:
+            forget_device_type(name)  # interned devices of the type carry the old key set
         try:
             dev = Device(name, slot, runtime, fallback)
         except BaseException:
             _forget_backend_name(name, slot)
             raise
+        dev.shadowed_module = shadowed
         try:
             if allocator is not None:
                 _storage.register_device_allocator(name, allocator, grow)
@@ -245,7 +253,7 @@ def register_device(
             dev.module = runtime_module = runtime_module_for(dev)
             setattr(sys.modules["pyaten"], name, runtime_module)
             sys.modules[f"pyaten.{name}"] = runtime_module
-            _runtime.attach_methods(name)
+            _runtime.attach_methods(name, replace=shadowed is not None)
             dev.methods_attached = True
         except BaseException:
             _teardown(dev)
@@ -302,6 +310,10 @@ def _teardown(dev: Device) -> None:
     if getattr(pyaten, dev.name, None) is dev.module and dev.module is not None:
         delattr(pyaten, dev.name)
     sys.modules.pop(f"pyaten.{dev.name}", None)
+    shadowed = getattr(dev, "shadowed_module", None)
+    if shadowed is not None:  # the CPU-build module the device took over
+        setattr(pyaten, dev.name, shadowed)
+        sys.modules[f"pyaten.{dev.name}"] = shadowed
     _storage.unregister_allocator(dev.name)
     forget_device_type(dev.name)
     _forget_backend_name(dev.name, dev.slot)

@@ -137,13 +137,21 @@ def _module_method(name: str):
     return to_device
 
 
-def attach_methods(name: str) -> None:
-    """`Tensor.<name>()`, `Tensor.is_<name>`, `Module.<name>()` (refusing to shadow)."""
+# (class, attribute) -> the method a device took over (`Tensor.cuda`), given back on detach.
+_REPLACED: dict[tuple[type, str], Any] = {}
+
+
+def attach_methods(name: str, replace: bool = False) -> None:
+    """`Tensor.<name>()`, `Tensor.is_<name>`, `Module.<name>()` (refusing to shadow, unless
+    `replace`: a device taking over a built-in type such as "cuda")."""
     from pyaten.core.tensor import Tensor
     from pyaten.nn.modules.module import Module
 
     for cls, attr in ((Tensor, name), (Tensor, "is_" + name), (Module, name)):
         if attr in cls.__dict__:
+            if replace:
+                _REPLACED[(cls, attr)] = cls.__dict__[attr]
+                continue
             raise RuntimeError(
                 f"register_device('{name}'): {cls.__name__}.{attr} already exists"
             )
@@ -160,3 +168,5 @@ def detach_methods(name: str) -> None:
     for cls, attr in ((Tensor, name), (Tensor, "is_" + name), (Module, name)):
         if attr in cls.__dict__:
             delattr(cls, attr)
+        if (cls, attr) in _REPLACED:
+            setattr(cls, attr, _REPLACED.pop((cls, attr)))

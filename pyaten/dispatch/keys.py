@@ -398,6 +398,11 @@ for _name, _key in (
 ):
     _DEVICE_BITS[_name] = functionality_bit(_key) | _AD_INPLACE | functionality_bit("AutogradOther")
 
+# Built-in device types this build has no backend for, which a plug-in may take over (a
+# plug-in registered as "cuda" serves "cuda" devices), and the bits they had before.
+SHADOWABLE_DEVICE_TYPES = frozenset({"cuda"})
+_SHADOWED: dict[str, int] = {}
+
 # Renamed PrivateUse backends: device name -> slot name, and key renames for printing.
 _BACKEND_RENAMES: dict[str, str] = {}
 _PRIVATEUSE_RENAMES: dict[str, DispatchKey] = {}
@@ -436,7 +441,9 @@ def register_backend_name(name: str, key_suffix: str = "PrivateUse1") -> None:
             f"{previous}"
         )
     if name in _DEVICE_BITS and previous != name:
-        raise RuntimeError(f"register_backend_name: {name!r} is already a device type")
+        if name not in SHADOWABLE_DEVICE_TYPES or name in _SHADOWED:
+            raise RuntimeError(f"register_backend_name: {name!r} is already a device type")
+        _SHADOWED[name] = _DEVICE_BITS[name]  # given back by unregister_backend_name
     _BACKEND_RENAMES[key_suffix] = name
     _DEVICE_BITS[name] = _dense_tensor_bits(key_suffix)
     upper = name.upper()
@@ -454,6 +461,8 @@ def unregister_backend_name(name: str) -> None:
     for slot in slots:
         del _BACKEND_RENAMES[slot]
     _DEVICE_BITS.pop(name, None)
+    if name in _SHADOWED:
+        _DEVICE_BITS[name] = _SHADOWED.pop(name)
     upper = name.upper()
     for key_name in [k for k in _PRIVATEUSE_RENAMES if k.endswith(upper)]:
         del _PRIVATEUSE_RENAMES[key_name]
