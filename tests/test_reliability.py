@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes.util
 import itertools
+import math
 import subprocess
 import sys
 import textwrap
@@ -137,12 +138,31 @@ def test_argmax_of_2_to_the_40_elements_indexes_the_flattened_input():
     assert ours.argmax(1).tolist() == [[0, 0], [0, 0]]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("base", sorted(_BASES))
+def test_norms_over_broadcast_dims_match_pytorch(base, dtype):
+    make, shape = _BASES[base]
+    ours = (make(pyaten) - 2).to(getattr(pyaten, dtype)).expand(*shape)
+    theirs = (make(torch) - 2).to(getattr(torch, dtype)).expand(*shape)
+    ndim = len(shape)
+    dimsets = [None] + [list(c) for r in range(1, ndim + 1)
+                        for c in itertools.combinations(range(ndim), r)]
+    for p, dims in itertools.product([2, 1, 0, 3, 0.5, math.inf, -math.inf], dimsets):
+        assert_same(pyaten.norm(ours, p, dims), torch.norm(theirs, p, dims), rtol=3e-6,
+                    atol=1e-6)
+        assert_same(pyaten.linalg.vector_norm(ours, p, dims),
+                    torch.linalg.vector_norm(theirs, p, dims), rtol=3e-6, atol=1e-6)
+
+
 def test_var_and_logsumexp_of_2_to_the_40_elements():
     ours = pyaten.arange(4.0).reshape(4, 1).expand(4, 2**38)
     row = torch.arange(4.0)
     assert_same(ours.var(), row.var(correction=0) * (2**40 / (2**40 - 1)))
     assert_same(ours.std(1), torch.zeros(4))
     assert_same(pyaten.logsumexp(ours, 1), row + 38 * torch.log(torch.tensor(2.0)))
+    ones = pyaten.ones(1).expand(2**20, 2**20)
+    assert_same(ones.norm(), torch.tensor(2.0**20))
+    assert_same(ones.norm(1), torch.tensor(2.0**40))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "bool"])

@@ -14,7 +14,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.native import reduction as R
 from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.linalg_ops import check_floating, check_matrix
-from pyaten.native.kernels.reduce import _norm_meta, _vector_norm
+from pyaten.native.kernels.reduce import _norm_meta, _repeated_norm
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -85,10 +85,11 @@ def linalg_vector_norm_out(op, self: Tensor, ord, dim, keepdim: bool, dtype,  # 
     p = float(ord)
     dims = R.reduction_dims(dim, len(self._sizes))
     source = self._dtype if dtype is None else dtype
-    a = R.source_array(self, R.accumulate_dtype(source))
+    # broadcast dims read once (Note: reductions over broadcast dims)
+    a, copies = R.broadcast_source(self, dims, R.accumulate_dtype(source))
     if a.ndim == 0:
         a = a.reshape(())
-    value = quiet_call(_vector_norm, a, p, dims, keepdim)
+    value = quiet_call(_repeated_norm, a, p, dims, keepdim, copies)
     assign(R.output_array(out), np.asarray(value))
 
 

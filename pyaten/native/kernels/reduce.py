@@ -620,6 +620,21 @@ def _vector_norm(a: np.ndarray, p: float, dims: tuple, keepdim: bool) -> np.ndar
     return np.add.reduce(x ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
 
 
+def _repeated_norm(a: np.ndarray, p: float, dims: tuple, keepdim: bool,
+                   copies: int) -> np.ndarray:
+    """The p-norm over `dims` of an array whose reduced elements each stand for `copies`
+    copies (Note: reductions over broadcast dims): the sum of |x|**p grows `copies` times."""
+    if copies == 1 or p in (math.inf, -math.inf):
+        return _vector_norm(a, p, dims, keepdim)
+    x = np.abs(a)
+    scale = x.dtype.type(copies)
+    if p == 0:
+        return _vector_norm(a, p, dims, keepdim) * scale
+    powered = x if p == 1 else x * x if p == 2 else x ** p
+    total = np.add.reduce(powered, axis=dims, keepdims=keepdim) * scale
+    return total if p == 1 else np.sqrt(total) if p == 2 else total ** (1.0 / p)
+
+
 def _norm_result_dtype(self: Tensor, dtype: Any) -> dt.dtype:
     if not (self._dtype.is_floating_point or self._dtype.is_complex):
         raise RuntimeError(
@@ -677,8 +692,8 @@ def _norm_compute(self: Tensor, p: float, dims: tuple, keepdim: bool, out: Tenso
     if self._device.type == "meta":
         return
     source_dtype = self._dtype if dtype is None else dtype
-    a = R.source_array(self, R.accumulate_dtype(source_dtype))
-    value = quiet_call(_vector_norm, a, p, dims, keepdim)
+    a, copies = R.broadcast_source(self, dims, R.accumulate_dtype(source_dtype))
+    value = quiet_call(_repeated_norm, a, p, dims, keepdim, copies)
     quiet_call(np.copyto, R.output_array(out), value, casting="unsafe")
 
 
