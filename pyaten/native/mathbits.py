@@ -138,9 +138,17 @@ def _schema_name(op: Any) -> str:
     return op.name.partition(".")[0]  # `aten::add`, as PyTorch's schema().name()
 
 
+_ALIAS_KIND: dict[Any, bool | None] = {}  # per operator schema: what _view_or_write found
+
+
 def _view_or_write(op: Any, label: str) -> bool | None:
     """None (no alias), True (the aliased arguments are written) or False (a view op);
     PyTorch's check that an operator does not mix the two."""
+    schema = op.schema
+    try:
+        return _ALIAS_KIND[schema]
+    except KeyError:
+        pass
     is_write = None
     for argument in op.schema.arguments:
         annotation = argument.annotation
@@ -155,6 +163,7 @@ def _view_or_write(op: Any, label: str) -> bool | None:
                 "alias with outputs, this must be implemented manually.  If you got this "
                 "error on a core op, please report a bug to PyTorch."
             )
+    _ALIAS_KIND[schema] = is_write
     return is_write
 
 
