@@ -112,6 +112,22 @@ def test_set_device_to_an_index_needs_cuda() -> None:
     assert outcome(lambda: pyaten.cuda.set_device("cuda:1")) == ("AssertionError", NOT_COMPILED)
 
 
+def _amp_outcome(m):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with m.cuda.amp.autocast():
+            enabled = m.is_autocast_enabled()
+        scaler = m.cuda.amp.GradScaler()
+        loss = m.ones(())
+        scaled = scaler.scale(loss)
+    kinds = sorted({(w.category.__name__, str(w.message).split(".")[0]) for w in caught})
+    return enabled, scaler.is_enabled(), scaled is loss, kinds
+
+
+def test_cuda_amp_warns_and_disables_as_cpu_torch() -> None:
+    assert _amp_outcome(pyaten) == _amp_outcome(torch)
+
+
 # -- making or moving a tensor to "cuda" fails at that call, as in CPU torch --------------------
 
 DEVICE_CALLS = {

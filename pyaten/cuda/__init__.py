@@ -301,3 +301,12 @@ ShortTensor = _cuda_type("ShortTensor")
 IntTensor = _cuda_type("IntTensor")
 LongTensor = _cuda_type("LongTensor")
 BoolTensor = _cuda_type("BoolTensor")
+
+
+def __getattr__(name: str) -> Any:
+    # `pyaten.cuda.amp` loads on first use (it stands on pyaten.amp).
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module("pyaten.cuda.amp")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
