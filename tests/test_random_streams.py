@@ -167,7 +167,10 @@ def test_generator_pickles_and_copies_with_its_stream():
     g = pyaten.Generator().manual_seed(5)
     pyaten.randn(16, generator=g)  # the compiled fill, when on
     pyaten.randn(3, generator=g)  # leaves a cached normal
-    for twin in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g), g.clone_state()):
+    copies = (lambda g: pickle.loads(pickle.dumps(g)), copy.deepcopy,
+              pyaten.Generator.clone_state)
+    for make in copies:
+        twin = make(g)
         assert bytes(twin.get_state().numpy()) == bytes(g.get_state().numpy())
         a = pyaten.cat([pyaten.randn(700, generator=twin), pyaten.randn(5, generator=twin)])
         b = pyaten.cat([pyaten.randn(700, generator=g), pyaten.randn(5, generator=g)])
