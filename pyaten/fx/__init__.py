@@ -1,0 +1,9 @@
+"""pyaten.fx: graphs of operator calls (PyTorch's `torch.fx`): `Graph`, `Node`, `GraphModule`,
+and `pyaten.fx.experimental.proxy_tensor.make_fx` to capture a function's ATen calls through
+the Python key (docs/fx.md)."""
+
+from pyaten.fx.graph import Graph, PythonCode
+from pyaten.fx.graph_module import GraphModule
+from pyaten.fx.node import Node, map_arg
+
+__all__ = ["Graph", "GraphModule", "Node", "PythonCode", "map_arg"]

@@ -1,0 +1,1 @@
+"""pyaten.fx.experimental: `proxy_tensor.make_fx`."""

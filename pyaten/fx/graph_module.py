@@ -1,0 +1,97 @@
+"""`GraphModule`: an `nn.Module` whose `forward` is the code of a `Graph`.
+
+The graph's `get_attr` nodes read attributes of the module (captured constants and
+parameters); `recompile()` turns the graph into source (`code`) and that source into
+`forward`, so a changed graph runs after `recompile()`, and the module runs on new inputs.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+from pyaten.fx.graph import Graph
+from pyaten.nn.modules.module import Module
+
+__all__ = ["GraphModule"]
+
+_COUNTER = [0]
+
+
+class GraphModule(Module):
+    """A Module running `graph`; `root` gives the attributes `get_attr` nodes read (a Module
+    or a dict of name -> tensor/module)."""
+
+    def __init__(self, root: Module | dict[str, Any], graph: Graph,
+                 class_name: str = "GraphModule") -> None:
+        super().__init__()
+        self.__class__ = type(class_name, (GraphModule,), {})
+        for node in graph.nodes:
+            if node.op != "get_attr":
+                continue
+            value = root[node.target] if isinstance(root, dict) else _fetch(root, node.target)
+            _install(self, node.target, value)
+        self.graph = graph
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @graph.setter
+    def graph(self, graph: Graph) -> None:
+        object.__setattr__(self, "_graph", graph)
+        self.recompile()
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+    def recompile(self) -> str:
+        """Generate `code` from the graph and compile it into this class's `forward`."""
+        python = self._graph.python_code("self")
+        _COUNTER[0] += 1
+        filename = f"<eval_with_key>.{_COUNTER[0]}"
+        linecache.cache[filename] = (len(python.src), None, python.src.splitlines(True), filename)
+        namespace = dict(python.globals)
+        exec(compile(python.src, filename, "exec"), namespace)  # noqa: S102 - generated code
+        object.__setattr__(self, "_code", "\n\n\n" + python.src + "    ")  # PyTorch's layout
+        type(self).forward = namespace["forward"]
+        return self._code
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The module as a class with an annotated `forward` (shapes and dtypes from each
+        node's `val`), as PyTorch prints it."""
+        python = self._graph.python_code("self", annotate=True)
+        body = "".join(f"    {line}\n" for line in python.src.splitlines())
+        text = f"class {type(self).__name__}(pyaten.nn.Module):\n{body}"
+        if print_output:
+            print(text)
+        return text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _fetch(root: Module, qualified: str) -> Any:
+    value: Any = root
+    for part in qualified.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _install(module: Module, qualified: str, value: Any) -> None:
+    *path, last = qualified.split(".")
+    owner = module
+    for part in path:
+        child = getattr(owner, part, None)
+        if child is None:
+            child = Module()
+            setattr(owner, part, child)
+        owner = child
+    from pyaten.core.tensor import Tensor
+    from pyaten.nn.parameter import Parameter
+
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        owner.register_buffer(last, value)
+    else:
+        setattr(owner, last, value)

@@ -1,0 +1,129 @@
+"""A node of an FX graph: one placeholder, operator call, attribute read or the output.
+
+`op` says what the node is (`placeholder`, `call_function`, `call_method`, `call_module`,
+`get_attr`, `output`), `target` what it calls or names, `args`/`kwargs` its inputs (other
+nodes inside any nesting of tuples, lists and dicts), `meta` what capture learned about its
+value (`val`: the tensor, or a Meta tensor under fake tracing; `tensor_meta`).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+__all__ = ["Node", "map_arg"]
+
+OPS = ("placeholder", "call_function", "call_method", "call_module", "get_attr", "output")
+
+
+def map_arg(value: Any, fn: Any) -> Any:
+    """`value` with every Node inside it (tuples, lists, dicts, slices) replaced by `fn(node)`."""
+    if isinstance(value, Node):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(map_arg(v, fn) for v in value)
+    if isinstance(value, list):
+        return [map_arg(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: map_arg(v, fn) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(map_arg(value.start, fn), map_arg(value.stop, fn), map_arg(value.step, fn))
+    return value
+
+
+class Node:
+    """One instruction of a `Graph`."""
+
+    def __init__(self, graph: Any, name: str, op: str, target: Any, args: tuple,
+                 kwargs: dict[str, Any]) -> None:
+        if op not in OPS:
+            raise ValueError(f"Node op must be one of {OPS}, not {op!r}")
+        self.graph = graph
+        self.name = name
+        self.op = op
+        self.target = target
+        self.meta: dict[str, Any] = {}
+        self.users: dict[Node, None] = {}
+        self._args: tuple = ()
+        self._kwargs: dict[str, Any] = {}
+        self._set_inputs(tuple(args), dict(kwargs))
+
+    # -- inputs and users ----------------------------------------------------------------
+
+    @property
+    def args(self) -> tuple:
+        return self._args
+
+    @args.setter
+    def args(self, value: tuple) -> None:
+        self._set_inputs(tuple(value), self._kwargs)
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, value: dict[str, Any]) -> None:
+        self._set_inputs(self._args, dict(value))
+
+    @property
+    def all_input_nodes(self) -> list[Node]:
+        found: dict[Node, None] = {}
+        map_arg((self._args, self._kwargs), lambda n: found.setdefault(n))
+        return list(found)
+
+    def _set_inputs(self, args: tuple, kwargs: dict[str, Any]) -> None:
+        for node in self.all_input_nodes:
+            node.users.pop(self, None)
+        self._args, self._kwargs = args, kwargs
+        for node in self.all_input_nodes:
+            node.users[self] = None
+
+    def replace_all_uses_with(self, replacement: Node) -> list[Node]:
+        """Make every user of this node read `replacement` instead; returns those users."""
+        users = list(self.users)
+        for user in users:
+            swap = lambda n: replacement if n is self else n  # noqa: E731
+            user._set_inputs(map_arg(user._args, swap), map_arg(user._kwargs, swap))
+        return users
+
+    # -- printing ---------------------------------------------------------------------------
+
+    def format_node(self) -> str:
+        """The node as `Graph.__str__` lists it (PyTorch's format)."""
+        users = f"[num_users={len(self.users)}]"
+        if self.op == "placeholder":
+            return f"%{self.name} : {users} = placeholder[target={self.target}]"
+        if self.op == "output":
+            return f"return {_format_arg(self._args[0], bare=True)}"
+        args = _format_arg(self._args, top=True)
+        kwargs = "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in self._kwargs.items()) + "}"
+        return (f"%{self.name} : {users} = {self.op}[target={_target_name(self.target)}]"
+                f"(args = {args}, kwargs = {kwargs})")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    if target is operator.getitem:
+        return "operator.getitem"
+    text = str(target)
+    if text.startswith("aten.") or "." in text and not text.startswith("<"):
+        return f"pyaten.ops.{text}"
+    return getattr(target, "__qualname__", text)
+
+
+def _format_arg(value: Any, top: bool = False, bare: bool = False) -> str:
+    if isinstance(value, Node):
+        return value.name if bare else f"%{value.name}"
+    if isinstance(value, tuple):
+        inner = ", ".join(_format_arg(v, bare=bare) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_format_arg(v, bare=bare) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_format_arg(v, bare=bare)}" for k, v in value.items()) + "}"
+    return str(value)

@@ -1,0 +1,154 @@
+"""pyaten.fx and make_fx against PyTorch 2.13's torch.fx / make_fx: the same graphs and code
+for the same programs, re-run on new inputs, fake tracing's shapes, graph checks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+import pyaten
+from pyaten.fx import Graph
+from pyaten.fx.experimental.proxy_tensor import make_fx
+from tests._helpers import assert_same
+
+
+def _mlp(P):
+    def f(x, w1, w2):
+        return (x @ w1).relu().matmul(w2).sum(dim=1)
+
+    return f, [P.arange(6.0).reshape(2, 3) / 6, P.ones(3, 4) / 4, P.ones(4, 2) / 2]
+
+
+def _pointwise(P):
+    def f(x, y):
+        return (x * 2 + y).sigmoid() - y.exp() / 3
+
+    return f, [P.arange(4.0), P.ones(4)]
+
+
+def _views(P):
+    def f(x):
+        return x.t().reshape(6).unsqueeze(0).expand(2, 6)[1, 2:5]
+
+    return f, [P.arange(6.0).reshape(2, 3)]
+
+
+def _reductions(P):
+    def f(x):
+        return x.sum(0), x.amax(1, keepdim=True), x.mean(), x.softmax(-1)
+
+    return f, [P.arange(6.0).reshape(2, 3)]
+
+
+def _linear_layer_norm(P):
+    def f(x, w, b):
+        h = P.nn.functional.linear(x, w, b)
+        return P.nn.functional.layer_norm(h, (4,))
+
+    return f, [P.ones(2, 3), P.arange(12.0).reshape(4, 3) / 12, P.ones(4)]
+
+
+def _in_place(P):
+    def f(x):
+        y = x.clone()
+        y.mul_(3).add_(1)
+        return y
+
+    return f, [P.arange(3.0)]
+
+
+def _multiple_outputs(P):
+    def f(x):
+        values, indices = x.max(1)
+        return values * 2, indices
+
+    return f, [P.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])]
+
+
+PROGRAMS = [_mlp, _pointwise, _views, _reductions, _linear_layer_norm, _in_place,
+            _multiple_outputs]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__.strip("_") for p in PROGRAMS])
+def test_make_fx_captures_pytorchs_graph(program) -> None:
+    ours_fn, ours_inputs = program(pyaten)
+    theirs_fn, theirs_inputs = program(torch)
+    ours = make_fx(ours_fn)(*ours_inputs)
+    theirs = torch_make_fx(theirs_fn)(*theirs_inputs)
+    assert ours.code == theirs.code.replace("torch.", "pyaten.")
+    assert str(ours.graph) == str(theirs.graph).replace("torch.", "pyaten.")
+    # the module runs on new inputs as the function does
+    fresh = [t * 1.5 + 0.25 if t.dtype.is_floating_point else t for t in ours_inputs]
+    expected = ours_fn(*fresh)
+    got = ours(*fresh)
+    for a, b in zip(pyaten.utils._pytree.tree_leaves(got),
+                    pyaten.utils._pytree.tree_leaves(expected)):
+        assert a.equal(b)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__.strip("_") for p in PROGRAMS])
+def test_fake_tracing_records_shapes_dtypes_and_strides(program) -> None:
+    ours_fn, ours_inputs = program(pyaten)
+    theirs_fn, theirs_inputs = program(torch)
+    ours = make_fx(ours_fn, tracing_mode="fake")(*ours_inputs)
+    theirs = torch_make_fx(theirs_fn, tracing_mode="fake")(*theirs_inputs)
+    ours_vals = [n.meta.get("val") for n in ours.graph.nodes if n.op != "output"]
+    theirs_vals = [n.meta.get("val") for n in theirs.graph.nodes if n.op != "output"]
+    assert len(ours_vals) == len(theirs_vals)
+    for a, b in zip(ours_vals, theirs_vals):
+        if isinstance(b, torch.Tensor):
+            assert a.device.type == "meta"
+            assert tuple(a.shape) == tuple(b.shape) and a.stride() == b.stride()
+            assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
+    # and the captured module still runs on real inputs
+    got = ours(*ours_inputs)
+    expected = ours_fn(*ours_inputs)
+    for a, b in zip(pyaten.utils._pytree.tree_leaves(got),
+                    pyaten.utils._pytree.tree_leaves(expected)):
+        assert a.equal(b)
+
+
+def test_closed_over_tensors_become_constants() -> None:
+    w = pyaten.arange(3.0)
+    g = make_fx(lambda x: x + w)(pyaten.ones(3))
+    tw = torch.arange(3.0)
+    tg = torch_make_fx(lambda x: x + tw)(torch.ones(3))
+    assert g.code == tg.code.replace("torch.", "pyaten.")
+    assert_same(g(pyaten.ones(3)), tg(torch.ones(3)))
+
+
+def test_print_readable_annotates_shapes() -> None:
+    f, inputs = _mlp(pyaten)
+    text = make_fx(f)(*inputs).print_readable(print_output=False)
+    assert 'x_1: "f32[2, 3]"' in text and 'mm: "f32[2, 4]"' in text
+    assert 'sum_1: "f32[2]"' in text
+
+
+def test_graph_editing_lint_and_recompile() -> None:
+    f, inputs = _pointwise(pyaten)
+    g = make_fx(f)(*inputs)
+    g.graph.lint()
+    for node in g.graph.nodes:
+        if node.target is pyaten.ops.aten.sigmoid.default:
+            node.target = pyaten.ops.aten.tanh.default
+    g.recompile()
+    x, y = inputs
+    assert g(x, y).equal((x * 2 + y).tanh() - y.exp() / 3)
+    graph = Graph()
+    a = graph.placeholder("a")
+    b = graph.call_function(pyaten.ops.aten.neg.default, (a,))
+    graph.output(b)
+    graph.lint()
+    with pytest.raises(RuntimeError, match="still had 1 users"):
+        graph.erase_node(b)
+    other = Graph()
+    stray = other.placeholder("stray")
+    graph.call_function(pyaten.ops.aten.neg.default, (stray,))
+    with pytest.raises(RuntimeError, match="does not belong to this Graph"):
+        graph.lint()
+
+
+def test_bad_tracing_mode() -> None:
+    with pytest.raises(ValueError, match="Unexpected tracing type"):
+        make_fx(lambda x: x, tracing_mode="bogus")
