@@ -31,3 +31,12 @@ __all__ = [
     "SGD",
     "lr_scheduler",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`pyaten.optim.swa_utils` loads on first use (it imports `nn`)."""
+    if name == "swa_utils":
+        import importlib
+
+        return importlib.import_module("pyaten.optim.swa_utils")
+    raise AttributeError(f"module 'pyaten.optim' has no attribute '{name}'", name=name)
