@@ -257,6 +257,10 @@ _BAD_CALLS = {
     "index_add_ out of range (2-d)": (
         lambda m: m.zeros(3, 2).index_add_(0, m.tensor([5]), m.ones(1, 2)), True),
     "sum(dim=2**63)": (lambda m: m.zeros(2).sum(2**63), True),
+    "expand(2**63)": (lambda m: m.zeros(1).expand(2**63), True),
+    "expand(-2)": (lambda m: m.zeros(1).expand(-2), True),
+    "expand(2**62, 4)": (lambda m: m.zeros(1).expand(2**62, 4), True),
+    "expand(2**40, 2**40)": (lambda m: m.zeros(1).expand(2**40, 2**40), True),
     "randint size 2**63": (lambda m: m.randint(10, (2**63,)), True),
     "randint size -1": (lambda m: m.randint(10, (-1,)), True),
     "rand(2**62)": (lambda m: m.rand(2**62), True),

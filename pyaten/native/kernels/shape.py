@@ -353,10 +353,25 @@ def expand_strides(
         else:
             out_strides[i] = strides[offset]
         out_sizes[i] = want
+    numel = 1
+    for s in out_sizes:  # PyTorch's checked numel: a negative size or past int64 overflows
+        numel *= s
+        if s < 0 or numel > 0x7FFFFFFFFFFFFFFF:
+            raise RuntimeError("numel: integer multiplication overflow")
     return tuple(out_sizes), tuple(out_strides)
 
 
 _EXPAND_PLANS: dict[tuple, tuple] = {}  # (sizes, strides, size) -> (sizes, strides)
+
+
+def _expand_plan(sizes: tuple, strides: tuple, size: tuple, what: Callable[[], str]) -> tuple:
+    for pos, want in enumerate(size, 1):  # the parser's int64 check (fast bindings skip it)
+        if not -0x8000000000000000 <= want <= 0x7FFFFFFFFFFFFFFF:
+            raise TypeError(
+                f"expand(): argument 'size' failed to unpack the object at pos {pos} with "
+                'error "Overflow when unpacking long long"'
+            )
+    return expand_strides(sizes, strides, size, what)
 
 
 @native
@@ -365,7 +380,7 @@ def expand(self: Tensor, size: tuple, implicit: bool = False) -> Tensor:
     strides = self._strides
     if size.__class__ is not tuple:
         size = tuple(size)
-    plan = cached_plan(_EXPAND_PLANS, (sizes, strides, size), expand_strides, sizes, strides,
+    plan = cached_plan(_EXPAND_PLANS, (sizes, strides, size), _expand_plan, sizes, strides,
                        size, lambda: _expand_label(self))
     return as_strided_view(self, plan[0], plan[1], self._offset)
 
