@@ -102,7 +102,8 @@ def _amp_update_scale_cpu_(
     else:
         successful = int(tracker) + 1
         if successful == growth_interval:
-            grown = scale * f32(scale_growth_factor)
+            with np.errstate(over="ignore"):  # an overflow is refused just below
+                grown = scale * f32(scale_growth_factor)
             if math.isfinite(float(grown)):
                 scale[...] = grown
             tracker[...] = 0
