@@ -48,10 +48,11 @@ _LAZY = {
         "Tanh", "Tanhshrink", "Threshold", "Unfold", "Upsample", "UpsamplingBilinear2d",
         "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     )},
+    "DataParallel": "pyaten.nn.parallel",
     "Parameter": "pyaten.nn.parameter",
     "Buffer": "pyaten.nn.parameter",
 }
-_SUBMODULES = ("init", "modules", "parameter", "utils")
+_SUBMODULES = ("init", "modules", "parallel", "parameter", "utils")
 
 __all__ = ["functional", *_SUBMODULES, *_LAZY]
 
