@@ -79,6 +79,13 @@ def math_bit_values(values: np.ndarray, bits: int) -> np.ndarray:
     when any bit is set; conjugate and negate are their own inverses)."""
     if bits & ZERO_BIT:
         return np.zeros(values.shape, values.dtype)
+    if values.dtype.fields is not None:  # complex32: (real, imag) float16 pairs
+        values = values.copy()
+        if bits & NEG_BIT:
+            np.negative(values["real"], out=values["real"])
+        if bool(bits & CONJ_BIT) != bool(bits & NEG_BIT):
+            np.negative(values["imag"], out=values["imag"])
+        return values
     if bits & CONJ_BIT and values.dtype.kind == "c":
         values = np.conjugate(values)
     if bits & NEG_BIT:
