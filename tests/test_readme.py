@@ -4,6 +4,7 @@ installs no torch."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -132,7 +133,10 @@ def _check_shown_output(shown: str, printed: str, matches=_matches) -> None:
 @pytest.mark.parametrize("expression,shown", EXPLAINED, ids=[e for e, _ in EXPLAINED])
 def test_readme_explain_runs_without_torch_and_prints_what_it_shows(expression, shown) -> None:
     run = [sys.executable, "-c", _NO_TORCH, "explain", expression]
-    result = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    # The README shows a 100-column terminal (the CLI wraps at COLUMNS, else 80).
+    env = {**os.environ, "COLUMNS": "100"}
+    result = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env=env)
     assert result.returncode == 0, result.stderr
     _check_shown_output(shown, result.stdout)
 
