@@ -527,3 +527,21 @@ def test_efficientzerotensor_factory() -> None:
     meta = pyaten._efficientzerotensor((2,), device="meta")
     assert meta.is_meta and meta._is_zerotensor()
     assert not pyaten.zeros(2)._is_zerotensor()
+
+
+@pytest.mark.parametrize("dtype,make", [
+    ("complex32", lambda x: x.conj()),
+    ("complex32", lambda x: x._neg_view()),
+    ("bfloat16", lambda x: x._neg_view()),
+    ("float16", lambda x: x._neg_view()),
+    ("int64", lambda x: x._neg_view()),
+], ids=["chalf-conj", "chalf-neg", "bf16-neg", "half-neg", "int-neg"])
+def test_views_of_narrow_and_integer_dtypes(dtype: str, make) -> None:
+    values = [1 + 2j, -3j] if dtype == "complex32" else [3, -2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: ComplexHalf support is experimental
+        ours = make(pyaten.tensor(values).to(getattr(pyaten, dtype)))
+        theirs = make(torch.tensor(values).to(getattr(torch, dtype)))
+        assert repr(ours) == repr(theirs).replace("torch.", "pyaten.")
+        wide = "complex64" if dtype == "complex32" else "float64"
+        assert_same(ours.clone().to(getattr(pyaten, wide)), theirs.clone().to(getattr(torch, wide)))
