@@ -149,6 +149,8 @@ DEVICE_CALLS = {
     "to_device_object": lambda m: m.ones(2).to(m.device("cuda")),
     "to_with_dtype": lambda m: m.ones(2).to("cuda:0", m.float64),
     "to_non_blocking": lambda m: m.ones(2).to("cuda", non_blocking=True),
+    "to_index": lambda m: m.ones(2).to(0),
+    "to_index_keyword": lambda m: m.ones(2).to(device=1),
     "cuda": lambda m: m.ones(2).cuda(),
     "cuda_keyword": lambda m: m.ones(2).cuda(device="cuda:0"),
     "cuda_options": lambda m: m.ones(2).cuda(non_blocking=True,

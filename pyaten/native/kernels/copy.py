@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from pyaten.core import dtypes
+from pyaten.core.device import check_compiled
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import dtype as dtype_class
 from pyaten.core.tensor import MATH_BITS, Tensor, math_bit_values, write_fresh
@@ -583,7 +584,11 @@ def tensor_to(self: Tensor, *args, **kwargs) -> Tensor:
         return aten.to.other(self, options["other"], non_blocking, copy, memory_format)
     device = options.get("device")
     if isinstance(device, int) and not isinstance(device, bool):
-        device = f"cuda:{device}"
+        try:  # a bare index names the accelerator; a build without one refuses as PyTorch
+            device = check_compiled(make_device("cuda", device))
+        except AssertionError:
+            raise RuntimeError("Cannot access accelerator device when none is available.") \
+                from None
     return aten.to.dtype_layout(
         self,
         dtype=options.get("dtype"),
