@@ -157,6 +157,12 @@ UFUNCS = {
     "maximum": lambda m: np.maximum(m.tensor([1.0, 5.0]), m.tensor([3.0, 2.0])),
     "modf": lambda m: [outcome(lambda v=v: v) for v in np.modf(m.tensor([1.5, 2.25]))],
     "numpy_scalar_times_tensor": lambda m: np.float32(2) * m.tensor([1.0, 2.0]),
+    "np_sum_refused": lambda m: np.sum(m.tensor([1.0, 2.0])),
+    "np_max_refused": lambda m: np.max(m.tensor([1.0, 2.0])),
+    "np_argmax": lambda m: np.argmax(m.tensor([1.0, 2.0])),
+    "np_transpose": lambda m: np.transpose(m.ones(2, 3)).shape,
+    "np_clip": lambda m: np.clip(m.tensor([-1.0, 2.0]), 0, 1),
+    "np_cumsum": lambda m: np.cumsum(m.tensor([1.0, 2.0])),
     "priority": lambda m: m.ones(1).__array_priority__,
     "requires_grad": lambda m: np.exp(m.ones(1, requires_grad=True)),
 }
