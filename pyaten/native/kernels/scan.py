@@ -480,6 +480,10 @@ def _diff_step(x: Tensor, dim: int, out: Tensor | None = None) -> Tensor:
 def diff(self: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """diff (CompositeImplicitAutograd): `n` rounds of `x[1:] - x[:-1]` (xor for bool)."""
     x, wrapped = _diff_prepare(self, n, dim, prepend, append)
+    if x is self and (n == 0 or not self._sizes[wrapped]):
+        # a copy, never self (ATen's copy_ into a new tensor: CopyBackwards)
+        fresh = aten_ops().empty_like.default(self, None, None, None, None, None)
+        return aten_ops().copy_.default(fresh, self, False)
     for _ in range(min(n, x._sizes[wrapped])):
         x = _diff_step(x, wrapped)
     return x
