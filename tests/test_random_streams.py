@@ -240,8 +240,9 @@ def test_seeded_program_prints_pytorch_numbers():
 
 @pytest.mark.parametrize("enabled", [False, True], ids=["numpy", "compiled"])
 def test_numpy_and_compiled_paths_agree_with_pytorch(enabled):
-    """The float32 uniform and normal fills have a compiled loop beside the NumPy path
-    (pyaten/native/kernels/random_compiled.py); both draw PyTorch's numbers, at every size."""
+    """The float32 uniform and normal fills, integer draws and randperm have compiled loops
+    beside the NumPy path (pyaten/native/kernels/random_compiled.py); both draw PyTorch's
+    numbers, at every size."""
     from pyaten.native import compiled
 
     if enabled and compiled.available() is None:
@@ -259,6 +260,9 @@ def test_numpy_and_compiled_paths_agree_with_pytorch(enabled):
                     seeds=SEEDS[:2],
                 )
             assert_same_stream(*_both(lambda m, size=size: m.empty(size).normal_(-2.0, 3.5)),
+                               seeds=SEEDS[:2])
+            assert_same_stream(*_both(lambda m, size=size: m.randperm(size)), seeds=SEEDS[:2])
+            assert_same_stream(*_both(lambda m, size=size: m.randint(-7, 1000, (size,))),
                                seeds=SEEDS[:2])
     finally:
         compiled.set_enabled(None)

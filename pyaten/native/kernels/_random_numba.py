@@ -216,3 +216,27 @@ def integers32(key, pos, out, span, base):
             out[done + i] = rest + base
         done += n
     return pos
+
+
+@jit
+def permutation32(key, pos, out):
+    """randperm's small-n shuffle into `out` (int64, length n < 2**32 / 20): slot i swapped
+    with i + word % (n - i), one 32-bit word per slot but the last; returns the new
+    position."""
+    n = out.shape[0]
+    for i in range(n):
+        out[i] = i
+    chunk = 4096
+    raw = np.empty(chunk, dtype=np.uint32)
+    done = 0
+    while done < n - 1:
+        m = min(chunk, n - 1 - done)
+        pos = words(key, pos, raw[:m])
+        for k in range(m):
+            i = done + k
+            j = i + np.int64(raw[k] % np.uint32(n - i))
+            kept = out[i]
+            out[i] = out[j]
+            out[j] = kept
+        done += m
+    return pos

@@ -1,5 +1,5 @@
 """Compiled (Numba) loops for the hot samplers: raw mt19937 words, float32 uniforms, the
-float32 normal fill and integers from 32-bit draws.
+float32 normal fill, integers from 32-bit draws and randperm's shuffle.
 
 Note: compiled random loops.
     NumPy reaches PyTorch's float32 `uniform_` and `normal_` in many passes (raw words,
@@ -12,8 +12,8 @@ Note: compiled random loops.
     (one rounding: the NumPy path's exact float64 sum rounded to float32).
     `tests/test_random_streams.py` runs both paths against
     PyTorch. They run when pyaten's compiled loops are on (pyaten/native/compiled.py): the
-    normal fill at every size, the uniforms and integers from `compiled.MIN_ELEMENTS`
-    elements.
+    normal fill at every size, the uniforms, integers and shuffles from
+    `compiled.MIN_ELEMENTS` elements.
 """
 
 from __future__ import annotations
@@ -47,4 +47,5 @@ def _compile() -> SimpleNamespace | None:
         return None
     return SimpleNamespace(words=loops_module.words, uniforms=loops_module.uniforms,
                            normal_fill=loops_module.normal_fill,
-                           integers32=loops_module.integers32)
+                           integers32=loops_module.integers32,
+                           permutation32=loops_module.permutation32)

@@ -257,13 +257,18 @@ def permutation(gen: Generator, n: int) -> np.ndarray:
     if n < _SMALL_PERMUTATION:
         if n <= 1:
             return np.arange(n, dtype=np.int64)
+        fast = random_compiled.loops(n, any_size=True)
+        if fast is not None:
+            values = np.empty(n, dtype=np.int64)
+            gen.draw_with(fast.permutation32, values)
+            return values
         offsets = gen.random32(n - 1)
         offsets %= np.arange(n, 1, -1, dtype=np.uint64)
         offsets += np.arange(n - 1, dtype=np.uint64)
-        return _swap_loop()(np.arange(n, dtype=np.int64), offsets.view(np.int64))
+        return _swap_python(np.arange(n, dtype=np.int64), offsets.view(np.int64))
     picks = gen.random64(n)
     picks %= np.arange(1, n + 1, dtype=np.uint64)
-    return _inside_out_loop()(np.ascontiguousarray(picks).view(np.int64))
+    return _inside_out_python(np.ascontiguousarray(picks).view(np.int64))
 
 
 def _swap_python(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -279,52 +284,6 @@ def _inside_out_python(picks: np.ndarray) -> np.ndarray:
         out[i] = out[z]
         out[z] = i
     return np.asarray(out, dtype=np.int64)
-
-
-_LOOPS: dict[str, object] = {}
-
-
-def _compiled(name: str, python):
-    """The sequential loop `python` compiled with Numba when pyaten's compiled loops are on
-    (pyaten/native/compiled.py), else itself."""
-    if name not in _LOOPS:
-        from pyaten.native import compiled
-
-        _LOOPS[name] = python
-        if compiled.available() is not None:
-            import numba
-
-            _LOOPS[name] = numba.njit(cache=True, nogil=True)(_NUMBA_SOURCES[name])
-    return _LOOPS[name]
-
-
-def _swap_numba(values, targets):
-    for i in range(targets.shape[0]):
-        j = targets[i]
-        kept = values[i]
-        values[i] = values[j]
-        values[j] = kept
-    return values
-
-
-def _inside_out_numba(picks):
-    out = np.empty(picks.shape[0], dtype=np.int64)
-    for i in range(picks.shape[0]):
-        z = picks[i]
-        out[i] = out[z]
-        out[z] = i
-    return out
-
-
-_NUMBA_SOURCES = {"swap": _swap_numba, "inside_out": _inside_out_numba}
-
-
-def _swap_loop():
-    return _compiled("swap", _swap_python)
-
-
-def _inside_out_loop():
-    return _compiled("inside_out", _inside_out_python)
 
 
 # --- rejection samplers -----------------------------------------------------------------------
