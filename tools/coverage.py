@@ -96,6 +96,25 @@ def torch_api() -> tuple[str, dict[str, dict[str, list[str]]]]:
     return torch.__version__.split("+")[0], api  # "2.13.0+cpu": the build does not matter
 
 
+def torch_submodules() -> list[str]:
+    """PyTorch's public submodules (no part starting with "_"), found from its files without
+    importing them: `import pyaten.X` names the pointer for these (pyaten/utils/torch_api.py)."""
+    import torch
+
+    root = Path(torch.__file__).parent
+    names = set()
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if not parts or any(part.startswith("_") for part in parts):
+            continue
+        packages = (root.joinpath(*parts[:i]) / "__init__.py" for i in range(1, len(parts)))
+        if all(package.exists() for package in packages):
+            names.add("torch." + ".".join(parts))
+    return sorted(names)
+
+
 # ------------------------------------------------------------------ what pyaten has
 
 
@@ -213,11 +232,12 @@ def render_page(version: str, api: dict, has: dict[str, set[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_data(version: str, api: dict) -> str:
+def render_data(version: str, api: dict, submodules: list[str] | None = None) -> str:
     data = {
         "generated_by": COMMAND,
         "torch_version": version,
         "namespaces": api,
+        "submodules": submodules if submodules is not None else torch_submodules(),
     }
     return json.dumps(data, indent=1) + "\n"
 

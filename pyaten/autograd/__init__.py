@@ -57,3 +57,12 @@ import pyaten.library as _library  # noqa: E402
 from pyaten.autograd.library import register_autograd as _register_autograd  # noqa: E402
 
 _library.register_autograd = _register_autograd
+
+
+def __getattr__(name: str) -> object:
+    """`pyaten.autograd.profiler` loads on first use (docs/profiler.md)."""
+    if name == "profiler":
+        import importlib
+
+        return importlib.import_module("pyaten.autograd.profiler")
+    raise AttributeError(f"module 'pyaten.autograd' has no attribute '{name}'", name=name)

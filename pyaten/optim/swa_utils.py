@@ -9,8 +9,9 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import pyaten
 from pyaten.autograd.grad_mode import no_grad
+from pyaten.core.creation import tensor
+from pyaten.core.dtypes import int64
 from pyaten.core.tensor import Tensor
 from pyaten.nn.modules.batchnorm import _BatchNorm
 from pyaten.nn.modules.module import Module
@@ -102,7 +103,7 @@ class AveragedModel(Module):
         self.module = copy.deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
-        self.register_buffer("n_averaged", pyaten.tensor(0, dtype=pyaten.long, device=device))
+        self.register_buffer("n_averaged", tensor(0, dtype=int64, device=device))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers

@@ -8,7 +8,7 @@ Note: the two modes, and how pyaten finds what the segment differentiates
     inside get their `.grad` through that inner backward (which is why PyTorch refuses it
     under `autograd.grad`). `use_reentrant=False` must also answer `autograd.grad(loss,
     params)`, which PyTorch does with saved-tensor hooks that pyaten's autograd does not
-    have. So here the forward runs without grad under a `TorchFunctionMode` that notes every
+    have. So here the forward runs without grad under a torch-function mode that notes every
     tensor from outside the segment that requires grad (arguments, parameters, captured
     tensors); those become inputs of the Function node, and backward recomputes the segment
     and returns `autograd.grad` of the outputs with respect to all of them: the gradients
@@ -26,10 +26,15 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import pyaten
+from pyaten.autograd import engine
 from pyaten.autograd.function import Function
+from pyaten.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from pyaten.core.generator import get_rng_state, set_rng_state
 from pyaten.core.tensor import Tensor
-from pyaten.overrides import TorchFunctionMode
+from pyaten.core.torch_function import (
+    _pop_torch_function_stack,
+    _push_on_torch_function_stack,
+)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
@@ -59,12 +64,12 @@ def _rng_state(state: object | None):  # noqa: ANN202 (a generator context manag
     if state is None:
         yield
         return
-    current = pyaten.get_rng_state()
-    pyaten.set_rng_state(state)
+    current = get_rng_state()
+    set_rng_state(state)
     try:
         yield
     finally:
-        pyaten.set_rng_state(current)
+        set_rng_state(current)
 
 
 def _tensors_requiring_grad(outputs: Any) -> list[Tensor]:
@@ -78,7 +83,7 @@ class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
         ctx.run_function = run_function
-        ctx.rng_state = pyaten.get_rng_state() if preserve_rng_state else None
+        ctx.rng_state = get_rng_state() if preserve_rng_state else None
         ctx.inputs = []
         ctx.tensor_indices = []
         tensors = []
@@ -90,7 +95,7 @@ class CheckpointFunction(Function):
             else:
                 ctx.inputs.append(arg)
         ctx.save_for_backward(*tensors)
-        with pyaten.no_grad():
+        with no_grad():
             return run_function(*args)
 
     @staticmethod
@@ -102,7 +107,7 @@ class CheckpointFunction(Function):
             (x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x)
             for x in inputs
         ]
-        with _rng_state(ctx.rng_state), pyaten.enable_grad():
+        with _rng_state(ctx.rng_state), enable_grad():
             outputs = ctx.run_function(*detached)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         with_grad, their_grads = [], []
@@ -114,16 +119,24 @@ class CheckpointFunction(Function):
             raise RuntimeError(
                 "none of output has requires_grad=True, this checkpoint() is not necessary"
             )
-        pyaten.autograd.backward(with_grad, their_grads)
+        engine.backward(with_grad, their_grads)
         return (None, None, *(x.grad if isinstance(x, Tensor) else None for x in detached))
 
 
-class _GradInputs(TorchFunctionMode):
-    """Notes each tensor an overridable call receives that requires grad (see the Note)."""
+class _GradInputs:
+    """A torch-function mode (as `pyaten.overrides.TorchFunctionMode`, pushed on PyTorch's
+    mode stack) noting each tensor an overridable call receives that requires grad (see the
+    Note)."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.seen: dict[int, Tensor] = {}
+
+    def __enter__(self) -> _GradInputs:
+        _push_on_torch_function_stack(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _pop_torch_function_stack()
 
     def _note(self, value: Any) -> None:
         if isinstance(value, Tensor):
@@ -157,7 +170,7 @@ class _NonReentrantCheckpoint(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         inputs = ctx.saved_tensors
-        with _rng_state(ctx.rng_state), pyaten.enable_grad():
+        with _rng_state(ctx.rng_state), enable_grad():
             outputs = ctx.run()
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         with_grad, their_grads = [], []
@@ -167,7 +180,7 @@ class _NonReentrantCheckpoint(Function):
                 their_grads.append(grad)
         wanted = [t for t in inputs if t.requires_grad]
         found = iter(
-            pyaten.autograd.grad(with_grad, wanted, their_grads, allow_unused=True)
+            engine.grad(with_grad, wanted, their_grads, allow_unused=True)
             if with_grad and wanted else ()
         )
         return (None, None, None, *(next(found) if t.requires_grad else None for t in inputs))
@@ -177,15 +190,15 @@ def _checkpoint_without_reentrant(
     function: Callable, preserve_rng_state: bool, context_fn: Callable, args: tuple,
     kwargs: dict,
 ) -> Any:
-    rng_state = pyaten.get_rng_state() if preserve_rng_state else None
+    rng_state = get_rng_state() if preserve_rng_state else None
     forward_context, recompute_context = context_fn()
     finder = _GradInputs()
     for arg in (*args, *kwargs.values()):
         finder._note(arg)
-    with forward_context, pyaten.no_grad(), finder:
+    with forward_context, no_grad(), finder:
         outputs = function(*args, **kwargs)
     inputs = list(finder.seen.values())
-    if not pyaten.is_grad_enabled() or not inputs:
+    if not is_grad_enabled() or not inputs:
         return outputs
 
     def run() -> Any:
@@ -257,7 +270,7 @@ def checkpoint_sequential(
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    if isinstance(functions, pyaten.nn.Sequential):
+    if hasattr(functions, "children") and callable(functions.children):  # a Sequential
         functions = list(functions.children())
     functions = list(functions) if isinstance(functions, Iterable) else [functions]
 

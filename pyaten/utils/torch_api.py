@@ -4,7 +4,10 @@
 namespaces docs/coverage.md covers; `tools/coverage.py` writes it from PyTorch, so pyaten
 needs no torch to read it. A name in that list that pyaten lacks raises
 "pyaten does not implement torch.X yet; see docs/coverage.md"; any other missing name keeps
-Python's usual message.
+Python's usual message. The same goes for submodules: `import pyaten.utils.tensorboard`,
+when pyaten has none and PyTorch has `torch.utils.tensorboard`, raises ModuleNotFoundError
+with that message (a finder placed last on `sys.meta_path`, so it is asked only about
+modules no other finder found, and reads the list only then).
 
 Note: why Tensor gets placeholders and not `__getattr__`
     A class that defines `__getattr__` loses CPython 3.11's specialised attribute loads for
@@ -54,10 +57,59 @@ def module_getattr(module_name: str, namespace: str, name: str) -> object:
     module = sys.modules[module_name]
     if name in public_names(namespace):
         submodule = f"{module_name}.{name}"
-        if name.isidentifier() and importlib.util.find_spec(submodule) is not None:
+        if name.isidentifier() and _module_exists(submodule):
             return importlib.import_module(submodule)
         raise not_implemented(f"{namespace}.{name}")
     raise AttributeError(f"module {module_name!r} has no attribute {name!r}", name=name, obj=module)
+
+
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # the finder below: PyTorch has it, pyaten does not
+        return False
+
+
+@functools.cache
+def torch_submodules() -> frozenset[str]:
+    """PyTorch's public submodules (`torch.utils.tensorboard`, ...), from the list
+    tools/coverage.py writes; empty when the list is absent."""
+    try:
+        names = json.loads(DATA.read_text()).get("submodules", [])
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(names)
+
+
+class MissingTorchModules:
+    """Last on `sys.meta_path`: `import pyaten.X`, where no other finder found `pyaten.X`
+    and PyTorch has `torch.X`, raises ModuleNotFoundError with the coverage pointer."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: object = None, target: object = None) -> None:
+        if not fullname.startswith("pyaten."):
+            return None
+        torch_name = "torch" + fullname[len("pyaten"):]
+        if torch_name in torch_submodules():
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: pyaten does not implement {torch_name} yet; "
+                f"{SEE}",
+                name=fullname,
+            )
+        return None
+
+    @staticmethod
+    def invalidate_caches() -> None:
+        pass
+
+
+def install_module_finder() -> None:
+    """Put `MissingTorchModules` last on `sys.meta_path` (once)."""
+    if not any(f is MissingTorchModules for f in sys.meta_path):
+        sys.meta_path.append(MissingTorchModules)  # type: ignore[arg-type]
+
+
+install_module_finder()
 
 
 class MissingAttribute:

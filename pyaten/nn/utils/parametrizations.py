@@ -16,12 +16,14 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import pyaten
 from pyaten.autograd.grad_mode import no_grad
+from pyaten.core.creation import from_numpy
 from pyaten.core.tensor import Tensor
 from pyaten.nn.functional import normalize
+from pyaten.nn.modules._ops import ops
 from pyaten.nn.modules.module import Module
 from pyaten.nn.utils import parametrize
+from pyaten.type_info import finfo
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -33,9 +35,9 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
     """The `pow`-norm of `v` over every dimension but `dim` (kept as size 1); dim=-1: over
     all of it."""
     if dim == -1:
-        return pyaten.linalg.vector_norm(v, pow)
+        return ops.linalg.vector_norm(v, pow)
     dims = [d for d in range(v.dim()) if d != dim]
-    return pyaten.linalg.vector_norm(v, pow, dim=dims, keepdim=True)
+    return ops.linalg.vector_norm(v, pow, dim=dims, keepdim=True)
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
@@ -111,8 +113,8 @@ class _SpectralNorm(Module):
         # u and v are updated in place, so the buffers stay the tensors state_dict holds
         with no_grad():
             for _ in range(n_power_iterations):
-                self._u.copy_(normalize(pyaten.mv(matrix, self._v), dim=0, eps=self.eps))
-                self._v.copy_(normalize(pyaten.mv(matrix.mH, self._u), dim=0, eps=self.eps))
+                self._u.copy_(normalize(ops.mv(matrix, self._v), dim=0, eps=self.eps))
+                self._v.copy_(normalize(ops.mv(matrix.mH, self._u), dim=0, eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
@@ -122,7 +124,7 @@ class _SpectralNorm(Module):
             self._power_method(matrix, self.n_power_iterations)
         u = self._u.clone()
         v = self._v.clone()
-        sigma = pyaten.vdot(u, pyaten.mv(matrix, v))
+        sigma = ops.vdot(u, ops.mv(matrix, v))
         return weight / sigma
 
     def right_inverse(self, value: Tensor) -> Tensor:
@@ -158,14 +160,14 @@ class _OrthMaps(enum.Enum):
 
 def _is_orthogonal(q: Tensor) -> bool:
     n, k = q.size(-2), q.size(-1)
-    eye = pyaten.eye(k, dtype=q.dtype)
-    eps = 10.0 * n * pyaten.finfo(q.dtype).eps
-    return bool(pyaten.allclose(q.mH @ q, eye, atol=eps))
+    eye = ops.eye(k, dtype=q.dtype)
+    eps = 10.0 * n * finfo(q.dtype).eps
+    return bool(ops.allclose(q.mH @ q, eye, atol=eps))
 
 
 def _make_orthogonal(a: Tensor) -> Tensor:
     """The Q of a tall `a` = QR with R's diagonal real and non-negative."""
-    q, r = pyaten.linalg.qr(a)
+    q, r = ops.linalg.qr(a)
     return q * r.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
@@ -186,8 +188,8 @@ def _geqrf(a: Tensor) -> tuple[Tensor, Tensor]:
     qr_all = np.stack(packed).reshape(*batch, *array.shape[-2:]) if flat.shape[0] else array
     tau_all = np.stack(taus).reshape(*batch, k) if flat.shape[0] else np.zeros((*batch, k))
     return (
-        pyaten.from_numpy(np.ascontiguousarray(qr_all, dtype=array.dtype)),
-        pyaten.from_numpy(np.ascontiguousarray(tau_all, dtype=array.dtype)),
+        from_numpy(np.ascontiguousarray(qr_all, dtype=array.dtype)),
+        from_numpy(np.ascontiguousarray(tau_all, dtype=array.dtype)),
     )
 
 
@@ -214,21 +216,21 @@ class _Orthogonal(Module):
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
             x = x.tril()
             if n != k:  # pad the tall matrix to a square one
-                x = pyaten.cat([x, x.new_zeros(n, n - k).expand(*x.shape[:-2], -1, -1)], dim=-1)
+                x = ops.cat([x, x.new_zeros(n, n - k).expand(*x.shape[:-2], -1, -1)], dim=-1)
             a = x - x.mH
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                q = pyaten.matrix_exp(a)
+                q = ops.matrix_exp(a)
             else:
-                eye = pyaten.eye(n, dtype=a.dtype)
-                q = pyaten.linalg.solve(
-                    pyaten.add(eye, a, alpha=-0.5), pyaten.add(eye, a, alpha=0.5)
+                eye = ops.eye(n, dtype=a.dtype)
+                q = ops.linalg.solve(
+                    ops.add(eye, a, alpha=-0.5), ops.add(eye, a, alpha=0.5)
                 )
             if n != k:
                 q = q[..., :k]
         else:
             a = x.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (a * a).sum(dim=-2))
-            q = pyaten.linalg.householder_product(a, tau)
+            q = ops.linalg.householder_product(a, tau)
             q = q * x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             q = self.base @ q
@@ -258,16 +260,16 @@ class _Orthogonal(Module):
                 a, tau = _geqrf(q)
                 diagonal = a.diagonal(dim1=-2, dim2=-1)
                 signs = diagonal.sign()
-                signs = pyaten.where(tau == 0.0, -signs, signs)
+                signs = ops.where(tau == 0.0, -signs, signs)
                 diagonal.copy_(signs)
                 return a.mT if transpose else a
             if n == k:
                 q = _make_orthogonal(q) if not _is_orthogonal(q) else q.clone()
             else:  # complete q to a square orthogonal matrix
-                extra = pyaten.randn(*(q.size()[:-2] + (n, n - k)), dtype=q.dtype)
-                q = _make_orthogonal(pyaten.cat([q, extra], dim=-1))
+                extra = ops.randn(*(q.size()[:-2] + (n, n - k)), dtype=q.dtype)
+                q = _make_orthogonal(ops.cat([q, extra], dim=-1))
             self.base = q
-            neg_eye = pyaten.zeros_like(q_init)
+            neg_eye = ops.zeros_like(q_init)
             neg_eye.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
             return neg_eye
 

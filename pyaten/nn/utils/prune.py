@@ -14,8 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
-import pyaten
 from pyaten.core.tensor import Tensor
+from pyaten.nn.modules._ops import ops
 from pyaten.nn.modules.module import Module
 
 __all__ = [
@@ -65,7 +65,7 @@ class BasePruningMethod(ABC):
         if not isinstance(method, PruningContainer):
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = pyaten.ones_like(orig)
+            default_mask = ops.ones_like(orig)
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
         try:
@@ -91,7 +91,7 @@ class BasePruningMethod(ABC):
                 raise AssertionError("importance_scores should have the same shape as tensor t")
         else:
             importance_scores = t
-        default_mask = default_mask if default_mask is not None else pyaten.ones_like(t)
+        default_mask = default_mask if default_mask is not None else ops.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
     def remove(self, module: Module) -> None:
@@ -253,7 +253,7 @@ def _validate_pruning_dim(t: Tensor, dim: int) -> None:
 def _compute_norm(t: Tensor, n: Any, dim: int) -> Tensor:
     dims = list(range(t.dim()))
     dims.remove(dims[dim])
-    return pyaten.norm(t, p=n, dim=dims)
+    return ops.norm(t, p=n, dim=dims)
 
 
 class RandomUnstructured(BasePruningMethod):
@@ -271,7 +271,7 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount(count, size)
         mask = default_mask.clone()
         if count != 0:
-            chosen = pyaten.topk(pyaten.rand_like(t).view(-1), k=count).indices
+            chosen = ops.topk(ops.rand_like(t).view(-1), k=count).indices
             mask.view(-1)[chosen] = 0
         return mask
 
@@ -295,7 +295,7 @@ class L1Unstructured(BasePruningMethod):
         _validate_pruning_amount(count, size)
         mask = default_mask.clone()
         if count != 0:
-            smallest = pyaten.topk(pyaten.abs(t).view(-1), k=count, largest=False).indices
+            smallest = ops.topk(ops.abs(t).view(-1), k=count, largest=False).indices
             mask.view(-1)[smallest] = 0
         return mask
 
@@ -307,7 +307,7 @@ class L1Unstructured(BasePruningMethod):
 
 
 def _channel_mask(t: Tensor, dim: int, index: Tensor) -> Tensor:
-    mask = pyaten.zeros_like(t)
+    mask = ops.zeros_like(t)
     where = tuple(index if d == dim else slice(None) for d in range(t.dim()))
     mask[where] = 1
     return mask
@@ -331,8 +331,8 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(count, size)
         if count == 0:
             return default_mask
-        prob = pyaten.rand(size)
-        threshold = pyaten.kthvalue(prob, k=count).values
+        prob = ops.rand(size)
+        threshold = ops.kthvalue(prob, k=count).values
         mask = _channel_mask(t, self.dim, prob > threshold)
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
@@ -364,7 +364,7 @@ class LnStructured(BasePruningMethod):
         if count == 0:
             return default_mask
         norm = _compute_norm(t, self.n, self.dim)
-        kept = pyaten.topk(norm, k=size - count, largest=True).indices
+        kept = ops.topk(norm, k=size - count, largest=True).indices
         mask = _channel_mask(t, self.dim, kept)
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
@@ -453,7 +453,7 @@ def global_unstructured(
     )
     default_mask = parameters_to_vector([
         getattr(m, n + "_mask", None) if hasattr(m, n + "_mask")
-        else pyaten.ones_like(getattr(m, n)) for m, n in parameters
+        else ops.ones_like(getattr(m, n)) for m, n in parameters
     ])
     container = PruningContainer()
     container._tensor_name = "temp"

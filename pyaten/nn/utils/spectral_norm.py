@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyaten
 from pyaten.autograd.grad_mode import no_grad
 from pyaten.core.tensor import Tensor
 from pyaten.nn.functional import normalize
+from pyaten.nn.modules._ops import ops
 from pyaten.nn.modules.module import Module
 from pyaten.nn.parameter import Parameter
 
@@ -48,11 +48,11 @@ class SpectralNorm:
         if do_power_iteration:
             with no_grad():  # u and v updated in place: they are the module's buffers
                 for _ in range(self.n_power_iterations):
-                    v.copy_(normalize(pyaten.mv(matrix.t(), u), dim=0, eps=self.eps))
-                    u.copy_(normalize(pyaten.mv(matrix, v), dim=0, eps=self.eps))
+                    v.copy_(normalize(ops.mv(matrix.t(), u), dim=0, eps=self.eps))
+                    u.copy_(normalize(ops.mv(matrix, v), dim=0, eps=self.eps))
                 u = u.clone()
                 v = v.clone()
-        sigma = pyaten.dot(u, pyaten.mv(matrix, v))
+        sigma = ops.dot(u, ops.mv(matrix, v))
         return weight / sigma
 
     def remove(self, module: Module) -> None:
