@@ -257,6 +257,8 @@ _BAD_CALLS = {
     "index_add_ out of range (2-d)": (
         lambda m: m.zeros(3, 2).index_add_(0, m.tensor([5]), m.ones(1, 2)), True),
     "sum(dim=2**63)": (lambda m: m.zeros(2).sum(2**63), True),
+    "tril_indices(2**20, 2**20)": (lambda m: m.tril_indices(2**20, 2**20), True),
+    "tril_indices(2**31, 2**31)": (lambda m: m.tril_indices(2**31, 2**31), True),
     "expand(2**63)": (lambda m: m.zeros(1).expand(2**63), True),
     "expand(-2)": (lambda m: m.zeros(1).expand(-2), True),
     "expand(2**62, 4)": (lambda m: m.zeros(1).expand(2**62, 4), True),
@@ -361,6 +363,18 @@ _GRAPHS = {
     "Function reading saved_tensors of nothing": lambda m, a: _function(
         m, _ReadsEmptySaved).apply(a).sum(),
 }
+
+
+@pytest.mark.parametrize("op, args", [
+    ("triu_indices", (2**33, 3)),
+    ("triu_indices", (2**33, 3, -5)),
+    ("triu_indices", (3, 2**33, 2**33 - 2)),
+    ("tril_indices", (3, 2**33, -1)),
+    ("tril_indices", (5, 4, -2)),
+    ("triu_indices", (4, 6, 3)),
+])
+def test_triangle_indices_of_a_tall_or_wide_grid_need_no_grid(op, args):
+    assert_same(getattr(pyaten, op)(*args), getattr(torch, op)(*args))
 
 
 def test_to_none_and_meta_index_as_pytorch():

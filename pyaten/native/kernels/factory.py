@@ -631,13 +631,38 @@ def _triangle_indices(op: str, row: int, col: int, offset: int, dtype, lower: bo
     dtype = dt.int64 if dtype is None else dtype
     if dtype not in (dt.int32, dt.int64):
         raise NotImplementedError(f"\"{op}\" not implemented for '{dtype.scalar_name}'")
-    rows, cols = np.indices((row, col)).reshape(2, -1)
-    keep = cols - rows <= offset if lower else cols - rows >= offset
-    pairs = np.stack([rows[keep], cols[keep]])
-    result = _new(pairs.shape, dtype, *options)
-    if result.device.type != "meta":
-        result._numpy()[...] = pairs
+    # the result is allocated first, at its counted size: a huge one fails as PyTorch's
+    # allocation does, before any NumPy temporary of row * col entries
+    count = _lower_count(row, col, offset) if lower else row * col - _lower_count(
+        row, col, offset - 1)
+    result = _new((2, count), dtype, *options)
+    if result.device.type != "meta" and count:
+        # only the rows that hold entries (at most `count` of them), each a run of columns
+        if lower:
+            rows = np.arange(min(max(-offset, 0), row), row, dtype=np.int64)
+            starts = np.zeros_like(rows)
+            stops = np.minimum(rows + (offset + 1), col)
+        else:
+            rows = np.arange(0, max(min(row, col - offset), 0), dtype=np.int64)
+            starts = np.maximum(rows + offset, 0)
+            stops = np.full_like(rows, col)
+        lengths = stops - starts
+        ends = np.cumsum(lengths)
+        out = result._numpy()
+        out[0] = np.repeat(rows, lengths)
+        out[1] = np.arange(count) - np.repeat(ends - lengths - starts, lengths)
     return result
+
+
+def _lower_count(row: int, col: int, offset: int) -> int:
+    """How many (r, c) in a row x col grid have c - r <= offset: row r holds
+    clamp(r + offset + 1, 0, col) of them, an arithmetic run between a zero part and a full
+    part."""
+    k = offset + 1
+    first = min(max(1 - k, 0), row)  # rows before it hold none
+    full = min(max(col - k, first), row)  # rows from it on hold all `col`
+    n = full - first
+    return n * (first + full - 1) // 2 + k * n + (row - full) * col
 
 
 @native
