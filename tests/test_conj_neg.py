@@ -544,3 +544,17 @@ def test_views_of_narrow_and_integer_dtypes(dtype: str, make) -> None:
         assert repr(ours) == repr(theirs).replace("torch.", "pyaten.")
         wide = "complex64" if dtype == "complex32" else "float64"
         assert_same(ours.clone().to(getattr(pyaten, wide)), theirs.clone().to(getattr(torch, wide)))
+
+
+def test_deepcopy_resolves_the_views() -> None:
+    import copy
+
+    ours, theirs = _pair()
+    ours_copies = copy.deepcopy([ours, ours.conj(), ours.t()._neg_view(), ours.conj()[:, :1]])
+    theirs_copies = copy.deepcopy([theirs, theirs.conj(), theirs.t()._neg_view(),
+                                   theirs.conj()[:, :1]])
+    for a, b in zip(ours_copies, theirs_copies):
+        assert_same(a, b, strides=True)
+        assert _bits(a) == _bits(b)
+    ours_copies[1].zero_()  # its own storage: the plain copy is untouched
+    assert_same(ours_copies[0], theirs)

@@ -80,7 +80,7 @@ def math_bit_values(values: np.ndarray, bits: int) -> np.ndarray:
     if bits & ZERO_BIT:
         return np.zeros(values.shape, values.dtype)
     if values.dtype.fields is not None:  # complex32: (real, imag) float16 pairs
-        values = values.copy()
+        values = values.copy(order="K")
         if bits & NEG_BIT:
             np.negative(values["real"], out=values["real"])
         if bool(bits & CONJ_BIT) != bool(bits & NEG_BIT):
@@ -91,6 +91,17 @@ def math_bit_values(values: np.ndarray, bits: int) -> np.ndarray:
     if bits & NEG_BIT:
         values = np.negative(values)
     return values
+
+
+def _resolve_copied_view(t: Tensor, bits: int) -> None:
+    # `t` (a deep copy) gets its own storage holding the values it shows, and no bits.
+    from pyaten.core.creation import share_array
+
+    # (ufuncs write in the input's memory order, so a dense transpose keeps its strides)
+    resolved = share_array(math_bit_values(t._numpy(), bits), t._dtype)
+    t._storage, t._strides, t._offset = resolved._storage, resolved._strides, 0
+    t._np = None
+    t._keyset &= ~bits
 
 
 def _refuse_math_bits_numpy(keyset: int, force: bool) -> None:
@@ -719,6 +730,9 @@ class Tensor:
             import copy
 
             new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        bits = self._keyset & (CONJ_BIT | NEG_BIT)
+        if bits and storage.data is not None and is_host_memory(storage.data):
+            _resolve_copied_view(new, bits)  # PyTorch deep-copies a conj/neg view resolved
         memo[id(self)] = new
         return new
 
