@@ -152,3 +152,53 @@ def test_graph_editing_lint_and_recompile() -> None:
 def test_bad_tracing_mode() -> None:
     with pytest.raises(ValueError, match="Unexpected tracing type"):
         make_fx(lambda x: x, tracing_mode="bogus")
+
+
+def _program_ids():
+    from tests.test_python_dispatch import PROGRAMS as LOGGED
+
+    return [p for p in LOGGED if p.__name__ not in ("_random_shapes_only",)]
+
+
+@pytest.mark.parametrize("program", _program_ids(), ids=lambda p: p.__name__.strip("_"))
+def test_make_fx_targets_equal_pytorchs(program) -> None:
+    def targets(lib, capture):
+        P = pyaten if lib == "pyaten" else torch
+        gm = capture(lambda: program(P))()
+        return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+    assert targets("pyaten", make_fx) == targets("torch", torch_make_fx)
+
+
+def _training_step(P):
+    def step(x, w1, w2):
+        loss = (x @ w1).tanh().matmul(w2).pow(2).mean()
+        g1, g2 = P.autograd.grad(loss, [w1, w2])
+        return loss, g1, g2
+
+    return step
+
+
+def test_joint_forward_backward_capture_of_a_training_step() -> None:
+    step = _training_step(pyaten)
+    w1 = (pyaten.arange(6.0).reshape(3, 2) / 6).requires_grad_()
+    w2 = (pyaten.ones(2, 1) / 2).requires_grad_()
+    gm = make_fx(step)(pyaten.ones(4, 3), w1, w2)
+    ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert "aten.tanh_backward.default" in ops  # the backward is in the same graph
+    theirs = torch_make_fx(_training_step(torch))(
+        torch.ones(4, 3), (torch.arange(6.0).reshape(3, 2) / 6).requires_grad_(),
+        (torch.ones(2, 1) / 2).requires_grad_())
+    # The same operators, but for the overload of a tensor-and-number product in a formula:
+    # PyTorch's C++ formulas reach `.Scalar`, pyaten's Python formulas `.Tensor`.
+    def packets(names):
+        return sorted(name.rsplit(".", 1)[0] for name in names)
+
+    assert packets(ops) == packets(str(n.target) for n in theirs.graph.nodes
+                                   if n.op == "call_function")
+    x = pyaten.arange(12.0).reshape(4, 3) / 10
+    new_w1, new_w2 = w1.detach() * 2, w2.detach() - 1
+    captured = gm(x, new_w1, new_w2)
+    eager = step(x, new_w1.requires_grad_(), new_w2.requires_grad_())
+    for a, b in zip(captured, eager):
+        assert pyaten.allclose(a, b.detach())

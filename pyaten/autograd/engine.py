@@ -161,10 +161,12 @@ def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None
 
 def _accumulate_first_dispatched(variable: Tensor, grad: Tensor, owned: bool) -> None:
     """A first gradient while Python dispatch is on: the same rules, each step an operator a
-    mode sees as in PyTorch (`detach` to steal, else `new_empty_strided` and `copy_`); a
-    wrapper subclass's gradient is stolen (its references are the subclass's business)."""
+    mode sees as in PyTorch (`detach` to steal, else `new_empty_strided` and `copy_`). The
+    reference counts are not read here: a mode or a capture keeps references of its own (its
+    node table, `meta["val"]`), which PyTorch's use count of the tensor's storage does not
+    see; the gradient is stolen when it has no history and the layout a copy would get."""
     if grad.grad_fn is None and not grad._requires_grad and (
-        type(grad) is not Tensor or (owned and _stealable(grad, variable))
+        type(grad) is not Tensor or _obeys_layout(grad, variable)
     ):
         variable._grad = (_DETACH.entry or _DETACH.resolve()).call(grad)
         return
@@ -455,7 +457,7 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
                     f"{out._dtype}"
                 )
             ones_like = _ONES_LIKE.entry or _ONES_LIKE.resolve()
-            result.append(ones_like.call(out, None, None, None, None, preserve_format))
+            result.append(ones_like.call(out, None, None, None, False, preserve_format))
             continue
         if not isinstance(grad, Tensor):
             raise TypeError(

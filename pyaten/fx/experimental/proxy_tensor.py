@@ -20,12 +20,15 @@ from pyaten.core.tensor import Tensor
 from pyaten.fx.graph import Graph
 from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node
+from pyaten.native.ops_handles import aten
 from pyaten.utils import _pytree
 from pyaten.utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["make_fx"]
 
 _MODES = ("real", "fake")
+_LIFT_FRESH = aten.lift_fresh.default
+_LIFT_FRESH_COPY = aten.lift_fresh_copy.default
 
 
 class _CaptureMode(TorchDispatchMode):
@@ -58,6 +61,8 @@ class _CaptureMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if func is _LIFT_FRESH:  # a fresh tensor becomes a copy in the graph, as PyTorch's
+            func = _LIFT_FRESH_COPY
         out = func(*args, **kwargs)
         node = self.graph.call_function(
             func, _pytree.tree_map(self.node_of, args), _pytree.tree_map(self.node_of, kwargs)

@@ -546,6 +546,11 @@ def lift_fresh(self: Tensor) -> Tensor:
 
 
 @native
+def lift_fresh_copy(self: Tensor) -> Tensor:
+    return _aten().clone.default(self, None)
+
+
+@native
 def view_dtype(self: Tensor, dtype) -> Tensor:
     old = self.dtype
     if dtype == old:
