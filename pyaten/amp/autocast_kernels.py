@@ -90,6 +90,18 @@ def is_eligible(t: Tensor, device_type: str) -> bool:
     return dtype.is_floating_point and dtype is not dtypes.float64 and t._device.type == device_type
 
 
+def _to_copy(t: Tensor, dtype: Any) -> Tensor:
+    # What `t.to(dtype)` calls once the dtype differs, without the binding of `to` (a third
+    # of a small cast's cost).
+    entry = _TO_COPY[0]
+    if entry is None:
+        entry = _TO_COPY[0] = find_operator("aten::_to_copy")
+    return entry.call(t, dtype, None, None, None, False, None)
+
+
+_TO_COPY: list[Any] = [None]
+
+
 def cached_cast(to: Any, t: Tensor, device_type: str, name: str) -> Tensor:
     """`t` cast to `to` when eligible; float32 leaf weights cast to the autocast dtype are
     cached for the rest of the outermost region."""
@@ -110,10 +122,10 @@ def cached_cast(to: Any, t: Tensor, device_type: str, name: str) -> Tensor:
             if hit is not None and hit[0]() is t:
                 cast, cached = hit[1], True
             else:
-                cast = t.to(to)
+                cast = _to_copy(t, to)
                 _CACHE[id(t)] = (weakref.ref(t), cast)
     else:
-        cast = t.to(to)
+        cast = _to_copy(t, to)
     if trace.ACTIVE:
         trace.note("autocast_cast", argument=name, src=str(t._dtype), dst=str(to), cached=cached)
     return cast

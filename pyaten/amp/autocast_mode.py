@@ -164,6 +164,7 @@ class autocast:  # noqa: N801 - named as torch.autocast
             raise RuntimeError(
                 f"User specified an unsupported autocast device_type '{device_type}'"
             )
+        self._bit = _k.AUTOCAST_BITS[_device(device_type).type]
         self._cache_enabled = (
             is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         )
@@ -187,14 +188,19 @@ class autocast:  # noqa: N801 - named as torch.autocast
                 enabled = False
         self._enabled = enabled
 
+    # __enter__ and __exit__ do what set_autocast_enabled / set_autocast_dtype / the nesting
+    # and cache functions do, on the state directly (a region is entered once per step).
     def __enter__(self) -> autocast:
-        self.prev_cache_enabled = is_autocast_cache_enabled()
-        self.prev = is_autocast_enabled(self.device)
-        self.prev_fastdtype = get_autocast_dtype(self.device)
-        set_autocast_enabled(self.device, self._enabled)
-        set_autocast_dtype(self.device, self.fast_dtype)
-        autocast_increment_nesting()
-        set_autocast_cache_enabled(self._cache_enabled)
+        state = _k.AUTOCAST
+        bit = self._bit
+        excluded = STATE.excluded
+        self.prev_cache_enabled = state.cache_enabled
+        self.prev = not excluded & bit
+        self.prev_fastdtype = state.dtypes[self.device]
+        _set(STATE.included, excluded & ~bit if self._enabled else excluded | bit)
+        state.dtypes[self.device] = self.fast_dtype
+        state.nesting += 1
+        state.cache_enabled = self._cache_enabled
         return self
 
     def __exit__(
@@ -203,11 +209,14 @@ class autocast:  # noqa: N801 - named as torch.autocast
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
-        if autocast_decrement_nesting() == 0:
-            clear_autocast_cache()
-        set_autocast_enabled(self.device, self.prev)
-        set_autocast_dtype(self.device, self.prev_fastdtype)
-        set_autocast_cache_enabled(self.prev_cache_enabled)
+        state = _k.AUTOCAST
+        state.nesting -= 1
+        if state.nesting == 0:
+            _k.clear_cache()
+        excluded = STATE.excluded
+        _set(STATE.included, excluded & ~self._bit if self.prev else excluded | self._bit)
+        state.dtypes[self.device] = self.prev_fastdtype
+        state.cache_enabled = self.prev_cache_enabled
         return False
 
     def __call__(self, func: F) -> F:
