@@ -196,6 +196,54 @@ def test_opinfo_samples_on_neg_views(info) -> None:
     _sweep(info, torch.float32, _neg_view, 1)
 
 
+RANDOM_FILLS = frozenset({"normal", "uniform", "cauchy", "exponential", "geometric",
+                          "log_normal", "bernoulli", "random_"})  # other random streams
+
+
+def _inplace_cases(dtype: torch.dtype) -> list:
+    cases, seen = [], set()
+    for info in op_db:
+        method = info.name.split(".")[-1] + "_"
+        if (info.inplace_variant is None or info.name in RANDOM_FILLS or method in seen
+                or dtype not in info.supported_dtypes("cpu")
+                or not hasattr(pyaten.Tensor, method) or not hasattr(torch.Tensor, method)):
+            continue
+        seen.add(method)
+        cases.append(pytest.param(info, method, id=method))
+    return cases
+
+
+def _inplace_sweep(info, method: str, dtype: torch.dtype, view) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        samples = [s for s in info.sample_inputs("cpu", dtype)
+                   if isinstance(s.input, torch.Tensor)][:2]
+    for sample in samples:
+        theirs = view(sample.input.clone())
+        ours = view(to_pyaten(sample.input.clone()))
+        theirs_args = _map(tuple(sample.args), view)
+        ours_args = _map(to_pyaten(tuple(sample.args)), view)
+        kwargs = dict(sample.kwargs)
+        pair = run_both(
+            lambda: getattr(ours, method)(*ours_args, **to_pyaten(kwargs)),  # noqa: B023
+            lambda: getattr(theirs, method)(*theirs_args, **kwargs),  # noqa: B023
+            message=False)
+        if pair is None:
+            continue
+        assert_same(ours, theirs, rtol=1e-4, atol=1e-4)  # written through the bit
+        assert _bits(ours) == _bits(theirs)
+
+
+@pytest.mark.parametrize("info,method", _inplace_cases(torch.complex64))
+def test_inplace_opinfo_samples_on_conj_views(info, method: str) -> None:
+    _inplace_sweep(info, method, torch.complex64, _conj_view)
+
+
+@pytest.mark.parametrize("info,method", _inplace_cases(torch.float32))
+def test_inplace_opinfo_samples_on_neg_views(info, method: str) -> None:
+    _inplace_sweep(info, method, torch.float32, _neg_view)
+
+
 # ---- the views themselves ---------------------------------------------------------------------
 
 VALUES = [[1 + 2j, -3 + 0.5j, 2 - 1j], [0.5 - 1j, 4j, -2 + 0j]]
