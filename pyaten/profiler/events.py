@@ -56,6 +56,7 @@ class FunctionEvent:
         self.stack = stack if stack is not None else []
         self.sequence_nr = sequence_nr
         self.is_user_annotation = is_user_annotation
+        self.trace_name = name
         self.cpu_parent: FunctionEvent | None = None
         self.cpu_children: list[FunctionEvent] = []
         self.self_cpu_memory_usage = 0
@@ -209,7 +210,7 @@ class EventList(list):
             trace_events.append({
                 "ph": "X",
                 "cat": "user_annotation" if event.is_user_annotation else "cpu_op",
-                "name": event.name,
+                "name": event.trace_name,
                 "pid": _PID,
                 "tid": event.thread,
                 "ts": event.start_us,

@@ -14,12 +14,15 @@ def to_function_events(raw: list[RawEvent]) -> EventList:
     by_id: dict[int, FunctionEvent] = {}
     events = []
     for r in sorted(raw, key=lambda r: (r.start_ns, r.id)):
+        # PyTorch lists each `ProfilerStep#N` as `ProfilerStep*` (its trace keeps the number)
+        name = "ProfilerStep*" if r.name.startswith("ProfilerStep#") else r.name
         event = FunctionEvent(
-            r.id, r.name, r.thread, r.start_ns / 1000.0, r.end_ns / 1000.0,
+            r.id, name, r.thread, r.start_ns / 1000.0, r.end_ns / 1000.0,
             input_shapes=r.input_shapes, stack=r.stack, sequence_nr=r.sequence_nr,
             is_user_annotation=r.kind == "user",
         )
         event.self_cpu_memory_usage = r.self_memory
+        event.trace_name = r.name
         by_id[r.id] = event
         if r.parent is not None and r.parent.id in by_id:
             parent = by_id[r.parent.id]
