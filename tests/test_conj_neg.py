@@ -468,6 +468,26 @@ def test_gradcheck_through_views(fn) -> None:
     assert pyaten.autograd.gradgradcheck(fn, (x,))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda d: (d.conj() * d).conj().imag * 2 + d._neg_view().real,
+    lambda d: d.conj()[1:] * 3,
+    lambda d: d.conj().conj_physical(),
+], ids=["mixed", "slice", "conj_physical"])
+def test_forward_ad_through_views(fn) -> None:
+    values, tangents = [1 + 2j, 3 - 1j], [0.5 + 1j, -1j]
+    results = []
+    for m in (pyaten, torch):
+        fa = m.autograd.forward_ad
+        with fa.dual_level():
+            primal, tangent = fa.unpack_dual(fn(fa.make_dual(m.tensor(values),
+                                                             m.tensor(tangents))))
+            results.append((primal, tangent))
+    (ours_p, ours_t), (theirs_p, theirs_t) = results
+    assert_same(ours_p, theirs_p)
+    assert_same(ours_t, theirs_t)
+    assert _bits(ours_t) == _bits(theirs_t)
+
+
 # ---- reading values outside the dispatcher --------------------------------------------------
 
 @pytest.mark.parametrize("view", ["conj", "neg"])
