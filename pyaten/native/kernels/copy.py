@@ -103,6 +103,10 @@ def _overflows(value, dtype) -> bool:
 
 def checked_scalar(value, dtype):
     """`value` as a NumPy scalar of `dtype`, raising ATen's overflow error when it can't fit."""
+    if value.__class__ is int and not -0x8000000000000000 <= value <= 0xFFFFFFFFFFFFFFFF:
+        # not a Scalar at all: PyTorch's parser refuses it (fast bindings pass it through)
+        raise OverflowError("can't convert negative int to unsigned" if value < 0 else
+                            "int too big to convert")
     if _overflows(value, dtype):
         raise RuntimeError(
             f"value cannot be converted to type {_CPP_TYPE_NAMES[dtype.scalar_name]} "
