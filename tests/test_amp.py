@@ -905,3 +905,47 @@ def test_amp_operators_have_meta_kernels():
         out = lib._amp_update_scale_(m, tracker, m, 2.0, 0.5, 2)
         assert out is m
         lib._amp_foreach_non_finite_check_and_unscale_([lib.empty(3, device="meta")], m, m)
+
+
+# -- a plug-in device opts in ----------------------------------------------------------------
+
+
+def test_a_plugin_device_autocasts_after_opting_in():
+    import sys
+    from pathlib import Path
+
+    from pyaten import backends
+
+    already = "openreg" in backends.devices()
+    try:
+        import pyaten_openreg
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extensions" / "openreg"))
+        import pyaten_openreg
+    if "openreg" not in backends.devices():
+        pyaten_openreg.register()
+    before = pyaten.dispatch.dump_table("aten::add.Tensor").get("AutocastPrivateUse1")
+    try:
+        with pytest.raises(RuntimeError, match="unsupported autocast device_type 'openreg'"):
+            pyaten.autocast("openreg", dtype=pyaten.float16)
+        handle = pyaten.amp.register_autocast_device("openreg")
+        try:
+            a = pyaten.randn(3, 4).to("openreg")
+            b = pyaten.randn(4, 5).to("openreg")
+            with pyaten.autocast("openreg", dtype=pyaten.bfloat16):
+                assert pyaten.mm(a, b).dtype == pyaten.bfloat16
+                assert (a + 1).dtype == pyaten.float32  # unlisted: falls through
+                assert pyaten.mm(a.cpu(), b.cpu()).dtype == pyaten.float32  # CPU: not on
+            with pyaten.autocast("openreg"):  # PyTorch's PrivateUse1 default: float16
+                assert pyaten.mm(a, b).dtype == pyaten.float16
+            with pytest.warns(UserWarning, match="openreg Autocast only supports"):
+                pyaten.autocast("openreg", dtype=pyaten.float64)
+            table = pyaten.dispatch.dump_table("aten::add.Tensor")
+            assert table["AutocastPrivateUse1"] == "fallthrough"
+        finally:
+            handle.remove()
+        assert pyaten.dispatch.dump_table("aten::add.Tensor").get("AutocastPrivateUse1") == before
+        assert not pyaten.amp.is_autocast_available("openreg")
+    finally:
+        if not already:
+            pyaten_openreg.unregister()

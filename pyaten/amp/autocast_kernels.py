@@ -59,6 +59,14 @@ DEFAULT_DTYPES = {
 }  # fmt: skip
 
 
+class _Dtypes(dict):
+    """A thread's autocast dtype per device; a device registered after the thread started
+    reads its default."""
+
+    def __missing__(self, device_type: str) -> Any:
+        return DEFAULT_DTYPES[device_type]
+
+
 class _AutocastState(threading.local):
     """Per thread, as in PyTorch: the dtypes, the nesting depth, whether casts are cached."""
 
@@ -66,7 +74,7 @@ class _AutocastState(threading.local):
     cache_enabled: bool = True
 
     def __init__(self) -> None:
-        self.dtypes = dict(DEFAULT_DTYPES)
+        self.dtypes = _Dtypes(DEFAULT_DTYPES)
 
 
 AUTOCAST = _AutocastState()
@@ -279,39 +287,43 @@ def make_kernel(row: PolicyRow, key_bit: int) -> Callable[..., Any]:
     return kernel
 
 
-_REGISTERED: dict[str, list[Any]] = {}  # "device/key" -> registration handles
-
-
-def register_policy(device_type: str, key: str, policy_device: str | None = None) -> None:
-    """Register the kernels of `policy_device`'s lists (default: `device_type`'s) on `key`
-    (idempotent): AutocastCPU at import; a plug-in device's AutocastPrivateUse1 when it opts
-    in (autocast_mode.register_autocast_device)."""
-    label = f"{device_type}/{key}"
-    if label in _REGISTERED:
-        return
-    source = policy_device or device_type
-    bit = functionality_bit(key)
+def register_policy(device_type: str, key: str, policy: str | None = None) -> list[Any]:
+    """Register a kernel on `key` for each operator of `policy`'s lists (default:
+    `device_type`'s), casting tensors of `device_type`: AutocastCPU at import, a plug-in
+    device's AutocastPrivateUse1 when it opts in. Returns the registration handles."""
+    source = policy or device_type
     rows = [r for r in read_policy_table() if r.device_type == source]
+    if not rows:
+        raise ValueError(f"autocast: {POLICY_FILE} has no policy '{source}'")
+    bit = functionality_bit(key)
     handles = []
     with batch():
         for row in rows:
             device_row = PolicyRow(device_type, row.operator, row.policy, row.line, row.target)
-            handles.append(
-                register_kernel(
-                    row.operator, KEY_BY_NAME[key], make_kernel(device_row, bit), debug=row.site
-                )
-            )
-    _REGISTERED[label] = handles
+            kernel = make_kernel(device_row, bit)
+            handles.append(register_kernel(row.operator, KEY_BY_NAME[key], kernel, debug=row.site))
+    return handles
 
 
-def register_plugin_policy(policy: str = "cpu") -> None:
-    """A plug-in device opts into autocast: `policy`'s kernels on AutocastPrivateUse1, and a
-    fallthrough for every other operator (PyTorch leaves that key to the plug-in)."""
-    if "privateuseone/AutocastPrivateUse1" in _REGISTERED:
-        return
+def register_plugin_device(device_type: str, policy: str, default_dtype: Any) -> list[Any]:
+    """A plug-in device (the PrivateUse1 slot) opts into autocast: `policy`'s kernels on
+    AutocastPrivateUse1, a fallthrough for every other operator (PyTorch leaves that key to
+    the plug-in), and `device_type` known to the state. Returns the registration handles."""
     from pyaten.dispatch import register_fallback
 
     key = KEY_BY_NAME["AutocastPrivateUse1"]
-    site = f"registered at {__file__}:{register_plugin_policy.__code__.co_firstlineno}"
-    register_fallback(key, None, fallthrough=True, debug=site)
-    register_policy("privateuseone", "AutocastPrivateUse1", policy)
+    site = f"registered at {__file__}:{register_plugin_device.__code__.co_firstlineno}"
+    handles = [register_fallback(key, None, fallthrough=True, debug=site)]
+    try:
+        handles += register_policy(device_type, "AutocastPrivateUse1", policy)
+    except BaseException:
+        handles[0].remove()
+        raise
+    AUTOCAST_BITS[device_type] = functionality_bit("AutocastPrivateUse1")
+    DEFAULT_DTYPES[device_type] = default_dtype
+    return handles
+
+
+def forget_plugin_device(device_type: str) -> None:
+    AUTOCAST_BITS.pop(device_type, None)
+    DEFAULT_DTYPES.pop(device_type, None)

@@ -23,6 +23,7 @@ from pyaten.core import dtypes
 from pyaten.core.device import device as _device
 from pyaten.core.dtypes import dtype as _dtype_class
 from pyaten.core.tensor import Tensor
+from pyaten.dispatch.registry import RegistrationHandle
 from pyaten.dispatch.tls import STATE, _set
 
 __all__ = [
@@ -127,17 +128,43 @@ def autocast_decrement_nesting() -> int:
 # The dtypes each device can autocast to (PyTorch's list for devices not named here); a
 # plug-in device names its own when it opts in (register_autocast_device).
 _SUPPORTED_DTYPES: dict[str, tuple[Any, ...]] = {"cpu": (dtypes.bfloat16, dtypes.float16)}
+_PLUGINS: set[str] = set()  # plug-in devices that opted in
 
 
 def register_autocast_device(
-    device_type: str = "privateuseone",
+    device_type: str,
     supported_dtypes: tuple[Any, ...] = (dtypes.bfloat16, dtypes.float16),
     policy: str = "cpu",
-) -> None:
-    """Let a plug-in device autocast: its AutocastPrivateUse1 key gets a kernel for each
-    operator of `policy`'s lists in autocast_policy.yaml and a fallthrough for the rest."""
-    _k.register_plugin_policy(policy)
+    dtype: Any = dtypes.float16,
+) -> RegistrationHandle:
+    """Let the plug-in device `device_type` (registered in the PrivateUse1 slot) autocast:
+    its AutocastPrivateUse1 key gets a kernel for each operator of `policy`'s lists in
+    autocast_policy.yaml and a fallthrough for the rest; `dtype` is its default autocast dtype
+    (PyTorch's for PrivateUse1: float16), `supported_dtypes` what `autocast` accepts (PyTorch
+    asks the backend module's `get_amp_supported_dtype`). The handle's `remove()` undoes it."""
+    from pyaten.backends import devices, get_device
+
+    if device_type not in devices() or get_device(device_type).slot != "PrivateUse1":
+        raise RuntimeError(
+            f"register_autocast_device: '{device_type}' is not a plug-in device registered in "
+            "the PrivateUse1 slot (the only plug-in slot with an Autocast key)"
+        )
+    if device_type in _SUPPORTED_DTYPES:
+        raise RuntimeError(
+            f"register_autocast_device: autocast is already registered for '{device_type}'"
+        )
+    handles = _k.register_plugin_device(device_type, policy, dtype)
     _SUPPORTED_DTYPES[device_type] = tuple(supported_dtypes)
+    _PLUGINS.add(device_type)
+
+    def undo() -> None:
+        for handle in reversed(handles):
+            handle.remove()
+        _k.forget_plugin_device(device_type)
+        _SUPPORTED_DTYPES.pop(device_type, None)
+        _PLUGINS.discard(device_type)
+
+    return RegistrationHandle(undo, f"autocast {device_type}")
 
 
 class autocast:  # noqa: N801 - named as torch.autocast
@@ -177,7 +204,8 @@ class autocast:  # noqa: N801 - named as torch.autocast
                 )
                 enabled = False
             elif self.fast_dtype not in supported:
-                name = device_type.upper() if device_type != "privateuseone" else device_type
+                # PyTorch names a plug-in device as registered, the others in capitals
+                name = device_type if device_type in _PLUGINS else device_type.upper()
                 warnings.warn(
                     f"In {name} autocast, but the target dtype is not supported. Disabling "
                     f"autocast.\n{name} Autocast only supports dtypes of "
