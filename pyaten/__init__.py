@@ -109,7 +109,8 @@ def _install_compat() -> None:
     import pyaten.backends.cudnn
     import pyaten.backends.mps
     import pyaten.cuda
-    import pyaten.mps  # noqa: F401 - the imports bind pyaten.cuda, pyaten.mps, ...
+    import pyaten.mps
+    import pyaten.onnx  # noqa: F401 - the imports bind pyaten.cuda, pyaten.mps, ...
     from pyaten import global_settings, legacy_types, tensor_compat, type_info
 
     for module in (global_settings, type_info):
