@@ -39,14 +39,14 @@ from pyaten.core.torch_function import (
 __all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
 _REENTRANT_WARNING = (
-    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+    "pyaten.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
     "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
     "exception. use_reentrant=False is recommended, but if you need to preserve the current "
     "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
     "the differences between the two variants."
 )
 _SEQUENTIAL_WARNING = (
-    "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
+    "pyaten.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
     "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
     "passed. use_reentrant=False is recommended, but if you need to preserve the current "
     "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "

@@ -60,8 +60,8 @@ class WeightNorm:
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Replace `module.<name>` by `<name>_g` and `<name>_v` (see `WeightNorm`)."""
     warnings.warn(
-        "`torch.nn.utils.weight_norm` is deprecated in favor of "
-        "`torch.nn.utils.parametrizations.weight_norm`.",
+        "`pyaten.nn.utils.weight_norm` is deprecated in favor of "
+        "`pyaten.nn.utils.parametrizations.weight_norm`.",
         FutureWarning,
         stacklevel=2,
     )
