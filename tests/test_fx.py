@@ -202,3 +202,82 @@ def test_joint_forward_backward_capture_of_a_training_step() -> None:
     eager = step(x, new_w1.requires_grad_(), new_w2.requires_grad_())
     for a, b in zip(captured, eager):
         assert pyaten.allclose(a, b.detach())
+
+
+# -- symbolic_trace ------------------------------------------------------------------------
+
+def _modules(P):
+    nn, F = P.nn, P.nn.functional
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 4)
+            self.w = nn.Parameter(P.ones(4))
+            self.seq = nn.Sequential(nn.ReLU(), nn.Linear(4, 2))
+
+        def forward(self, x, y=None):
+            h = self.lin(x) * self.w + 1
+            h = F.relu(h)
+            z = P.cat([h, h], dim=0).view(-1, 4)
+            return self.seq(z).softmax(-1), h.shape
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(4)
+            self.fc1 = nn.Linear(4, 8)
+            self.fc2 = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return x + self.fc2(F.silu(self.fc1(self.norm(x)))) * 0.5
+
+    class Conv(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, 3, padding=1)
+            self.pool = nn.MaxPool2d(2)
+
+        def forward(self, x):
+            h = self.pool(self.conv(x).relu())
+            return h.flatten(1).mean(dim=1, keepdim=True) - h.amax()
+
+    def free_function(a, b):
+        return P.matmul(a, b.t()).tanh()[0] / 2, -a
+
+    return {"mixed": (Mixed, (P.ones(2, 3),)), "block": (Block, (P.arange(8.0).reshape(2, 4),)),
+            "conv": (Conv, (P.arange(16.0).reshape(1, 1, 4, 4),)),
+            "function": (free_function, (P.ones(2, 3), P.arange(6.0).reshape(2, 3)))}
+
+
+@pytest.mark.parametrize("name", ["mixed", "block", "conv", "function"])
+def test_symbolic_trace_as_pytorchs(name) -> None:
+    ours_cls, ours_inputs = _modules(pyaten)[name]
+    theirs_cls, theirs_inputs = _modules(torch)[name]
+    pyaten.manual_seed(0)
+    torch.manual_seed(0)
+    ours_root = ours_cls() if isinstance(ours_cls, type) else ours_cls
+    theirs_root = theirs_cls() if isinstance(theirs_cls, type) else theirs_cls
+    ours = pyaten.fx.symbolic_trace(ours_root)
+    theirs = torch.fx.symbolic_trace(theirs_root)
+    assert ours.code == theirs.code.replace("torch", "pyaten")
+    assert str(ours.graph) == str(theirs.graph).replace("torch", "pyaten")
+    got, expected = ours(*ours_inputs), ours_root(*ours_inputs)
+    for a, b in zip(pyaten.utils._pytree.tree_leaves(got),
+                    pyaten.utils._pytree.tree_leaves(expected)):
+        assert a.equal(b) if isinstance(a, pyaten.Tensor) else a == b
+    assert_same(got[0], theirs(*theirs_inputs)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("lib", ["torch", "pyaten"])
+def test_symbolic_trace_refuses_control_flow_on_proxies(lib) -> None:
+    P = pyaten if lib == "pyaten" else torch
+    fx = P.fx
+
+    def branchy(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(fx.proxy.TraceError, match="control flow"):
+        fx.symbolic_trace(branchy)

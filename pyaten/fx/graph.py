@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pyaten.fx.node import Node
+from pyaten.fx.node import Node, qualified_name
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -160,7 +160,8 @@ class Graph:
         body = []
         for node in self._nodes:
             if node.op == "placeholder":
-                params.append(node.name + (_annotation(node) if annotate else ""))
+                default = f" = {_source(node.args[0], namespace)}" if node.args else ""
+                params.append(node.name + (_annotation(node) if annotate else "") + default)
                 continue
             if node.op == "output":
                 body.append(f"return {_source(node.args[0], namespace)}")
@@ -171,6 +172,13 @@ class Graph:
             elif node.op == "call_function" and target is operator.getitem:
                 sequence, index = node.args
                 expression = f"{_source(sequence, namespace)}[{_source(index, namespace)}]"
+            elif node.op == "call_function" and target in _INFIX and not node.kwargs:
+                left, right = (_source(a, namespace) for a in node.args)
+                expression = f"{left} {_INFIX[target]} {right}"
+            elif node.op == "call_function" and target in _PREFIX and not node.kwargs:
+                expression = f"{_PREFIX[target]}{_source(node.args[0], namespace)}"
+            elif node.op == "call_function" and target is builtins.getattr:
+                expression = f"{_source(node.args[0], namespace)}.{node.args[1]}"
             elif node.op == "call_function":
                 parts = [_source(a, namespace) for a in node.args]
                 parts += [f"{k} = {_source(v, namespace)}" for k, v in node.kwargs.items()]
@@ -183,7 +191,7 @@ class Graph:
             else:  # call_module
                 parts = [_source(a, namespace) for a in node.args]
                 parts += [f"{k} = {_source(v, namespace)}" for k, v in node.kwargs.items()]
-                expression = f"{root_module}.{target}({', '.join(parts)})"
+                expression = f"{_module_path(root_module, target)}({', '.join(parts)})"
             line = f"{node.name}{_annotation(node) if annotate else ''} = {expression}"
             freed = [v.name for v in freed_after.get(node, ())]
             if not node.users:  # a value nobody reads is released at once, as PyTorch's code
@@ -209,10 +217,33 @@ def _default_name(target: Any) -> str:
     return getattr(target, "__name__", "node")
 
 
+_INFIX = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+    operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
+    operator.rshift: ">>", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
+    operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+}
+_PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+
+def _module_path(root: str, qualified: str) -> str:
+    """`self.lin`, or `getattr(self.seq, "0")` for a name that is not an identifier."""
+    path = root
+    for part in qualified.split("."):
+        path = f"{path}.{part}" if part.isidentifier() else f'getattr({path}, "{part}")'
+    return path
+
+
 def _callee(target: Any, namespace: dict[str, Any]) -> str:
     text = str(target)
     if getattr(target, "overloadpacket", None) is not None:
         return f"pyaten.ops.{text}"
+    qualified = qualified_name(target)
+    if qualified.startswith(("pyaten.", "operator.", "builtins.")):
+        head = qualified.split(".")[0]
+        namespace.setdefault(head, __import__(head))
+        return qualified
     name = "_fn_" + _ILLEGAL.sub("_", getattr(target, "__name__", "call"))
     while name in namespace and namespace[name] is not target:
         name += "_"

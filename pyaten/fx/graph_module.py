@@ -27,7 +27,7 @@ class GraphModule(Module):
         super().__init__()
         self.__class__ = type(class_name, (GraphModule,), {})
         for node in graph.nodes:
-            if node.op != "get_attr":
+            if node.op not in ("get_attr", "call_module"):
                 continue
             value = root[node.target] if isinstance(root, dict) else _fetch(root, node.target)
             _install(self, node.target, value)

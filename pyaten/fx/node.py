@@ -8,6 +8,7 @@ value (`val`: the tensor, or a Meta tensor under fake tracing; `tensor_meta`).
 
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any
 
@@ -93,7 +94,10 @@ class Node:
         """The node as `Graph.__str__` lists it (PyTorch's format)."""
         users = f"[num_users={len(self.users)}]"
         if self.op == "placeholder":
-            return f"%{self.name} : {users} = placeholder[target={self.target}]"
+            default = f"(default={self._args[0]})" if self._args else ""
+            return f"%{self.name} : {users} = placeholder[target={self.target}]{default}"
+        if self.op == "get_attr":
+            return f"%{self.name} : {users} = get_attr[target={self.target}]"
         if self.op == "output":
             return f"return {_format_arg(self._args[0], bare=True)}"
         args = _format_arg(self._args, top=True)
@@ -105,15 +109,42 @@ class Node:
         return self.name
 
 
-def _target_name(target: Any) -> str:
+_NAMESPACES = ("pyaten", "pyaten.nn.functional", "pyaten.linalg", "pyaten.special",
+               "pyaten.fft")
+_QUALIFIED: dict[int, str] = {}
+
+
+def qualified_name(target: Any) -> str:
+    """How code names a call target: `operator.mul`, `builtins.getattr`, `pyaten.cat`,
+    `pyaten.nn.functional.relu`, `pyaten.ops.aten.add.Tensor`, else module.qualname."""
     if isinstance(target, str):
         return target
-    if target is operator.getitem:
-        return "operator.getitem"
-    text = str(target)
-    if text.startswith("aten.") or "." in text and not text.startswith("<"):
-        return f"pyaten.ops.{text}"
-    return getattr(target, "__qualname__", text)
+    found = _QUALIFIED.get(id(target))
+    if found is not None:
+        return found
+    name = getattr(target, "__name__", None)
+    if getattr(target, "overloadpacket", None) is not None:
+        found = f"pyaten.ops.{target}"
+    elif name is not None and getattr(operator, name, None) is target:
+        found = f"operator.{name}"
+    elif name is not None and getattr(builtins, name, None) is target:
+        found = f"builtins.{name}"
+    else:
+        import importlib
+
+        for namespace in _NAMESPACES:
+            module = importlib.import_module(namespace)
+            if name is not None and module.__dict__.get(name) is target:
+                found = f"{namespace}.{name}"
+                break
+        else:
+            found = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', name)}"
+    _QUALIFIED[id(target)] = found
+    return found
+
+
+def _target_name(target: Any) -> str:
+    return qualified_name(target)
 
 
 def _format_arg(value: Any, top: bool = False, bare: bool = False) -> str:
