@@ -74,6 +74,9 @@ def _small_ops(lib):
         with region:
             return lib.mm(b16, b16)
 
+    def plain_add():
+        return lib.add(a, a)
+
     def plain_mm_bf16():
         return lib.mm(b16, b16)
 
@@ -91,6 +94,7 @@ def _small_ops(lib):
         "autocast region, empty": region_only,
         "mm(a, a) in autocast (2 casts)": autocast_mm,
         "mm(b16, b16) in autocast": autocast_mm_bf16,
+        "add(a, a), autocast off": plain_add,
         "add(a, a) in autocast (falls through)": autocast_add,
     }
 
