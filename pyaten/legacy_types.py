@@ -39,7 +39,14 @@ class tensortype(type):  # noqa: N801 - named like torch.tensortype
     def __repr__(cls) -> str:
         return f"<class 'torch.{cls.__name__}'>"
 
-    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
+    def __call__(cls, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+        if kwargs:
+            got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}"
+                                                       for k, v in kwargs.items()]
+            raise TypeError(
+                f"new() received an invalid combination of arguments - got ({', '.join(got)}), "
+                "but expected sizes, a sequence of data or a tensor, and an optional device"
+            )
         if device is not None and as_device(device).type != "cpu":
             raise RuntimeError(
                 f"legacy constructor expects device type: cpu but device type: "

@@ -47,11 +47,8 @@ def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
 
 
 def new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, layout: Any = None,
-               pin_memory: bool = False) -> Tensor:
+               requires_grad: bool = False, layout: Any = None) -> Tensor:
     """A new tensor holding `data`, with `self`'s dtype and device unless given."""
-    if pin_memory:
-        raise RuntimeError(_NO_ACCELERATOR)
     target_dtype = self.dtype if dtype is None else dtype
     target_device = self.device if device is None else as_device(device)
     if isinstance(data, Tensor):

@@ -9,12 +9,17 @@ NumPy counterpart; a complex dtype answers for its real part, as in PyTorch.
 
 from __future__ import annotations
 
+from typing import Any
+
 import ml_dtypes
 import numpy as np
 
 from pyaten.core import dtypes as dt
 
 __all__ = ["finfo", "iinfo"]
+
+
+_DEFAULT: Any = object()
 
 
 def _check_dtype(value: object, what: str) -> dt.dtype:
@@ -31,8 +36,8 @@ class finfo:  # noqa: N801 - named like torch.finfo
 
     __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
 
-    def __init__(self, type: dt.dtype | None = None) -> None:  # noqa: A002 - PyTorch's name
-        if type is None:
+    def __init__(self, type: dt.dtype = _DEFAULT) -> None:  # noqa: A002 - PyTorch's name
+        if type is _DEFAULT:  # finfo(): the default dtype's (None is refused, as PyTorch)
             from pyaten.core.dtypes import get_default_dtype
 
             type = get_default_dtype()  # noqa: A001
