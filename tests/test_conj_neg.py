@@ -626,3 +626,17 @@ def test_deepcopy_resolves_the_views() -> None:
         assert _bits(a) == _bits(b)
     ours_copies[1].zero_()  # its own storage: the plain copy is untouched
     assert_same(ours_copies[0], theirs)
+
+
+def test_meta_tensors_carry_the_bits() -> None:
+    def probe(m):
+        c = m.empty(2, 3, dtype=m.complex64, device="meta").conj()
+        z = m._efficientzerotensor((2, 3), device="meta")
+        facts = [c.is_conj(), (c * 2).is_conj(), tuple((c * 2).shape),
+                 tuple(m.mm(c, c.t()).shape), c.imag.is_neg(), c.resolve_conj().is_conj(),
+                 c.clone().is_conj(), (z + m.ones(2, 3, device="meta"))._is_zerotensor(),
+                 (z * z)._is_zerotensor(), tuple(z.sum().shape)]
+        c.add_(1)
+        return facts + [c.is_conj()]
+
+    assert probe(pyaten) == probe(torch)
