@@ -424,3 +424,7 @@ def test_cli_defaults_to_80_columns_off_a_terminal(monkeypatch) -> None:
 def test_explain_takes_torch_prefixed_expressions() -> None:
     text = "\n".join(_cli("explain", "torch.add(torch.ones(2), 1)"))
     assert "aten::add.Tensor" in text and "tensor([2., 2.])" in text
+    program = ("import torch; import torch.nn.functional as F; from torch import nn; "
+               "F.relu(nn.Identity()(-torch.ones(2)))")
+    text = "\n".join(_cli("explain", program))
+    assert "aten::relu" in text and "tensor([0., 0.])" in text

@@ -1,8 +1,9 @@
 """`pyaten explain "EXPR"`: evaluate EXPR with `pyaten` imported and explain every call it makes.
 
 EXPR is a Python expression, or statements whose last line is an expression (its value is
-shown): `pyaten explain "x = pyaten.ones(3); x.add_(1)"`. `torch` names pyaten too, so an
-expression copied from a PyTorch program runs as written: `pyaten explain "torch.ones(2) * 2"`.
+shown): `pyaten explain "x = pyaten.ones(3); x.add_(1)"`. `torch` names pyaten too, and `import
+torch...` imports pyaten's module of that name, so code copied from a PyTorch program runs as
+written: `pyaten explain "torch.ones(2) * 2"`.
 A syntax error prints Python's own
 message; an exception raised while evaluating prints the tree up to the failing call, the call
 marked, then the error; the exit status is then 1 (2 for a syntax error).
@@ -56,8 +57,9 @@ def evaluate(text: str, *, depth: int | None = None, values: bool = True) -> tup
     import pyaten
 
     body, last = compile_expression(text)
-    # `torch.` expressions copied from PyTorch programs run on pyaten.
-    namespace: dict[str, Any] = {"pyaten": pyaten, "torch": pyaten, "__name__": "__explain__"}
+    # `torch.` expressions copied from PyTorch programs run on pyaten, imports included.
+    namespace: dict[str, Any] = {"pyaten": pyaten, "torch": pyaten, "__name__": "__explain__",
+                                 "__builtins__": _builtins_importing_torch_as_pyaten()}
     explanation = pyaten.explain(depth=depth, values=values)
     explanation.expression = text
     value = None
@@ -76,6 +78,22 @@ def evaluate(text: str, *, depth: int | None = None, values: bool = True) -> tup
 
         explanation.value = describe(value) if last is not None else None
     return explanation, value
+
+
+def _builtins_importing_torch_as_pyaten() -> dict[str, Any]:
+    """Python's builtins with an `__import__` that answers `import torch` / `from torch.nn
+    import functional` with pyaten's modules of the same names."""
+    import builtins
+    import importlib
+
+    def import_(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (),
+                level: int = 0) -> Any:
+        if level == 0 and (name == "torch" or name.startswith("torch.")):
+            module = importlib.import_module("pyaten" + name[len("torch"):])
+            return module if fromlist else importlib.import_module("pyaten")
+        return builtins.__import__(name, globals_, locals_, fromlist, level)
+
+    return {**vars(builtins), "__import__": import_}
 
 
 def run(args: argparse.Namespace) -> int:
