@@ -262,14 +262,21 @@ def test_logging_mode_sees_pytorchs_calls(program) -> None:
             assert_same(a, b)
 
 
-@pytest.mark.parametrize("program", PROGRAMS[:8], ids=[p.__name__ for p in PROGRAMS[:8]])
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__.strip("_") for p in PROGRAMS])
 def test_results_under_a_mode_equal_plain_results(program) -> None:
+    # Every fast path (bindings, structured kernels) runs both ways: with the mode on, each
+    # call goes through the Python key first; the results must not change.
+    pyaten.manual_seed(0)
     plain = program(pyaten)
+    pyaten.manual_seed(0)
     _, moded = _logged("pyaten", program)
     for a, b in zip(moded, plain):
         assert type(a) is type(b)
         if isinstance(a, pyaten.Tensor):
-            assert a.equal(b)
+            assert a.dtype == b.dtype and a.stride() == b.stride()
+            assert a.equal(b) or (a.isnan() == b.isnan()).all()
+        else:
+            assert a == b
 
 
 # -- the arguments a handler receives -----------------------------------------------------
