@@ -18,10 +18,17 @@ Note: math bits
     skip the fallback: the view keeps the bit. The operators PyTorch registers as
     fallthrough on these keys (views, `copy_`, `clone`, factories `*_like`, the BLAS calls
     mm/addmm/bmm/baddbmm/dot/vdot, ...) reach their backend kernel with the bit still set,
-    and those kernels read it (`resolved`): `copy_` and `clone` through
-    `pyaten.core.tensor.math_bit_values`, the BLAS kernels by resolving first. The lists are
-    PyTorch 2.13's, read off `torch._C._dispatch_dump_table`, restricted to the operators
-    pyaten declares, so `dump_table` matches PyTorch's (tests/test_conj_neg.py compares).
+    and those kernels read it: `copy_` and `clone` through
+    `pyaten.core.tensor.math_bit_values`, dot/vdot by PyTorch's rewrites
+    (`dot_reads_math_bits`), the other BLAS kernels by resolving first (`reads_math_bits`).
+    The lists are PyTorch 2.13's, read off `torch._C._dispatch_dump_table`, so `dump_table`
+    matches PyTorch's on these keys for every operator (tests/test_conj_neg.py compares).
+
+    One rule follows for kernel authors: a CompositeImplicitAutograd kernel runs above these
+    keys (it serves the Autograd keys), so its tensors may carry a bit. It must compute by
+    calling operators, or read values with `Tensor._host_values()` (which applies the bits),
+    never with `_numpy()` (the stored values). Backend and CompositeExplicitAutograd kernels
+    run below the fallbacks and see resolved tensors, except on the fallthrough operators.
 
     ZeroTensor: `_efficientzerotensor` makes a tensor with the ZeroTensor key. Its fallback
     replaces each ZeroTensor input by `zeros([]).expand(size)` and refuses a mutable one
