@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "dispatch": "dispatch",
     "demo": "demo",
     "conformance": "conformance",
+    "graph": "graph",
 }
 
 

@@ -281,3 +281,35 @@ def test_symbolic_trace_refuses_control_flow_on_proxies(lib) -> None:
 
     with pytest.raises(fx.proxy.TraceError, match="control flow"):
         fx.symbolic_trace(branchy)
+
+
+# -- pictures --------------------------------------------------------------------------------
+
+def test_to_dot_names_each_node_its_operator_and_shape() -> None:
+    f, inputs = _mlp(pyaten)
+    dot = make_fx(f)(*inputs).to_dot()
+    assert dot.startswith('digraph "f" {') and dot.rstrip().endswith("}")
+    assert '"mm" [label="mm\\naten.mm.default\\nfloat32[2, 4]"];' in dot
+    assert '"x_1" -> "mm";' in dot and '"w1_1" -> "mm";' in dot
+
+
+def test_graph_command_writes_dot_and_code(tmp_path, capsys) -> None:
+    from pyaten.cli import main
+
+    script = tmp_path / "model.py"
+    script.write_text(
+        "import pyaten\n\n"
+        "def step(x, w):\n    return (x @ w).relu().sum()\n\n"
+        "class Net(pyaten.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.lin = pyaten.nn.Linear(3, 2)\n\n"
+        "    def forward(self, x):\n        return self.lin(x).tanh()\n"
+    )
+    out = tmp_path / "step.dot"
+    assert main(["graph", f"{script}:step", "--input", "2x3", "--input", "3x4", "-o",
+                 str(out)]) == 0
+    assert '"relu" [label="relu\\naten.relu.default\\nfloat32[2, 4]"];' in out.read_text()
+    assert main(["graph", f"{script}:Net", "--code"]) == 0
+    assert "lin = self.lin(x);  x = None" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="defines no 'nope'"):
+        main(["graph", f"{script}:nope"])

@@ -68,8 +68,36 @@ class GraphModule(Module):
             print(text)
         return text
 
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT: a box per node (its name, what it calls, and the shape
+        and dtype of its value when capture recorded one), an edge per input."""
+        return graph_to_dot(self._graph, type(self).__name__)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def graph_to_dot(graph: Graph, name: str = "GraphModule") -> str:
+    """Graphviz DOT text for `graph` (see `GraphModule.to_dot`)."""
+    from pyaten.fx.node import qualified_name
+
+    lines = [f'digraph "{name}" {{', "  rankdir=TB;",
+             '  node [shape=box, style=rounded, fontname="monospace", fontsize=10];']
+    for node in graph.nodes:
+        what = node.op if node.op in ("placeholder", "output") else (
+            node.target if node.op in ("call_method", "call_module", "get_attr")
+            else qualified_name(node.target).replace("pyaten.ops.", ""))
+        label = [node.name, str(what)]
+        val = node.meta.get("val")
+        if hasattr(val, "shape") and hasattr(val, "dtype"):
+            label.append(f"{val.dtype.name}[{', '.join(str(s) for s in val.shape)}]")
+        text = "\\n".join(part.replace('"', '\\"') for part in label)
+        shape = ', shape=ellipse' if node.op in ("placeholder", "output") else ""
+        lines.append(f'  "{node.name}" [label="{text}"{shape}];')
+        for source in node.all_input_nodes:
+            lines.append(f'  "{source.name}" -> "{node.name}";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def _fetch(root: Module, qualified: str) -> Any:
