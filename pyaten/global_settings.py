@@ -37,7 +37,6 @@ def _cpu_count() -> int:
 
 
 _THREADS = {"intra": _cpu_count(), "interop": _cpu_count(), "interop_set": False}
-_LIMITER: list[Any] = []  # the threadpoolctl controller, made on first use
 
 
 def _positive_int(value: Any, what: str) -> int:
@@ -55,10 +54,8 @@ def set_num_threads(num: int) -> None:
         from threadpoolctl import ThreadpoolController
     except ImportError:  # an installation without it: the count is still kept
         pass
-    else:
-        if not _LIMITER:
-            _LIMITER.append(ThreadpoolController())
-        _LIMITER[0].limit(limits=num)
+    else:  # a fresh controller each time: it sees the libraries loaded since (SciPy's BLAS)
+        ThreadpoolController().limit(limits=num)
     numba = sys.modules.get("numba")
     if numba is not None:
         numba.set_num_threads(min(num, numba.config.NUMBA_NUM_THREADS))
