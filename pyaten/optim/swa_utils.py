@@ -129,8 +129,14 @@ class AveragedModel(Module):
                 if first:
                     p_avg.detach().copy_(p_model)
             if not first:
-                if self.multi_avg_fn is not None:
-                    self.multi_avg_fn(averaged, current, self.n_averaged)
+                if self.multi_avg_fn is not None:  # one call per (device, dtype), as PyTorch
+                    groups: dict[tuple, tuple[list, list]] = {}
+                    for p_avg, p_model in zip(averaged, current):
+                        group = groups.setdefault((str(p_avg.device), p_avg.dtype), ([], []))
+                        group[0].append(p_avg)
+                        group[1].append(p_model)
+                    for group_avg, group_model in groups.values():
+                        self.multi_avg_fn(group_avg, group_model, self.n_averaged)
                 else:
                     avg_fn = self.avg_fn if self.avg_fn is not None else get_swa_avg_fn()
                     for p_avg, p_model in zip(averaged, current):
@@ -192,7 +198,7 @@ class SWALR(LRScheduler):
             group["swa_lr"] = value
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
-                "anneal_strategy must by one of 'cos' or 'linear', instead got "
+                "anneal_strategy must be one of 'cos' or 'linear', instead got "
                 f"{anneal_strategy}"
             )
         self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else self._linear_anneal
