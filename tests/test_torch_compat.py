@@ -428,3 +428,50 @@ def test_explain_takes_torch_prefixed_expressions() -> None:
                "F.relu(nn.Identity()(-torch.ones(2)))")
     text = "\n".join(_cli("explain", program))
     assert "aten::relu" in text and "tensor([0., 0.])" in text
+
+
+# -- a training script written for PyTorch, run on both -----------------------------------------
+
+def _training_script(torch_like) -> list[str]:
+    nn = torch_like.nn
+    device = torch_like.device("cuda" if torch_like.cuda.is_available() else "cpu")
+    torch_like.cuda.manual_seed_all(0)
+    torch_like.backends.cudnn.benchmark = False
+    use_amp = torch_like.cuda.is_available()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scaler = torch_like.cuda.amp.GradScaler(enabled=use_amp)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to(device)
+    for p in model.parameters():
+        nn.init.constant_(p, 0.1)
+    opt = torch_like.optim.SGD(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(0)
+    x = torch_like.from_numpy(rng.standard_normal((16, 4)).astype(np.float32)).to(device)
+    y = torch_like.LongTensor(rng.integers(0, 3, 16)).to(device)
+    printed = []
+    for step in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch_like.cuda.amp.autocast(enabled=use_amp):
+                loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        printed.append(f"{step} {loss.item():.5f} {loss.type()} {tuple(x.sum(axis=0).shape)}")
+    return printed
+
+
+def test_a_pytorch_training_script_prints_the_same() -> None:
+    with restored_flags():
+        assert _training_script(pyaten) == _training_script(torch)
+
+
+@contextlib.contextmanager
+def restored_flags():
+    saved = [m.backends.cudnn.benchmark for m in MODULES]
+    try:
+        yield
+    finally:
+        for m, value in zip(MODULES, saved, strict=True):
+            m.backends.cudnn.benchmark = value
