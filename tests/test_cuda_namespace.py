@@ -372,5 +372,7 @@ def test_a_plugin_named_cuda_replaces_the_cpu_build_answers() -> None:
 def test_only_a_device_type_without_a_backend_can_be_taken_over() -> None:
     with pytest.raises(RuntimeError, match="already a device type"):
         backends.register_device("meta")
-    with pytest.raises(RuntimeError, match="'pyaten.mps' already exists"):
+    with pytest.raises(RuntimeError, match="already a device type"):
         backends.register_device("mps")
+    with pytest.raises(RuntimeError, match="'pyaten.onnx' already exists"):
+        backends.register_device("onnx")

@@ -229,8 +229,8 @@ def register_device(
         # CPU-build module (pyaten.cuda) and methods (Tensor.cuda) come back on unregister.
         shadowed = getattr(pyaten, name, None) if name in _keys.SHADOWABLE_DEVICE_TYPES \
             else None
-        if hasattr(pyaten, name) and shadowed is None \
-                and name not in _keys.backend_names().values():
+        if hasattr(pyaten, name) and shadowed is None and not _is_device_type(name) \
+                and name not in _keys.backend_names().values():  # (a device type: below)
             raise RuntimeError(
                 f"register_device(): 'pyaten.{name}' already exists; choose another device name"
             )
@@ -260,6 +260,15 @@ def register_device(
             raise
         _DEVICES[name] = dev
         return dev
+
+
+def _is_device_type(name: str) -> bool:
+    """Whether `name` is already a device type (`register_backend_name` then says so)."""
+    try:
+        _keys.backend_keyset_bits(name)
+    except RuntimeError:
+        return False
+    return True
 
 
 def _read_to_host(t: Any) -> Any:
