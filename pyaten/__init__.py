@@ -105,6 +105,7 @@ _install_amp()
 # --- what real PyTorch programs reach for (docs/cuda-and-compat.md): torch.cuda / mps /
 # backends flags as a CPU-only build has them, legacy tensor types, threads and settings
 def _install_compat() -> None:
+    import pyaten.accelerator
     import pyaten.backends.cuda
     import pyaten.backends.cudnn
     import pyaten.backends.mps

@@ -376,3 +376,27 @@ def test_only_a_device_type_without_a_backend_can_be_taken_over() -> None:
         backends.register_device("mps")
     with pytest.raises(RuntimeError, match="'pyaten.onnx' already exists"):
         backends.register_device("onnx")
+
+
+# -- pyaten.accelerator: none -------------------------------------------------------------------
+
+ACCELERATOR_CALLS = {
+    "is_available": lambda a: a.is_available(),
+    "current_accelerator": lambda a: a.current_accelerator(),
+    "current_accelerator_checked": lambda a: a.current_accelerator(check_available=True),
+    "device_count": lambda a: a.device_count(),
+    "current_device_index": lambda a: a.current_device_index(),
+    "set_device_index": lambda a: a.set_device_index(0),
+    "synchronize": lambda a: a.synchronize(),
+    "empty_cache": lambda a: a.empty_cache(),
+    "memory_allocated": lambda a: a.memory_allocated(),
+    "get_memory_info": lambda a: a.get_memory_info(),
+    "device_index_none": lambda a: a.device_index(None).__enter__(),
+    "device_index_0": lambda a: a.device_index(0).__enter__(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCELERATOR_CALLS))
+def test_accelerator_answers_as_cpu_torch(name: str) -> None:
+    call = ACCELERATOR_CALLS[name]
+    assert outcome(lambda: call(pyaten.accelerator)) == outcome(lambda: call(torch.accelerator))
