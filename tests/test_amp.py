@@ -949,3 +949,38 @@ def test_a_plugin_device_autocasts_after_opting_in():
     finally:
         if not already:
             pyaten_openreg.unregister()
+
+
+def _train_demo_cnn(lib, steps: int = 4):
+    from pyaten.commands.demo import build_model, load_split
+
+    images, labels, _, _ = load_split(0)
+    model = build_model(lib.nn)
+    rng = np.random.default_rng(2)
+    with lib.no_grad():
+        for p in model.parameters():
+            values = rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3
+            p.copy_(lib.from_numpy(values))
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.05)
+    scaler = lib.amp.GradScaler("cpu")
+    losses = []
+    for step in range(steps):
+        x = lib.from_numpy(images[step * 32 : (step + 1) * 32].copy())
+        y = lib.from_numpy(labels[step * 32 : (step + 1) * 32].copy())
+        optimizer.zero_grad()
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = model(x)
+            loss = lib.nn.functional.cross_entropy(out, y)
+        assert _dtype(out) == "bfloat16"
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        losses.append(loss.item())
+    return losses, scaler.get_scale()
+
+
+def test_demo_cnn_trained_under_autocast_matches_torch():
+    expected_losses, expected_scale = _train_demo_cnn(torch)
+    losses, scale = _train_demo_cnn(pyaten)
+    np.testing.assert_allclose(losses, expected_losses, rtol=3e-2, atol=3e-2)
+    assert scale == expected_scale
