@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 import torch
 from _helpers import assert_same, run_both, same_error, to_pyaten
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 import pyaten.dispatch as pd
@@ -640,3 +642,36 @@ def test_meta_tensors_carry_the_bits() -> None:
         return facts + [c.is_conj()]
 
     assert probe(pyaten) == probe(torch)
+
+
+# ---- property: chains of views with bits read and write what NumPy says ----------------------
+
+_STEPS = {
+    "conj": (lambda t: t.conj(), np.conjugate),
+    "neg": (lambda t: t._neg_view(), np.negative),
+    "t": (lambda t: t.transpose(0, 1), lambda a: a.transpose(1, 0)),
+    "slice": (lambda t: t[:, 1:], lambda a: a[:, 1:]),
+    "rows": (lambda t: t[1:], lambda a: a[1:]),
+    "imag": (lambda t: t.imag if t.is_complex() else t,
+             lambda a: a.imag if a.dtype.kind == "c" else a),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(sorted(_STEPS)), min_size=1, max_size=5),
+       st.integers(0, 2**31 - 1))
+def test_view_chains_match_numpy(steps: list[str], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    expected = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)))
+    base = pyaten.from_numpy(expected.copy())
+    view = base
+    for step in steps:
+        if min(view.shape) < 2 and step in ("slice", "rows"):
+            continue
+        make, reference = _STEPS[step]
+        view, expected = make(view), reference(expected)
+    np.testing.assert_array_equal(np.array(view.tolist()), expected)
+    np.testing.assert_array_equal((view * 2).numpy(), expected * 2)  # through the fallback
+    view.mul_(3)  # a write through every bit in the chain
+    np.testing.assert_allclose(np.array(view.tolist()), expected * 3)
+    np.testing.assert_allclose(view.clone().numpy(), expected * 3)
