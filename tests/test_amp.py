@@ -984,3 +984,51 @@ def test_demo_cnn_trained_under_autocast_matches_torch():
     losses, scale = _train_demo_cnn(pyaten)
     np.testing.assert_allclose(losses, expected_losses, rtol=3e-2, atol=3e-2)
     assert scale == expected_scale
+
+
+def _public_api_dtypes(lib) -> dict[str, str]:
+    """Dtypes of what a model calls (functions, methods, modules) under autocast."""
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+
+    def make(*shape):
+        return lib.from_numpy(rng.standard_normal(shape).astype(np.float32))
+
+    x, w, q, img, k = (
+        make(2, 3, 4),
+        make(5, 4),
+        make(1, 2, 3, 4),
+        make(1, 2, 5, 5),
+        make(3, 2, 3, 3),
+    )
+    target = lib.from_numpy(np.array([1, 0], dtype=np.int64))
+    out = {}
+    with lib.autocast("cpu"):
+        h = out["linear"] = F.linear(x, w)
+        out["matmul"] = lib.matmul(x, w.t())
+        out["@"] = x @ w.t()
+        out["Tensor.mm"] = x[0].mm(w.t())
+        out["sdpa"] = F.scaled_dot_product_attention(q, q, q)
+        c = out["conv2d"] = F.conv2d(img, k)
+        out["nn.Conv2d"] = lib.nn.Conv2d(2, 3, 3)(img)
+        out["nn.Linear"] = lib.nn.Linear(4, 3)(x)
+        out["layer_norm"] = F.layer_norm(x, (4,))
+        out["softmax"] = F.softmax(h, -1)
+        out["cross_entropy"] = F.cross_entropy(h[0, :2], target)
+        out["mse_loss"] = F.mse_loss(h, h)
+        out["binary_cross_entropy"] = F.binary_cross_entropy(lib.sigmoid(h), lib.sigmoid(h))
+        out["MultiheadAttention"] = lib.nn.MultiheadAttention(4, 2, batch_first=True)(x, x, x)[0]
+        out["einsum"] = lib.einsum("bij,kj->bik", x, w)
+        out["prod"] = lib.prod(h)
+        out["cat"] = lib.cat([h, x.sum(-1, keepdim=True).expand(2, 3, 5)])
+        out["norm"] = lib.norm(h)
+        out["cdist"] = lib.cdist(h, h)
+        out["avg_pool2d"] = F.avg_pool2d(c, 2)
+        out["interpolate"] = F.interpolate(c, scale_factor=2)
+        out["tensordot"] = lib.tensordot(x, w, dims=([2], [1]))
+        out["baddbmm"] = lib.baddbmm(lib.zeros(2, 3, 3), x, x.transpose(1, 2))
+    return {name: _dtype(t) for name, t in out.items()}
+
+
+def test_public_api_under_autocast_gives_torchs_dtypes():
+    assert _public_api_dtypes(pyaten) == _public_api_dtypes(torch)
