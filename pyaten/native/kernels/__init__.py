@@ -26,6 +26,8 @@ FAMILIES: tuple[str, ...] = (
     "factory",
     "random",
     "random_factory",
+    "random_gamma",
+    "random_gamma_grad",
     "convert",
     "reduce",
     "linalg",
