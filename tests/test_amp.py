@@ -17,6 +17,8 @@ import zlib
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 from pyaten.amp import autocast_kernels
@@ -1032,3 +1034,43 @@ def _public_api_dtypes(lib) -> dict[str, str]:
 
 def test_public_api_under_autocast_gives_torchs_dtypes():
     assert _public_api_dtypes(pyaten) == _public_api_dtypes(torch)
+
+
+# -- property: any mix of input dtypes gives torch's dtype (or torch's error) --------------------
+
+_MIX = ["float32", "bfloat16", "float16", "float64", "int64"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    op=st.sampled_from(["mm", "cat", "stack", "addmm", "prod", "mse_loss"]),
+    dtypes=st.lists(st.sampled_from(_MIX), min_size=3, max_size=3),
+    autocast_dtype=st.sampled_from(LOWER),
+    n=st.integers(1, 4),
+)
+def test_any_dtype_mix_matches_torch(op, dtypes, autocast_dtype, n):
+    def program(lib):
+        values = np.arange(n * n, dtype=np.float32).reshape(n, n) / 7 + 1
+        a, b, c = (lib.from_numpy(values).to(getattr(lib, d)) for d in dtypes)
+        with lib.autocast("cpu", dtype=getattr(lib, autocast_dtype)):
+            if op == "mm":
+                return lib.mm(a, b)
+            if op == "cat":
+                return lib.cat([a, b, c])
+            if op == "stack":
+                return lib.stack([a, b])
+            if op == "addmm":
+                return lib.addmm(c, a, b)
+            if op == "prod":
+                return lib.prod(a)
+            return lib.nn.functional.mse_loss(a, b)
+
+    def outcome(lib):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return _dtype(program(lib))
+        except (RuntimeError, TypeError, ValueError, NotImplementedError) as e:
+            return type(e).__name__
+
+    assert outcome(pyaten) == outcome(torch)
