@@ -1074,3 +1074,50 @@ def test_any_dtype_mix_matches_torch(op, dtypes, autocast_dtype, n):
             return type(e).__name__
 
     assert outcome(pyaten) == outcome(torch)
+
+
+# -- the two policies CPU does not use (a plug-in's table may) ---------------------------------
+
+
+def test_fp32_set_opt_dtype_and_fp32_append_dtype_policies(tmp_path):
+    table = tmp_path / "policy.yaml"
+    table.write_text(
+        "dev:\n"
+        "  fp32_set_opt_dtype:\n"
+        "    - softmax.int\n"
+        "    - sum\n"
+        "  fp32_append_dtype:\n"
+        "    - norm.Scalar -> norm.ScalarOpt_dtype\n"
+    )
+    rows = {r.operator: r for r in autocast_kernels.read_policy_table(str(table))}
+    assert rows["aten::norm.Scalar"].target == "norm.ScalarOpt_dtype"
+    assert rows["aten::softmax.int"].line == 3
+    bit = autocast_kernels.AUTOCAST_BITS["cpu"]
+
+    def kernel(name):
+        row = rows[name]
+        cpu_row = autocast_kernels.PolicyRow("cpu", row.operator, row.policy, row.line, row.target)
+        return autocast_kernels.make_kernel(cpu_row, bit)
+
+    x, tx = _pair((3, 4), "bfloat16", seed=10)
+    with pyaten.autocast("cpu"):
+        softmax = kernel("aten::softmax.int")(x, 1, None)
+        kept = kernel("aten::softmax.int")(x, 1, pyaten.bfloat16)  # an explicit dtype is kept
+        ints = kernel("aten::sum")(x.long(), None)  # not eligible: the dtype is not set
+        norm = kernel("aten::norm.Scalar")(x, 2)
+    expected = [
+        torch.softmax(tx, 1, dtype=torch.float32),
+        torch.softmax(tx, 1),
+        tx.long().sum(),
+        torch.norm(tx, 2, dtype=torch.float32),
+    ]
+    for e, a in zip(expected, [softmax, kept, ints, norm]):
+        assert _dtype(a) == _dtype(e)
+        np.testing.assert_allclose(_numpy(a), _numpy(e), rtol=1e-2, atol=1e-2)
+
+
+def test_a_table_with_an_unknown_policy_is_refused(tmp_path):
+    table = tmp_path / "policy.yaml"
+    table.write_text("cpu:\n  fp64:\n    - mm\n")
+    with pytest.raises(ValueError, match=r"policy.yaml:2: unknown autocast policy 'fp64'"):
+        autocast_kernels.read_policy_table(str(table))
