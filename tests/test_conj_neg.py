@@ -434,8 +434,30 @@ def _conj_physical_(m, x, w):
     return (y * w).real.sum()
 
 
+def _imag_of_conj_inplace(m, x, w):
+    y = x * 1
+    im = y.conj().imag  # a neg view of y's imaginary parts
+    im.mul_(2)
+    return (y * w).abs().sum() + (im * 3).sum()
+
+
+def _real_inplace(m, x, w):
+    y = x * 1
+    r = y.real
+    r.add_(r * 2)
+    return (y * w).real.sum() + r.sum()
+
+
+def _imag_inplace(m, x, w):
+    y = x * 1
+    y.imag.mul_(w.real)
+    return (y * w).abs().sum()
+
+
 GRADS.update(inplace_mul=_inplace_mul, inplace_add=_inplace_add,
-             inplace_base=_inplace_base_seen, conj_physical_=_conj_physical_)
+             inplace_base=_inplace_base_seen, conj_physical_=_conj_physical_,
+             imag_of_conj_inplace=_imag_of_conj_inplace, real_inplace=_real_inplace,
+             imag_inplace=_imag_inplace)
 
 
 @pytest.mark.parametrize("name", list(GRADS))

@@ -154,7 +154,8 @@ def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
         return
     copy = CopySlices(base, t, node)
     if before is not None:
-        copy.before = (before[0], before[1], before[2] - base._offset)
+        scale = 1 if t._dtype is base._dtype else 2  # a real view's offsets count real parts
+        copy.before = (before[0], before[1], before[2] - scale * base._offset)
     copy.next_functions = (gradient_edge(base),) + node.next_functions[1:]
     set_history((base,), copy)
     view = AsStridedBackward0(base, t)
@@ -163,7 +164,19 @@ def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
 
 
 def _geometry(base: Tensor, view: Tensor) -> tuple:
+    if view._dtype is not base._dtype:  # x.real / x.imag: offsets in the real parts' units
+        return (view._sizes, view._strides, view._offset - 2 * base._offset)
     return (view._sizes, view._strides, view._offset - base._offset)
+
+
+def _window(result: Tensor, view_dtype: object, geometry: tuple) -> Tensor:
+    # The view's elements in the base-shaped gradient `result`; a real view of a complex
+    # base (.real, .imag) is a window of its real pairs, as PyTorch's view replay gives.
+    if view_dtype is not result._dtype:
+        from pyaten.native.ops_handles import aten_ops
+
+        result = aten_ops().view_as_real.default(result)
+    return result.as_strided(*geometry)
 
 
 def _view_bits(base: Tensor, view: Tensor) -> int:
@@ -183,7 +196,7 @@ def _through_bits(window: Tensor, bits: int) -> Tensor:
 class CopySlices(Node):
     """The base's node after an in-place write through one of its views."""
 
-    __slots__ = ("base_sizes", "base_strides", "view", "before", "fn", "bits")
+    __slots__ = ("base_sizes", "base_strides", "view", "before", "fn", "bits", "view_dtype")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"  # PyTorch's C++ name, as its name() reports
@@ -196,18 +209,18 @@ class CopySlices(Node):
         self.before = None
         self.fn = fn
         self.bits = _view_bits(base, view)
+        self.view_dtype = view._dtype
 
     def apply(self, grads: tuple) -> tuple:
         grad = grads[0]
         result = empty_strided(self.base_sizes, self.base_strides, grad)
         result.copy_(grad)
-        sizes, strides, offset = self.view
-        grad_slice = _through_bits(result.as_strided(sizes, strides, offset), self.bits)
+        grad_slice = _through_bits(_window(result, self.view_dtype, self.view), self.bits)
         inner = self.fn.apply((grad_slice.clone(),))
         outputs = [result]
         if self.before is not None:  # the input had the view's old geometry (transpose_)
             grad_slice.zero_()
-            grad_slice = _through_bits(result.as_strided(*self.before), self.bits)
+            grad_slice = _through_bits(_window(result, self.view_dtype, self.before), self.bits)
         if inner and inner[0] is not None:
             grad_slice.copy_(inner[0])
         else:
@@ -223,7 +236,7 @@ class CopySlices(Node):
 class AsStridedBackward0(Node):
     """A view's node after an in-place write: the view as a strided window of its base."""
 
-    __slots__ = ("base_sizes", "base_strides", "view", "bits")
+    __slots__ = ("base_sizes", "base_strides", "view", "bits", "view_dtype", "base_dtype")
 
     def __init__(self, base: Tensor, view: Tensor) -> None:
         super().__init__()
@@ -231,13 +244,20 @@ class AsStridedBackward0(Node):
         self.base_strides = base._strides
         self.view = _geometry(base, view)
         self.bits = _view_bits(base, view)
+        self.view_dtype = view._dtype
+        self.base_dtype = base._dtype
 
     def apply(self, grads: tuple) -> tuple:
         grad = grads[0]
-        result = empty_strided(self.base_sizes, self.base_strides, grad)
+        if self.base_dtype is not grad._dtype:  # .real/.imag: the base's gradient is complex
+            from pyaten.native.ops_handles import aten
+
+            result = aten.empty_strided.default(list(self.base_sizes), list(self.base_strides),
+                                                dtype=self.base_dtype, device=grad._device)
+        else:
+            result = empty_strided(self.base_sizes, self.base_strides, grad)
         result.zero_()
-        sizes, strides, offset = self.view
-        _through_bits(result.as_strided(sizes, strides, offset), self.bits).copy_(grad)
+        _through_bits(_window(result, self.view_dtype, self.view), self.bits).copy_(grad)
         return (result,)
 
 
