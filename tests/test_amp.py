@@ -1121,3 +1121,27 @@ def test_a_table_with_an_unknown_policy_is_refused(tmp_path):
     table.write_text("cpu:\n  fp64:\n    - mm\n")
     with pytest.raises(ValueError, match=r"policy.yaml:2: unknown autocast policy 'fp64'"):
         autocast_kernels.read_policy_table(str(table))
+
+
+def test_a_dispatch_mode_sees_the_casts_as_in_torch():
+    import torch.utils._python_dispatch as torch_dispatch
+
+    import pyaten.utils._python_dispatch as pyaten_dispatch
+
+    def seen(lib, module):
+        calls = []
+
+        class Log(module.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                calls.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        a, w = lib.ones(2, 2), lib.ones(2, 2, requires_grad=True)
+        with lib.autocast("cpu"), Log():
+            lib.mm(a, w)
+            lib.mm(a, w) + 1  # w's cast now comes from the cache
+        return calls
+
+    expected = seen(torch, torch_dispatch)
+    assert expected.count("aten._to_copy.default") == 3
+    assert seen(pyaten, pyaten_dispatch) == expected
