@@ -59,7 +59,7 @@ def test_dispatch_table_fits_100_columns_with_package_relative_paths(capsys) -> 
     # Keys served alike are printed once: far fewer lines than keys with a kernel, and every
     # such key in exactly one group.
     served = [k for k, v in dispatch.dump_table("aten::add.Tensor").items() if v != "missing"]
-    assert len(lines) < len(served) and len(groups(out)) <= len(served) // 10
+    assert len(lines) < len(served) and len(groups(out)) <= len(served) // 8
     listed = [key for keys, _ in groups(out).values() for key in keys]
     assert sorted(listed) == sorted(served)
 
@@ -75,8 +75,11 @@ def test_dispatch_groups_say_what_serves_them(capsys) -> None:
     assert "AutogradCPU" in autograd_keys and "kernel  ag_add_Tensor" in autograd
     assert "at      pyaten/autograd/derivatives.yaml:" in autograd
     # One fallback function per key, registered on one line: `<key>` stands for the key.
-    python_keys, python = blocks["Python"]
-    assert "Functionalize" in python_keys and "kernel  <key>_fallback" in python
+    passing = next(block for keys, block in blocks.values() if "Functionalize" in keys)
+    assert "kernel  <key>_fallback" in passing
+    # The Python key and its snapshot have fallbacks of their own (pyaten/dispatch/python_key.py)
+    assert "kernel  python_fallback" in blocks["Python"][1]
+    assert "kernel  tls_snapshot_fallback" in blocks["PythonTLSSnapshot"][1]
     missing = [block for _, block in blocks.values() if "rule    missing:" in block]
     assert len(missing) == 1 and "\n    kernel  " not in missing[0]
 
