@@ -678,6 +678,7 @@ def _error(fn):
         lambda lib: lib.set_autocast_dtype("cpu", 3),
         lambda lib: lib.is_autocast_enabled("foo"),
         lambda lib: lib.amp.custom_fwd(device_type=1),
+        lambda lib: lib.autocast("cpu", dtype="x").__enter__(),
     ],
 )
 def test_bad_arguments_raise_as_torch(call):

@@ -219,6 +219,8 @@ class autocast:  # noqa: N801 - named as torch.autocast
     # __enter__ and __exit__ do what set_autocast_enabled / set_autocast_dtype / the nesting
     # and cache functions do, on the state directly (a region is entered once per step).
     def __enter__(self) -> autocast:
+        if not isinstance(self.fast_dtype, _dtype_class):
+            set_autocast_dtype(self.device, self.fast_dtype)  # raises PyTorch's TypeError
         state = _k.AUTOCAST
         bit = self._bit
         excluded = STATE.excluded
