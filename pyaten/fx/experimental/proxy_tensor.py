@@ -34,9 +34,10 @@ _LIFT_FRESH_COPY = aten.lift_fresh_copy.default
 class _CaptureMode(TorchDispatchMode):
     """Records each operator call as a `call_function` node."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, decompositions: dict | None = None) -> None:
         super().__init__()
         self.graph = graph
+        self.decompositions = decompositions or {}
         self.nodes: dict[int, tuple[Tensor, Node]] = {}  # id(tensor) -> (tensor, its node)
         self.constants: dict[str, Tensor] = {}
 
@@ -63,6 +64,10 @@ class _CaptureMode(TorchDispatchMode):
         kwargs = kwargs or {}
         if func is _LIFT_FRESH:  # a fresh tensor becomes a copy in the graph, as PyTorch's
             func = _LIFT_FRESH_COPY
+        decomposition = self.decompositions.get(func)
+        if decomposition is not None:
+            with self:  # the decomposition's own calls are captured (and decomposed) in turn
+                return decomposition(*args, **kwargs)
         out = func(*args, **kwargs)
         node = self.graph.call_function(
             func, _pytree.tree_map(self.node_of, args), _pytree.tree_map(self.node_of, kwargs)
@@ -93,7 +98,8 @@ def _as_meta(value: Any) -> Any:
 def make_fx(fn: Callable[..., Any], tracing_mode: str = "real",
             decomposition_table: dict | None = None, **_: Any) -> Callable[..., GraphModule]:
     """`make_fx(fn)(*example_inputs)`: run `fn` once on the inputs and return a GraphModule of
-    the ATen calls it made (placeholders named after `fn`'s parameters, `x_1`...)."""
+    the ATen calls it made (placeholders named after `fn`'s parameters, `x_1`...). An operator
+    in `decomposition_table` (pyaten._decomp) is recorded as the calls of its decomposition."""
     if tracing_mode not in _MODES:
         raise ValueError(
             f"Unexpected tracing type: {tracing_mode}; pyaten supports {', '.join(_MODES)} "
@@ -102,7 +108,7 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real",
 
     def trace(*args: Any) -> GraphModule:
         graph = Graph()
-        mode = _CaptureMode(graph)
+        mode = _CaptureMode(graph, decomposition_table)
         names = _parameter_names(fn, len(args))
         inputs = _pytree.tree_map(_as_meta, args) if tracing_mode == "fake" else args
         flat, spec = _pytree.tree_flatten(inputs)
