@@ -45,6 +45,15 @@ NAMESPACES: dict[str, str] = {
     "torch.special": "special",
     "torch.fft": "fft",
     "torch.nn.functional": "nn.functional",
+    # the libraries built on the operators (docs/profiler.md, checkpointing.md,
+    # parametrizations.md)
+    "torch.profiler": "profiler",
+    "torch.autograd.profiler": "autograd.profiler",
+    "torch.utils.checkpoint": "utils.checkpoint",
+    "torch.nn.utils.parametrize": "nn.utils.parametrize",
+    "torch.nn.utils.parametrizations": "nn.utils.parametrizations",
+    "torch.nn.utils.prune": "nn.utils.prune",
+    "torch.optim.swa_utils": "optim.swa_utils",
 }
 KINDS = ("functions", "properties", "classes", "modules", "values")
 SINGULAR = dict(zip(KINDS, ("function", "property", "class", "module", "value"), strict=True))

@@ -7,6 +7,8 @@ from pyaten.profiler.events import EventList, FunctionEvent, FunctionEventAvg
 from pyaten.profiler.profiler import (
     ProfilerAction,
     ProfilerActivity,
+    is_fbcode,
+    kineto_available,
     profile,
     schedule,
     supported_activities,
@@ -15,6 +17,13 @@ from pyaten.profiler.profiler import (
 
 __all__ = [
     "EventList", "FunctionEvent", "FunctionEventAvg", "ProfilerAction", "ProfilerActivity",
-    "profile", "record_function", "schedule", "supported_activities",
-    "tensorboard_trace_handler",
+    "is_fbcode", "kineto_available", "profile", "record_function", "schedule",
+    "supported_activities", "tensorboard_trace_handler",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A PyTorch name pyaten lacks says so (docs/coverage.md)."""
+    from pyaten.utils.torch_api import module_getattr
+
+    return module_getattr(__name__, "torch.profiler", name)

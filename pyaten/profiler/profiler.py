@@ -39,6 +39,16 @@ def supported_activities() -> set[ProfilerActivity]:
     return {ProfilerActivity.CPU}
 
 
+def kineto_available() -> bool:
+    """Whether the Kineto library records: pyaten's profiler is its own (the dispatcher's
+    trace), so no."""
+    return False
+
+
+def is_fbcode() -> bool:
+    return False
+
+
 def schedule(
     *, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
     skip_first_wait: int = 0,

@@ -35,8 +35,88 @@ from pyaten.core.torch_function import (
     _pop_torch_function_stack,
     _push_on_torch_function_stack,
 )
+from pyaten.utils._pytree import tree_map  # noqa: F401 (PyTorch's module has it too)
 
-__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = [
+    "CheckpointError", "DefaultDeviceType", "check_backward_validity", "checkpoint",
+    "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn",
+    "set_checkpoint_debug_enabled", "set_checkpoint_early_stop", "set_device_states",
+]
+
+
+class CheckpointError(RuntimeError):
+    """A checkpointed segment recomputed differently from its forward."""
+
+
+class DefaultDeviceType:
+    """The device type whose random state checkpointing saves ("cpu": pyaten's only one)."""
+
+    _default_device_type = "cpu"
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        return DefaultDeviceType._default_device_type
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Each tensor of the tuple detached, keeping its `requires_grad`."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    out = []
+    for item in inputs:
+        if isinstance(item, Tensor):
+            detached = item.detach()
+            detached.requires_grad = item.requires_grad
+            item = detached
+        out.append(item)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    if not any(t.requires_grad for t in inputs if isinstance(t, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Any]]:
+    """The accelerator random states of the devices the tensors are on: none in pyaten."""
+    return [], []
+
+
+def set_device_states(devices: list[int], states: list[Any], *,
+                      device_type: str | None = None) -> None:
+    """Restore accelerator random states (pyaten has no accelerator: nothing to do)."""
+
+
+_EARLY_STOP = [True]
+_DEBUG = [False]
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):  # noqa: ANN201 (a generator context manager)
+    """Accepted as PyTorch's (pyaten's recomputation always runs the whole segment)."""
+    previous, _EARLY_STOP[0] = _EARLY_STOP[0], enable
+    try:
+        yield
+    finally:
+        _EARLY_STOP[0] = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):  # noqa: ANN201
+    """Accepted as PyTorch's (pyaten's checkpoint keeps no debug trace)."""
+    previous, _DEBUG[0] = _DEBUG[0], enabled
+    try:
+        yield
+    finally:
+        _DEBUG[0] = previous
 
 _REENTRANT_WARNING = (
     "pyaten.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
@@ -246,11 +326,7 @@ def checkpoint(
             )
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn(
-                "None of the inputs have requires_grad=True. Gradients will be None",
-                stacklevel=2,
-            )
+        check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
     return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs)
 
@@ -291,3 +367,10 @@ def checkpoint_sequential(
             preserve_rng_state=preserve,
         )
     return run_function(end + 1, len(functions) - 1)(input)
+
+
+def __getattr__(name: str) -> object:
+    """A PyTorch name pyaten lacks says so (docs/coverage.md)."""
+    from pyaten.utils.torch_api import module_getattr
+
+    return module_getattr(__name__, "torch.utils.checkpoint", name)
