@@ -480,6 +480,7 @@ def test_structured_groups_are_typed_groups():
 
 # Arguments for every `autogen` entry of our YAML: (positional args, out dtype) per module `m`.
 _AUTOGEN_CASES = {
+    "_efficientzerotensor.out": lambda m: (([2, 3],), "float32"),
     "add.Scalar_out": lambda m: ((m.arange(6.0).reshape(2, 3), 2, 3), "float32"),
     "sub.Scalar_out": lambda m: ((m.arange(6.0).reshape(2, 3), 2, 3), "float32"),
     "mul.Scalar_out": lambda m: ((m.arange(6).reshape(2, 3), 3), "int64"),
