@@ -21,11 +21,6 @@ from pyaten.distributions.utils import euler_constant as _euler_gamma
 # --- pairs whose supports make the divergence infinite ---------------------------------------
 
 
-@register_kl(Bernoulli, Poisson)
-def _kl_bernoulli_poisson(p, q):
-    return _infinite_like(p.probs)
-
-
 @register_kl(Exponential, Beta)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
@@ -69,6 +64,11 @@ def _kl_poisson_infinity(p, q):
 
 
 # --- finite cross-family pairs ---------------------------------------------------------------
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
 @register_kl(Beta, Exponential)
