@@ -258,3 +258,13 @@ def test_nested_profilers_refused_and_hooks_removed() -> None:
             with pyaten.profiler.profile():
                 pass
     assert engine.node_hook is None and trace._CALL_HOOK is None and not trace.ACTIVE
+
+
+def test_sort_keys_as_pytorch() -> None:
+    for m, prof_mod in ((pyaten, pyaten.profiler), (torch, torch.profiler)):
+        with prof_mod.profile() as prof:
+            m.ones(2).add(1)
+        table = prof.key_averages().table(sort_by="cuda_time_total")  # 0 on the CPU
+        assert "aten::add" in table
+        with pytest.raises(AttributeError, match="has no attribute 'bogus'"):
+            prof.key_averages().table(sort_by="bogus")

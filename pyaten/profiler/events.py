@@ -231,7 +231,16 @@ class EventList(list):
 _PID = os.getpid()
 
 
+# Accelerator columns PyTorch sorts by (`sort_by="cuda_time_total"`): 0 on the CPU.
+_DEVICE_KEYS = frozenset(
+    f"{self_}{device}_{what}" for self_ in ("", "self_") for device in
+    ("cuda", "device", "xpu", "privateuse1") for what in ("time_total", "time", "memory_usage")
+)
+
+
 def _sort_value(event: Any, sort_by: str) -> float:
+    if sort_by in _DEVICE_KEYS:
+        return 0
     if sort_by not in _SORT_KEYS:
         raise AttributeError(
             f"'{type(event).__name__}' object has no attribute '{sort_by}'"
