@@ -5,7 +5,8 @@
 
 Data split, model, optimizer, options and defaults are `pyaten demo`'s (taken from
 pyaten/commands/demo.py). pyaten's and PyTorch's generators draw different numbers from the
-same seed, so two starts are offered:
+same seed (pyaten's generators now draw PyTorch's numbers, docs/random.md), so two starts
+are offered and, from the same seed, give the same first epochs:
 
 - `--init pyaten` (default): the demo's initial weights (`pyaten.manual_seed(SEED)`, then
   `build_model(pyaten.nn)`) are copied into the torch model, and the batches come from the
@@ -23,7 +24,10 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository root instead of this folder: tools/coverage.py would shadow the `coverage`
+# package that Numba imports.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
