@@ -12,6 +12,8 @@ import torch
 import torch.nn.utils.parametrize
 import torch.nn.utils.prune
 from _helpers import assert_same, run_both, same_error
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 import pyaten.nn.utils.parametrize
@@ -364,3 +366,24 @@ def test_pruned_module_trains() -> None:
         return lin.weight.detach(), lin.weight_orig.detach(), int((lin.weight == 0).sum())
 
     _same(scenario)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    values=st.lists(st.integers(-1000, 1000), min_size=2, max_size=40, unique=True),
+    fraction=st.floats(0, 1),
+    as_count=st.booleans(),
+)
+def test_l1_unstructured_prune_property(values, fraction, as_count) -> None:
+    amount = round(fraction * len(values)) if as_count else fraction
+    ours = pyaten.nn.utils.prune.L1Unstructured(amount).prune(pyaten.tensor(values) / 7.0)
+    theirs = torch.nn.utils.prune.L1Unstructured(amount).prune(torch.tensor(values) / 7.0)
+    assert_same(ours, theirs)
+    pruned = amount if as_count else round(fraction * len(values))
+    assert int((ours == 0).sum()) == pruned + (0 in values and ours[values.index(0)] == 0
+                                               and not _pruned_zero(values, pruned))
+
+
+def _pruned_zero(values: list[int], pruned: int) -> bool:
+    """Whether the entry 0 is among the `pruned` smallest magnitudes (it is the smallest)."""
+    return 0 in values and pruned > 0
