@@ -195,6 +195,13 @@ def test_the_usual_device_choice_runs() -> None:
 
 @contextlib.contextmanager
 def restored_flags():
+    # torch's own test helpers (imported by the OpInfo tests in the same process) freeze the
+    # flags (`disable_global_flags`): allow setting them for this test, as torch's tests do.
+    with getattr(torch.backends, "__allow_nonbracketed_mutation")():
+        yield from _restored_flags()
+
+
+def _restored_flags():
     modules = [(m.backends.cudnn, m.backends.cuda.matmul) for m in (torch, pyaten)]
     names = ("enabled", "benchmark", "deterministic", "allow_tf32")
     saved = [([getattr(c, n) for n in names], m.get_float32_matmul_precision())
