@@ -130,3 +130,13 @@ def test_default_log_dir_and_errors(tmp_path, monkeypatch) -> None:
             w.add_scalar("x", pyaten.ones(2))
         with pytest.raises(ValueError, match="The input has no element"):
             w.add_histogram("x", pyaten.ones(0))
+
+
+def test_methods_not_yet_written_name_the_pointer(tmp_path) -> None:
+    from pyaten.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(str(tmp_path)) as w:
+        assert not hasattr(w, "add_hparams")
+        with pytest.raises(AttributeError, match="pyaten does not implement "
+                           "torch.utils.tensorboard.SummaryWriter.add_hparams yet"):
+            w.add_hparams({}, {})
