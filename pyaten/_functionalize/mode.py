@@ -1,0 +1,235 @@
+"""FunctionalTensorMode: the dispatch mode that runs a program's operators without mutation.
+
+Note: the three kinds of operator
+    Every ATen call below autograd reaches the mode (docs/python-dispatch.md), which sorts
+    the operator by its schema, once:
+    - a **view** (its first return aliases an input without writing it: `transpose`,
+      `select`, `split`...) runs on the input's current value (its `*_copy` twin when views
+      are removed) and gives a FunctionalTensor that shares the input's storage, with one
+      more ViewMeta on its chain;
+    - an **in-place view** (`t_`, `transpose_`, `unsqueeze_`...) makes its input that view;
+    - a **mutation** (an argument annotated `a!`: in-place and out= operators) syncs its
+      arguments, runs the functional variant (`add_.Tensor` -> `add.Tensor`, `sin.out` ->
+      `sin.default`, `copy_` -> `copy`), and replaces each written argument's value with
+      the matching output, recording the write on its storage (Note: functional storage
+      and lazy view regeneration, in wrapper.py);
+    - anything else syncs its FunctionalTensor arguments and runs on their values; tensors
+      it returns (factories included) become new FunctionalTensors.
+    The calls the mode makes reach the next mode out, so a logging mode or `make_fx` around
+    `functionalize(f)` sees only functional operators.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyaten.core.tensor import Tensor
+from pyaten.native.ops_handles import aten
+from pyaten.utils import _pytree
+from pyaten.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+
+from .wrapper import FunctionalStorage, FunctionalTensor, ViewMeta
+
+__all__ = ["FunctionalTensorMode"]
+
+_VIEW, _INPLACE_VIEW, _MUTATION, _FUNCTIONAL = "view", "inplace_view", "mutation", "functional"
+# Operators whose alias annotation is not a view to functionalization.
+_NOT_VIEWS = {"lift_fresh.default"}
+# In-place operators whose functional variant is not `name` without the trailing `_`.
+_FUNCTIONAL_NAMES = {
+    "normal_.default": "normal_functional.default",
+    "bernoulli_.float": "bernoulli.p",
+}
+_KIND_CACHE: dict[str, tuple[str, Any]] = {}
+
+
+def _classify(func: Any) -> tuple[str, Any]:
+    """(kind, functional variant or None) of an OpOverload, cached by its name."""
+    key = str(func)
+    known = _KIND_CACHE.get(key)
+    if known is None:
+        known = _KIND_CACHE[key] = _compute_kind(func)
+    return known
+
+
+def _compute_kind(func: Any) -> tuple[str, Any]:
+    schema = func._schema
+    name = func.__name__
+    if "inplace_view" in func.tags:
+        packet, _, overload = name.partition(".")
+        return _INPLACE_VIEW, getattr(getattr(aten, packet.rstrip("_")), overload)
+    if any(a.annotation is not None and a.annotation.is_write for a in schema.arguments):
+        return _MUTATION, _functional_variant(func)
+    if func.is_view and name not in _NOT_VIEWS:
+        return _VIEW, None
+    return _FUNCTIONAL, None
+
+
+def _functional_variant(func: Any) -> Any:
+    """The functional operator an in-place or out= operator becomes, or None."""
+    name = func.__name__
+    packet, _, overload = name.partition(".")
+    special = _FUNCTIONAL_NAMES.get(name)
+    if special is not None:
+        p, _, o = special.partition(".")
+        return getattr(getattr(aten, p), o)
+    args = func._schema.arguments
+    if not any(a.is_out for a in args):  # in-place: add_.Tensor -> add.Tensor
+        try:
+            return getattr(getattr(aten, packet[:-1]), overload)
+        except AttributeError:
+            return None
+    inputs = [(a.name, str(a.type)) for a in args if not a.is_out]
+    packet_handle = func.overloadpacket
+    for candidate_name in packet_handle.overloads():
+        candidate = getattr(packet_handle, candidate_name)
+        cargs = candidate._schema.arguments
+        if any(a.is_out or (a.annotation is not None and a.annotation.is_write) for a in cargs):
+            continue
+        if [(a.name, str(a.type)) for a in cargs] == inputs:
+            return candidate
+    return None
+
+
+class FunctionalTensorMode(TorchDispatchMode):
+    """Runs every operator on FunctionalTensors functionally (Note: the three kinds of
+    operator). `reapply_views=False` replays views as their `*_copy` operators."""
+
+    def __init__(self, reapply_views: bool = True) -> None:
+        super().__init__()
+        self.reapply_views = reapply_views
+
+    def wrap(self, value: Any) -> Any:
+        if isinstance(value, Tensor) and not isinstance(value, FunctionalTensor):
+            return FunctionalTensor(value, FunctionalStorage(value, self.reapply_views))
+        return value
+
+    def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        kind, functional = _classify(func)
+        if kind == _VIEW:
+            return self._view(func, args, kwargs)
+        if kind == _INPLACE_VIEW:
+            return self._inplace_view(func, functional, args, kwargs)
+        _pytree.tree_map(_sync, (args, kwargs))
+        if kind == _MUTATION:
+            return self._mutation(func, functional, args, kwargs)
+        out = func(*_pytree.tree_map(_unwrap, args), **_pytree.tree_map(_unwrap, kwargs))
+        return _pytree.tree_map(self.wrap, out)
+
+    def _view(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        base = args[0]
+        if not isinstance(base, FunctionalTensor):
+            return _pytree.tree_map(self.wrap, func(*args, **kwargs))
+        packet, _, overload = func.__name__.partition(".")
+        op = func if self.reapply_views else getattr(getattr(aten, f"{packet}_copy"), overload)
+        out = op(base.elem, *args[1:], **kwargs)
+        name = func.__name__
+        if isinstance(out, (list, tuple)):
+            return type(out)(
+                self._view_of(base, item, ViewMeta(name, tuple(args[1:]), kwargs, i))
+                for i, item in enumerate(out)
+            )
+        return self._view_of(base, out, ViewMeta(name, tuple(args[1:]), kwargs))
+
+    @staticmethod
+    def _view_of(base: FunctionalTensor, value: Tensor, meta: ViewMeta) -> FunctionalTensor:
+        return FunctionalTensor(value, base.functional_storage, (*base.view_metas, meta),
+                                base.generation)
+
+    def _inplace_view(self, func: Any, view: Any, args: tuple, kwargs: dict) -> Any:
+        t = args[0]
+        if not isinstance(t, FunctionalTensor):
+            return func(*args, **kwargs)
+        op = view if self.reapply_views else getattr(
+            getattr(aten, f"{view.__name__.partition('.')[0]}_copy"),
+            view.__name__.partition(".")[2])
+        t.mutate_view_meta(ViewMeta(view.__name__, tuple(args[1:]), kwargs),
+                           op(t.elem, *args[1:], **kwargs))
+        return t
+
+    def _mutation(self, func: Any, functional: Any, args: tuple, kwargs: dict) -> Any:
+        schema_args = func._schema.arguments
+        written = []  # (FunctionalTensor or list of them, is_out) in schema order
+        for i, a in enumerate(schema_args):
+            if a.annotation is None or not a.annotation.is_write:
+                continue
+            value = args[i] if i < len(args) else kwargs.get(a.name)
+            written.append((value, a.is_out))
+        targets = [v for v, _ in written]
+        if not all(_all_functional(v) for v in targets):
+            # a write into a tensor functionalize() did not wrap: it happens as written
+            return func(*_pytree.tree_map(_unwrap, args), **_pytree.tree_map(_unwrap, kwargs))
+        if functional is None:
+            raise NotImplementedError(
+                f"functionalize: {func} has no functional variant to run in its place"
+            )
+        fargs, fkwargs = _functional_call_args(func, functional, args, kwargs)
+        out = functional(*_pytree.tree_map(_unwrap, fargs), **_pytree.tree_map(_unwrap, fkwargs))
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        flat_targets = [t for v in targets for t in (v if isinstance(v, (list, tuple)) else [v])]
+        if any(isinstance(o, Tensor) and (tuple(o.shape) != tuple(t.shape) or o.dtype != t.dtype)
+               for o, t in zip(outs, flat_targets)):
+            _check_on_meta(func, args, kwargs)  # eager's error for a shape/dtype it refuses
+        for target, value in zip(flat_targets, outs):
+            target.replace_(value)
+            target.commit_update()
+            target.sync()
+        return _result(func, args, kwargs, targets, outs)
+
+
+def _functional_call_args(func: Any, functional: Any, args: tuple,
+                          kwargs: dict) -> tuple[tuple, dict]:
+    """The call of the functional variant: the same arguments, out= ones left out."""
+    names = {a.name for a in functional._schema.arguments}
+    schema_args = func._schema.arguments
+    fargs = tuple(v for a, v in zip(schema_args, args) if not a.is_out)
+    fkwargs = {k: v for k, v in kwargs.items() if k in names}
+    return fargs, fkwargs
+
+
+def _result(func: Any, args: tuple, kwargs: dict, targets: list, outs: list) -> Any:
+    """What the mutating operator returns: the written arguments its returns alias."""
+    returns = func._schema.returns
+    if not returns:
+        return None
+    if len(returns) == 1:
+        return targets[0]
+    return tuple(targets[: len(returns)])
+
+
+def _check_on_meta(func: Any, args: tuple, kwargs: dict) -> None:
+    """Run the mutating operator on Meta copies, out of sight of every mode, so that a
+    shape or dtype eager refuses raises eager's error."""
+
+    def to_meta(x: Any) -> Any:
+        if isinstance(x, FunctionalTensor):
+            x = x.elem
+        return x.to("meta") if isinstance(x, Tensor) else x
+
+    with _disable_current_modes():
+        try:
+            meta_args, meta_kwargs = _pytree.tree_map(to_meta, (args, kwargs))
+        except (RuntimeError, NotImplementedError):
+            return
+        try:
+            func(*meta_args, **meta_kwargs)
+        except NotImplementedError:  # no Meta kernel: nothing to learn
+            return
+
+
+def _all_functional(v: Any) -> bool:
+    if isinstance(v, (list, tuple)):
+        return all(isinstance(t, FunctionalTensor) for t in v)
+    return isinstance(v, FunctionalTensor)
+
+
+def _sync(x: Any) -> Any:
+    if isinstance(x, FunctionalTensor):
+        x.sync()
+    return x
+
+
+def _unwrap(x: Any) -> Any:
+    return x.elem if isinstance(x, FunctionalTensor) else x
