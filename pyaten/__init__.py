@@ -146,6 +146,10 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module(f"pyaten.{name}")
+    if name in ("func", "vmap"):  # loaded on first use (docs/func.md)
+        import pyaten.func as func
+
+        return func if name == "func" else func.vmap
     if name in ("save", "load"):  # loaded on first use (docs/serialization.md)
         import pyaten.serialization as serialization
 

@@ -1,0 +1,372 @@
+"""The batching rules, one small function per operator family (Note: how a rule sees its
+arguments, in pyaten/func/_rules.py). Each works on physical values, batch in dimension 0,
+and returns `NotImplemented` for the cases it leaves to the per-sample loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyaten
+from pyaten.func._rules import BatchedCall, rule
+from pyaten.utils._pytree import tree_map
+
+__all__: list[str] = []
+
+
+def _wrap_dim(dim: int, rank: int) -> int:
+    if rank == 0:
+        rank = 1
+    if not -rank <= dim < rank:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], "
+            f"but got {dim})"
+        )
+    return dim + rank if dim < 0 else dim
+
+
+def _pad_to(value: pyaten.Tensor, logical_rank: int, rank: int) -> pyaten.Tensor:
+    """Insert size-1 dims after the batch so that the sample has `rank` dims."""
+    for _ in range(rank - logical_rank):
+        value = value.unsqueeze(1)
+    return value
+
+
+# --- pointwise: broadcasting with the batch dimension in front ---------------------------
+
+
+@rule(
+    "<pointwise>", "tanh_backward", "copy_", "fill_", "zero_", "ones_like", "zeros_like",
+    "empty_like", "full_like", "_to_copy", "detach", "alias", "clone", "lift_fresh",
+    "leaky_relu_backward", "hardtanh_backward", "elu_backward", "softplus_backward",
+    "masked_fill", "masked_fill_", "where", "threshold_backward", "sigmoid_backward",
+    "gelu_backward", "silu_backward", "clamp", "clamp_", "clamp_min", "clamp_max",
+    "mse_loss_backward", "_conj", "_neg_view", "rsub", "hardswish_backward",
+    "hardsigmoid_backward", "logit_backward",
+)
+def pointwise(call: BatchedCall) -> Any:
+    tensors = [x for x in call.args if isinstance(x, pyaten.Tensor)]
+    tensors += [x for x in call.kwargs.values() if isinstance(x, pyaten.Tensor)]
+    rank = max(t.dim() for t in tensors)
+    if len({t.dtype for t in tensors}) > 1 and any(
+        call.batched(t) and t.dim() == 0 for t in tensors
+    ):
+        return NotImplemented  # a 0-dim sample would promote as a dimensioned tensor
+
+    def physical(x: Any) -> Any:
+        if call.batched(x):
+            return _pad_to(x.value, x.dim(), rank)
+        return x
+
+    if call.name == "mse_loss_backward" and call.args[3] != 0:
+        return NotImplemented
+    return call.func(*[physical(x) for x in call.args], **tree_map(physical, call.kwargs))
+
+
+# --- reductions, scans and operators with a `dim` argument --------------------------------
+
+_DIM_ARGS = ("dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source",
+             "destination")
+
+
+def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | None:
+    """The arguments with every dim argument moved past the batch; None if a dim argument
+    is absent where the operator reduces over all dims."""
+    schema = call.func._schema
+    args = list(call.args)
+    for index, argument in enumerate(schema.arguments):
+        if index >= len(args) or argument.name not in _DIM_ARGS:
+            continue
+        value = args[index]
+        if isinstance(value, int):
+            args[index] = _wrap_dim(value, rank + extra) + 1
+        elif isinstance(value, (list, tuple)):
+            if not value and "reduction" in call.func.tags:
+                args[index] = list(range(1, rank + 1))
+            else:
+                args[index] = [_wrap_dim(d, rank + extra) + 1 for d in value]
+        elif value is None and "reduction" in call.func.tags:
+            args[index] = list(range(1, rank + 1)) if argument.name == "dim" else None
+            if "[" not in str(argument.type):
+                return None
+    return args
+
+
+@rule(
+    "sum.dim_IntList", "mean.dim", "amax", "amin", "prod.dim_int", "max.dim", "min.dim",
+    "argmax", "argmin", "var.correction", "std.correction", "var_mean.correction",
+    "std_mean.correction", "logsumexp", "all.dim", "any.dim", "all.dims", "any.dims",
+    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "_softmax", "_log_softmax",
+    "_softmax_backward_data", "_log_softmax_backward_data", "sort", "topk", "kthvalue",
+    "median.dim", "mode", "nansum", "count_nonzero.dim_IntList", "linalg_vector_norm",
+    "norm.ScalarOpt_dim", "flip", "transpose", "select.int", "slice.Tensor", "narrow",
+    "squeeze.dim", "squeeze.dims", "split.Tensor", "split_with_sizes", "chunk", "unbind",
+    "diagonal", "unfold", "movedim.int", "gather", "scatter", "scatter_add", "scatter_",
+    "scatter_add_", "index_select", "cat", "stack", "diff", "glu", "glu_backward",
+    "aminmax", "nanmean", "var.dim", "std.dim", "softmax.int", "log_softmax.int",
+)
+def dim_op(call: BatchedCall) -> Any:
+    first = call.args[0]
+    if isinstance(first, (list, tuple)):
+        rank = first[0].dim()
+    else:
+        rank = first.dim()
+    if call.name == "index_select" and call.batched(call.args[2]):
+        return NotImplemented
+    if call.name in ("scatter_", "scatter_add_") and not call.batched(first):
+        return NotImplemented
+    if rank == 0:
+        return NotImplemented  # a 0-dim sample: its dim argument means a dim of size 1
+    extra = 1 if call.name == "stack" else 0
+    args = _shift_dims(call, rank, extra)
+    if args is None:
+        return NotImplemented
+    inplace = call.name.endswith("_")
+    physical_args = []
+    for i, x in enumerate(args):
+        if isinstance(x, (list, tuple)) and x and isinstance(x[0], pyaten.Tensor):
+            physical_args.append([call.physical(t) for t in x])
+        elif isinstance(x, pyaten.Tensor) and i == 0 and inplace:
+            physical_args.append(x.value)
+        else:
+            physical_args.append(call.physical(x))
+    kwargs = tree_map(call.physical, call.kwargs)
+    return call.func(*physical_args, **kwargs)
+
+
+@rule("sum.default", "mean.default", "prod.default", "amax.default", "all.default",
+      "any.default", "max.default", "min.default", "nansum.default", "count_nonzero.default")
+def full_reduction(call: BatchedCall) -> Any:
+    value = call.value(call.args[0])
+    flat = value.reshape(call.batch_size, -1)
+    kwargs = dict(call.kwargs)
+    name = call.name
+    if name in ("max", "min"):
+        return getattr(pyaten, "amax" if name == "max" else "amin")(flat, 1)
+    if name in ("all", "any", "count_nonzero"):
+        return getattr(pyaten, name)(flat, 1)
+    return getattr(pyaten, name)(flat, 1, **kwargs)
+
+
+# --- views and shape operators -----------------------------------------------------------
+
+
+@rule("view", "_unsafe_view", "reshape", "view_copy")
+def view(call: BatchedCall) -> Any:
+    value = call.value(call.args[0])
+    size = list(call.args[1])
+    return call.func(value, [call.batch_size, *size])
+
+
+@rule("expand", "expand_copy")
+def expand(call: BatchedCall) -> Any:
+    self = call.args[0]
+    size = list(call.args[1])
+    value = _pad_to(call.value(self), self.dim(), len(size))
+    return call.func(value, [call.batch_size, *size], *call.args[2:])
+
+
+@rule("permute")
+def permute(call: BatchedCall) -> Any:
+    self = call.args[0]
+    dims = [_wrap_dim(d, self.dim()) + 1 for d in call.args[1]]
+    return call.func(call.value(self), [0, *dims])
+
+
+@rule("t")
+def transpose_2d(call: BatchedCall) -> Any:
+    self = call.args[0]
+    if self.dim() < 2:
+        return call.value(self).view(list(call.value(self).shape))
+    return call.value(self).transpose(1, 2)
+
+
+@rule("unsqueeze")
+def unsqueeze(call: BatchedCall) -> Any:
+    self = call.args[0]
+    return call.value(self).unsqueeze(_wrap_dim(call.args[1], self.dim() + 1) + 1)
+
+
+@rule("squeeze.default")
+def squeeze_all(call: BatchedCall) -> Any:
+    self = call.args[0]
+    dims = [i + 1 for i, n in enumerate(self.shape) if n == 1]
+    return call.value(self).squeeze(dims) if dims else call.value(self).view(
+        call.value(self).shape
+    )
+
+
+@rule("new_zeros", "new_ones", "new_empty", "new_full")
+def new_factory(call: BatchedCall) -> Any:
+    value = call.value(call.args[0])
+    size = [call.batch_size, *call.args[1]]
+    return call.func(value, size, *call.args[2:], **call.kwargs)
+
+
+@rule("repeat")
+def repeat(call: BatchedCall) -> Any:
+    self = call.args[0]
+    repeats = list(call.args[1])
+    value = _pad_to(call.value(self), self.dim(), len(repeats))
+    return value.repeat([1, *repeats])
+
+
+@rule("index.Tensor")
+def index(call: BatchedCall) -> Any:
+    self, indices = call.args
+    if not call.batched(self) or any(call.batched(i) for i in indices if i is not None):
+        return NotImplemented
+    seen_none_after = False
+    started = False
+    for i in indices:
+        if i is None and started:
+            seen_none_after = True
+        elif i is not None:
+            if seen_none_after:
+                return NotImplemented
+            started = True
+    if indices and indices[0] is None:
+        return NotImplemented  # advanced indices after a slice keep their place only if
+        # they start at dim 0 (the batch then stays in front)
+    return call.func(self.value, [None, *indices])
+
+
+# --- the matmul family -------------------------------------------------------------------
+
+
+@rule("mm", "bmm", "matmul")
+def mm(call: BatchedCall) -> Any:
+    a, b = call.args[:2]
+    if call.batched(a) and not call.batched(b) and call.name == "mm":
+        value = a.value
+        n, k = a.shape
+        out = pyaten.mm(value.reshape(call.batch_size * n, k), b)
+        return out.view(call.batch_size, n, b.shape[1])
+    return pyaten.matmul(call.value(a), call.value(b))
+
+
+@rule("mv")
+def mv(call: BatchedCall) -> Any:
+    a, v = call.args
+    return pyaten.matmul(call.value(a), call.value(v).unsqueeze(-1)).squeeze(-1)
+
+
+@rule("dot", "vdot")
+def dot(call: BatchedCall) -> Any:
+    a, b = call.args
+    if call.name == "vdot":
+        return NotImplemented
+    return (call.value(a) * call.value(b)).sum(-1)
+
+
+@rule("addmm", "baddbmm", "addmv")
+def addmm(call: BatchedCall) -> Any:
+    bias, a, b = call.args[:3]
+    beta = call.kwargs.get("beta", 1)
+    alpha = call.kwargs.get("alpha", 1)
+    if call.name == "addmv":
+        product = pyaten.matmul(call.value(a), call.value(b).unsqueeze(-1)).squeeze(-1)
+        out_rank = 1
+    else:
+        product = pyaten.matmul(call.value(a), call.value(b))
+        out_rank = 2 if call.name == "addmm" else 3
+    if alpha != 1:
+        product = product * alpha
+    bias_value = call.value(bias)
+    if call.batched(bias):
+        bias_value = _pad_to(bias_value, bias.dim(), out_rank)
+    if beta == 0:
+        return product
+    if beta != 1:
+        bias_value = bias_value * beta
+    return product + bias_value
+
+
+# --- nn operators ------------------------------------------------------------------------
+
+
+@rule("convolution")
+def convolution(call: BatchedCall) -> Any:
+    x, weight, bias = call.args[:3]
+    if not call.batched(x) or call.batched(weight) or call.batched(bias):
+        return NotImplemented
+    value = x.value
+    if x.dim() == weight.dim():  # a sample with its own batch: fold both batches
+        n = x.shape[0]
+        folded = value.reshape(call.batch_size * n, *x.shape[1:])
+        out = call.func(folded, weight, bias, *call.args[3:])
+        return out.view(call.batch_size, n, *out.shape[1:])
+    out = call.func(value, weight, bias, *call.args[3:])
+    return out
+
+
+_POOL_RANK = {
+    "max_pool2d_with_indices": 4, "avg_pool2d": 4, "_adaptive_avg_pool2d": 4,
+    "adaptive_avg_pool2d": 4, "max_pool1d": 3, "avg_pool1d": 3, "max_pool3d_with_indices": 5,
+    "avg_pool3d": 5, "_adaptive_avg_pool3d": 5, "adaptive_max_pool2d": 4,
+    "upsample_nearest2d": 4, "upsample_bilinear2d": 4,
+}
+
+
+@rule(*_POOL_RANK)
+def pooling(call: BatchedCall) -> Any:
+    x = call.args[0]
+    rank = _POOL_RANK[call.name]
+    if x.dim() == rank - 1:
+        return call.func(x.value, *call.args[1:], **call.kwargs)
+    if x.dim() != rank:
+        return NotImplemented
+    n = x.shape[0]
+    folded = x.value.reshape(call.batch_size * n, *x.shape[1:])
+    out = call.func(folded, *call.args[1:], **call.kwargs)
+    return tree_map(lambda t: t.view(call.batch_size, n, *t.shape[1:]), out)
+
+
+@rule("native_layer_norm")
+def layer_norm(call: BatchedCall) -> Any:
+    x, shape, weight, bias, eps = call.args
+    if call.batched(weight) or call.batched(bias):
+        return NotImplemented
+    return call.func(call.value(x), shape, weight, bias, eps)
+
+
+@rule("embedding")
+def embedding(call: BatchedCall) -> Any:
+    weight, indices = call.args[:2]
+    if call.batched(weight):
+        return NotImplemented
+    return call.func(weight, call.value(indices), *call.args[2:])
+
+
+@rule("mse_loss")
+def mse_loss(call: BatchedCall) -> Any:
+    x, target = call.args[:2]
+    reduction = call.args[2] if len(call.args) > 2 else 1
+    rank = max(x.dim(), target.dim())
+    left = _pad_to(call.value(x), x.dim(), rank) if call.batched(x) else x
+    right = _pad_to(call.value(target), target.dim(), rank) if call.batched(target) else target
+    diff = (left - right) ** 2
+    if reduction == 0:
+        return diff
+    dims = list(range(1, diff.dim()))
+    if not dims:
+        return diff
+    return diff.mean(dims) if reduction == 1 else diff.sum(dims)
+
+
+# --- in-place metadata changes: the wrapper takes the new view's shape --------------------
+
+_OUT_OF_PLACE = {"squeeze_": "squeeze", "unsqueeze_": "unsqueeze", "t_": "t",
+                 "transpose_": "transpose", "swapdims_": "swapdims", "swapaxes_": "swapaxes"}
+
+
+@rule(*_OUT_OF_PLACE)
+def restride_(call: BatchedCall) -> Any:
+    self = call.args[0]
+    if not call.batched(self):
+        return NotImplemented
+    view = getattr(pyaten, _OUT_OF_PLACE[call.name])(self, *call.args[1:], **call.kwargs)
+    self.value = view.value
+    # The wrapper has no storage of its own: only its sizes and strides change.
+    self._sizes = view._sizes
+    self._strides = view._strides
+    return self.value

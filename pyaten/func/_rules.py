@@ -1,0 +1,223 @@
+"""Batching rules: how an operator runs on BatchedTensors, by operator family.
+
+Note: how a rule sees its arguments
+    `dispatch_batched` finds the innermost level among the arguments and calls the rule
+    registered for the operator (by overload, then by name; pointwise operators by their
+    tag) with `BatchedCall`: the operator, its arguments, the level and the batch size. A
+    rule works on the *physical* values (batch in dimension 0) and returns physical results,
+    which are wrapped again at the level. A rule may return `NotImplemented` for a case it
+    does not cover (an index tensor that is batched, a weight that is batched...), and the
+    call then runs through the per-sample fallback loop, which is always correct: it calls
+    the operator once per sample and stacks the results, warning as PyTorch does that a
+    rule is missing. `batching_coverage()` lists which operators have a rule.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pyaten
+from pyaten.func._batched import BatchedTensor, level_info
+from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["dispatch_batched", "batching_coverage", "RULES", "FALLBACK_CALLS"]
+
+Rule = Callable[["BatchedCall"], Any]
+RULES: dict[str, Rule] = {}
+# operator name -> number of fallback-loop calls since the process started
+FALLBACK_CALLS: dict[str, int] = {}
+_WARNED: set[str] = set()
+_SAMPLE_WARNING = (
+    "There is a performance drop because we have not yet implemented the batching rule for "
+    "{op}. Please file us an issue on GitHub so that we can prioritize its implementation."
+)
+_RANDOM_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either use the "
+    "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+    "of vmap"
+)
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    """Register a batching rule for operators given as `name` or `name.overload`."""
+
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+class BatchedCall:
+    """One operator call on batched arguments, seen from one vmap level."""
+
+    __slots__ = ("func", "args", "kwargs", "level", "batch_size", "name")
+
+    def __init__(self, func: Any, args: tuple, kwargs: dict, level: int, batch_size: int):
+        self.func = func
+        self.args = args
+        self.kwargs = kwargs
+        self.level = level
+        self.batch_size = batch_size
+        self.name = func.overloadpacket.__name__
+
+    def batched(self, x: Any) -> bool:
+        return isinstance(x, BatchedTensor) and x.level == self.level
+
+    def physical(self, x: Any) -> Any:
+        """The batch of `x` with the batch in dimension 0; an unbatched tensor expanded."""
+        if self.batched(x):
+            return x.value
+        if isinstance(x, pyaten.Tensor):
+            return x.expand(self.batch_size, *x.shape)
+        return x
+
+    def value(self, x: Any) -> Any:
+        """The batch of a batched `x`, an unbatched one as it is."""
+        return x.value if self.batched(x) else x
+
+
+def _innermost_level(flat: list[Any]) -> int:
+    level = 0
+    for x in flat:
+        if isinstance(x, BatchedTensor) and x.level > level:
+            level = x.level
+    return level
+
+
+def _is_inplace(func: Any) -> bool:
+    returns = func._schema.returns
+    return bool(returns) and returns[0].annotation is not None and returns[0].annotation.is_write
+
+
+def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
+    flat, _ = tree_flatten((args, kwargs))
+    level = _innermost_level(flat)
+    info = level_info(level)
+    call = BatchedCall(func, args, kwargs, level, info.batch_size)
+    tags = func.tags
+    if "nondeterministic_seeded" in tags:
+        return _random(call, info.randomness)
+    if func.name() in ("aten::_local_scalar_dense", "aten::item", "aten::is_nonzero"):
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+            "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+            "other operations. If error is occurring somewhere inside PyTorch internals, "
+            "please file a bug report."
+        )
+    inplace = _is_inplace(func)
+    if inplace:
+        _check_inplace(call)
+    fn = _lookup(func)
+    if fn is not None:
+        out = fn(call)
+        if out is not NotImplemented:
+            if inplace:
+                return args[0]
+            return _wrap_out(out, level)
+    return fallback(call)
+
+
+def _lookup(func: Any) -> Rule | None:
+    overload = str(func)[len("aten.") :]
+    fn = RULES.get(overload)
+    if fn is None:
+        fn = RULES.get(func.overloadpacket.__name__)
+    if fn is None and "pointwise" in func.tags:
+        fn = RULES.get("<pointwise>")
+    return fn
+
+
+def _wrap_out(out: Any, level: int) -> Any:
+    return tree_map(
+        lambda x: BatchedTensor(x, level) if isinstance(x, pyaten.Tensor) else x, out
+    )
+
+
+def _check_inplace(call: BatchedCall) -> None:
+    if not call.args or call.batched(call.args[0]):
+        return
+    flat, _ = tree_flatten((call.args[1:], call.kwargs))
+    if any(call.batched(x) for x in flat):
+        name = call.name
+        raise RuntimeError(
+            f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+            "`other` in extra_args that has more elements than `self`. This happened due to "
+            "`other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+            f"try to use out-of-place operators instead of {name}. If said operator is being "
+            "called inside the PyTorch framework, please file a bug report instead."
+        )
+
+
+def fallback(call: BatchedCall, *, warn: bool = True) -> Any:
+    """Run the operator once per sample and stack the results (in place: write each sample)."""
+    name = str(call.func)
+    FALLBACK_CALLS[name] = FALLBACK_CALLS.get(name, 0) + 1
+    if warn and name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(_SAMPLE_WARNING.format(op=name), UserWarning, stacklevel=2)
+    flat, spec = tree_flatten((call.args, call.kwargs))
+    results = []
+    for i in range(call.batch_size):
+        sample = [x.value[i] if call.batched(x) else x for x in flat]
+        args, kwargs = tree_unflatten(sample, spec)
+        results.append(call.func(*args, **kwargs))
+    if _is_inplace(call.func):
+        return call.args[0]
+    return _stack_results(results, call)
+
+
+def _stack_results(results: list[Any], call: BatchedCall) -> Any:
+    first_flat, spec = tree_flatten(results[0])
+    columns = [tree_flatten(r)[0] for r in results]
+    out = []
+    for j, item in enumerate(first_flat):
+        if isinstance(item, pyaten.Tensor):
+            out.append(BatchedTensor(pyaten.stack([col[j] for col in columns]), call.level))
+        else:
+            out.append(item)
+    return tree_unflatten(out, spec)
+
+
+def _random(call: BatchedCall, randomness: str) -> Any:
+    if randomness == "error":
+        raise RuntimeError(_RANDOM_ERROR)
+    if randomness == "different":
+        return fallback(call, warn=False)
+    # "same": every sample draws from the same generator state.
+    state = pyaten.get_rng_state()
+    flat, spec = tree_flatten((call.args, call.kwargs))
+    results = []
+    for i in range(call.batch_size):
+        pyaten.set_rng_state(state)
+        sample = [x.value[i] if call.batched(x) else x for x in flat]
+        args, kwargs = tree_unflatten(sample, spec)
+        results.append(call.func(*args, **kwargs))
+    if _is_inplace(call.func):
+        return call.args[0]
+    return _stack_results(results, call)
+
+
+def batching_coverage() -> dict[str, list[str]]:
+    """Which aten operators have a batching rule (random operators count: vmap's
+    `randomness` decides them) and which run through the per-sample fallback loop."""
+    from pyaten.dispatch import list_operators
+
+    ruled: list[str] = []
+    loop: list[str] = []
+    for qualified in sorted(list_operators()):
+        if not qualified.startswith("aten::"):
+            continue
+        name, _, overload = qualified[len("aten::") :].partition(".")
+        packet = getattr(pyaten.ops.aten, name, None)
+        func = getattr(packet, overload or "default", None) if packet is not None else None
+        if func is None:
+            continue
+        if "nondeterministic_seeded" in func.tags or _lookup(func) is not None:
+            ruled.append(qualified)
+        else:
+            loop.append(qualified)
+    return {"rule": ruled, "fallback": loop}

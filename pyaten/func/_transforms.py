@@ -1,0 +1,381 @@
+"""The autograd transforms of torch.func: grad, grad_and_value, vjp, jvp, linearize, jacrev,
+jacfwd, hessian.
+
+Note: transforms over the autograd graph
+    Each transform is a composition over `pyaten.autograd.grad`. Its inputs are aliased
+    (a view when they already require grad, so that an enclosing transform still sees the
+    path to them; a detached leaf otherwise), the function runs under `enable_grad`, and the
+    gradient is taken with `create_graph=True` while another transform encloses this one
+    (so the outer one can differentiate the result) and without a graph at the outermost
+    one. `jvp` uses the double-vjp trick: with u a dummy cotangent, g(u) = J^T u is linear
+    in u, and the vjp of g with cotangent t is J t. Results are therefore equal to
+    torch.func's but computed through reverse mode.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pyaten
+from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
+
+
+class _Depth(threading.local):
+    value = 0
+
+
+_DEPTH = _Depth()
+
+
+class _Enter:
+    def __enter__(self) -> None:
+        _DEPTH.value += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _DEPTH.value -= 1
+
+
+def _nested() -> bool:
+    """True inside another transform: results must stay differentiable."""
+    return _DEPTH.value > 1
+
+
+def _alias_input(x: Any) -> Any:
+    if not isinstance(x, pyaten.Tensor):
+        return x
+    if x.requires_grad:
+        return x.view_as(x)
+    return x.detach().requires_grad_(True)
+
+
+def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else argnums
+    if not isinstance(nums, tuple) or not nums:
+        raise RuntimeError(
+            f"{name}: argnums must be int or Tuple[int, ...], got: {type(argnums)}"
+        )
+    out = []
+    for n in nums:
+        if not isinstance(n, int):
+            raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {argnums}")
+        if not -nargs <= n < nargs:
+            raise RuntimeError(
+                f"Got argnum={n}, but only {nargs} positional inputs"
+            )
+        out.append(n % nargs)
+    return tuple(out)
+
+
+def _finish(x: Any) -> Any:
+    if isinstance(x, pyaten.Tensor) and not _nested():
+        return x.detach()
+    return x
+
+
+def _grads(
+    outputs: list, inputs: list, cotangents: list, retain: bool = False,
+    create: bool | None = None,
+) -> list:
+    pairs = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
+    diff_inputs = [x for x in inputs if isinstance(x, pyaten.Tensor)]
+    if not pairs or not diff_inputs:
+        return [pyaten.zeros_like(x) for x in diff_inputs]
+    result = pyaten.autograd.grad(
+        [o for o, _ in pairs],
+        diff_inputs,
+        [c for _, c in pairs],
+        retain_graph=True if retain else None,
+        create_graph=_nested() if create is None else create,
+        allow_unused=True,
+    )
+    return [pyaten.zeros_like(x) if g is None else g for x, g in zip(diff_inputs, result,
+                                                                          strict=True)]
+
+
+def _split_aux(out: Any, has_aux: bool, name: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(
+            f"{name}(f, ...)(*args): output of function f should be a tuple: (output, aux) "
+            "if has_aux is True"
+        )
+    return out
+
+
+def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """`func`'s gradient with respect to `args[argnums]`, and its value."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums_tuple(argnums, len(args), "grad_and_value")
+        with _Enter(), pyaten.enable_grad():
+            args = list(args)
+            for n in nums:
+                args[n] = tree_map(_alias_input, args[n])
+            out = func(*args, **kwargs)
+            out, aux = _split_aux(out, has_aux, "grad_and_value")
+            if not isinstance(out, pyaten.Tensor):
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                    f"{type(out)}"
+                )
+            if out.dim() != 0:
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
+                    f"got tensor with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                    "jacrev APIs instead?"
+                )
+            flat, spec = tree_flatten([args[n] for n in nums])
+            grads = _grads([out], flat, [pyaten.ones_like(out)])
+            grads_iter = iter(grads)
+            grads_tree = tree_unflatten(
+                [next(grads_iter) if isinstance(x, pyaten.Tensor) else None for x in flat], spec
+            )
+            result = tree_map(_finish, grads_tree)
+            g = result[0] if isinstance(argnums, int) else tuple(result)
+            value = _finish(out)
+            if has_aux:
+                return g, (value, tree_map(_finish, aux))
+            return g, value
+
+    return wrapper
+
+
+def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """The gradient of a scalar function with respect to `args[argnums]` (torch.func.grad)."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g, value = inner(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return wrapper
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """`(func(*primals), vjp_fn)`: vjp_fn(cotangents) is the vector-Jacobian product."""
+    _DEPTH.value += 1
+    try:
+        with pyaten.enable_grad():
+            inputs = tree_map(_alias_input, primals)
+            out = func(*inputs)
+            out, aux = _split_aux(out, has_aux, "vjp")
+        flat_in, in_spec = tree_flatten(inputs)
+        flat_out, out_spec = tree_flatten(out)
+        nested_at_call = _DEPTH.value > 1
+    finally:
+        _DEPTH.value -= 1
+    for o in flat_out:
+        if not isinstance(o, pyaten.Tensor):
+            raise RuntimeError(
+                "vjp(f, *primals): Expected f to be a function that has non-empty output "
+                f"(got output = {out}) consisting of Tensors"
+            )
+
+    def vjp_fn(cotangents: Any) -> tuple:
+        flat_ct, ct_spec = tree_flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure "
+                f"of outputs to the function. cotangents: {ct_spec}, primal output: {out_spec}"
+            )
+        create = nested_at_call or _DEPTH.value > 0
+        grads = _grads(flat_out, flat_in, flat_ct, retain=True, create=create)
+        it = iter(grads)
+        result = tree_unflatten(
+            [next(it) if isinstance(x, pyaten.Tensor) else None for x in flat_in], in_spec
+        )
+        if not create:
+            result = tree_map(lambda t: t.detach() if isinstance(t, pyaten.Tensor) else t,
+                              result)
+        return tuple(result)
+
+    value = out if nested_at_call else tree_map(_detach, out)
+    if has_aux:
+        return value, vjp_fn, (aux if nested_at_call else tree_map(_detach, aux))
+    return value, vjp_fn
+
+
+def _detach(x: Any) -> Any:
+    return x.detach() if isinstance(x, pyaten.Tensor) else x
+
+
+def jvp(
+    func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False
+) -> tuple:
+    """`(func(*primals), J @ tangents)`, through the double-vjp trick (Note: transforms over
+    the autograd graph)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
+            f"valid to call f(*primals). Got: {type(primals)}"
+        )
+    if not isinstance(tangents, tuple) or len(tangents) != len(primals):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+            "structure. For example, if primals is a tuple of 3 tensors, tangents also must "
+            f"be. Got primals with structure {tree_flatten(primals)[1]} and tangents with "
+            f"structure {tree_flatten(tangents)[1]}"
+        )
+    with _Enter(), pyaten.enable_grad():
+        inputs = tree_map(_alias_input, primals)
+        out = func(*inputs)
+        out, aux = _split_aux(out, has_aux, "jvp")
+        flat_in = [x for x in tree_flatten(inputs)[0] if isinstance(x, pyaten.Tensor)]
+        flat_t = [t for t in tree_flatten(tangents)[0] if isinstance(t, pyaten.Tensor)]
+        flat_out, out_spec = tree_flatten(out)
+        dummies = [pyaten.zeros_like(o).requires_grad_(True) for o in flat_out]
+        g = _grads(flat_out, flat_in, dummies, retain=True, create=True)
+        pairs = [(gi, t) for gi, t in zip(g, flat_t, strict=True) if gi.requires_grad]
+        if pairs:
+            tangent_outs = pyaten.autograd.grad(
+                [p for p, _ in pairs], dummies, [t for _, t in pairs],
+                create_graph=_nested(), allow_unused=True,
+            )
+        else:
+            tangent_outs = [None] * len(dummies)
+        tangent_outs = [pyaten.zeros_like(o) if t is None else t for o, t in
+                        zip(flat_out, tangent_outs, strict=True)]
+        value = tree_map(_finish, out)
+        tangent = tree_unflatten([_finish(t) for t in tangent_outs], out_spec)
+        if has_aux:
+            return value, tangent, tree_map(_finish, aux)
+        return value, tangent
+
+
+def linearize(func: Callable, *primals: Any) -> tuple:
+    """`(func(*primals), jvp_fn)`: jvp_fn(*tangents) is the Jacobian-vector product at
+    primals."""
+    value = tree_map(_detach, func(*primals))
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return value, jvp_fn
+
+
+def _basis(x: pyaten.Tensor) -> list[pyaten.Tensor]:
+    n = x.numel()
+    eye = pyaten.eye(n, dtype=x.dtype, device=x.device)
+    return [eye[i].reshape(x.shape) for i in range(n)]
+
+
+def jacrev(
+    func: Callable, argnums: Any = 0, *, has_aux: bool = False, chunk_size: int | None = None,
+    _preallocate_and_copy: bool = False,
+) -> Callable:
+    """The Jacobian of `func` with respect to `args[argnums]`, row by row in reverse mode."""
+    if chunk_size is not None and chunk_size <= 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        with _Enter(), pyaten.enable_grad():
+            args = list(args)
+            for n in nums:
+                args[n] = tree_map(_alias_input, args[n])
+            out = func(*args, **kwargs)
+            out, aux = _split_aux(out, has_aux, "jacrev")
+            flat_out, out_spec = tree_flatten(out)
+            diff = [args[n] for n in nums]
+            flat_in, in_spec = tree_flatten(diff)
+            per_output = []
+            for o in flat_out:
+                rows = []
+                for e in _basis(o):
+                    cts = [e if p is o else pyaten.zeros_like(p) for p in flat_out]
+                    rows.append(_grads(flat_out, flat_in, cts, retain=True))
+                blocks = []
+                for j, x in enumerate(flat_in):
+                    if rows:
+                        stacked = pyaten.stack([r[j] for r in rows])
+                    else:
+                        stacked = pyaten.zeros((0, *x.shape), dtype=x.dtype)
+                    blocks.append(stacked.reshape(*o.shape, *x.shape))
+                per_output.append(tree_unflatten(blocks, in_spec))
+            per_output = [tree_map(_finish, p) for p in per_output]
+            if isinstance(argnums, int):
+                per_output = [p[0] for p in per_output]
+            else:
+                per_output = [tuple(p) for p in per_output]
+            jac = tree_unflatten(per_output, out_spec)
+            if has_aux:
+                return jac, tree_map(_finish, aux)
+            return jac
+
+    return wrapper
+
+
+def jacfwd(
+    func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomness: str = "error"
+) -> Callable:
+    """The Jacobian of `func` with respect to `args[argnums]`, column by column through jvp."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        diff = tuple(args[n] for n in nums)
+        flat_in, in_spec = tree_flatten(diff)
+
+        def restricted(*diff_args: Any) -> Any:
+            full = list(args)
+            for n, value in zip(nums, diff_args, strict=True):
+                full[n] = value
+            return func(*full, **kwargs)
+
+        columns: list[list[Any]] = [[] for _ in flat_in]
+        out = aux = None
+        out_spec = None
+        _DEPTH.value += 1
+        try:
+            for j, x in enumerate(flat_in):
+                for e in _basis(x):
+                    tangents = [e if k == j else pyaten.zeros_like(y) for k, y in
+                                enumerate(flat_in)]
+                    result = jvp(restricted, diff, tuple(tree_unflatten(tangents, in_spec)),
+                                 has_aux=has_aux)
+                    out, tangent = result[0], result[1]
+                    if has_aux:
+                        aux = result[2]
+                    flat_t, out_spec = tree_flatten(tangent)
+                    columns[j].append(flat_t)
+            if out_spec is None:  # every input empty
+                value = restricted(*diff)
+                out, aux = _split_aux(value, has_aux, "jacfwd")
+                out_spec = tree_flatten(out)[1]
+            flat_out = tree_flatten(out)[0]
+            per_output = []
+            for i, o in enumerate(flat_out):
+                blocks = []
+                for j, x in enumerate(flat_in):
+                    if columns[j]:
+                        stacked = pyaten.stack([c[i] for c in columns[j]], dim=-1)
+                    else:
+                        stacked = pyaten.zeros((*o.shape, 0), dtype=o.dtype)
+                    blocks.append(_finish(stacked.reshape(*o.shape, *x.shape)))
+                tree = tree_unflatten(blocks, in_spec)
+                per_output.append(tree[0] if isinstance(argnums, int) else tuple(tree))
+            jac = tree_unflatten(per_output, out_spec)
+            if has_aux:
+                return jac, aux
+            return jac
+        finally:
+            _DEPTH.value -= 1
+
+    return wrapper
+
+
+def hessian(func: Callable, argnums: Any = 0) -> Callable:
+    """The Hessian of a scalar function: jacfwd(jacrev(func))."""
+    return jacfwd(jacrev(func, argnums), argnums)
