@@ -49,6 +49,15 @@ FAMILY = {
     "LogNormal": ("LogNormal", (M, A)),
     "LogNormal2": ("LogNormal", (M[::-1].copy(), B)),
     "Chi2": ("Chi2", (A,)),
+    "Pareto": ("Pareto", (A, B + 2)),
+    "Pareto2": ("Pareto", (B, A + 0.5)),
+    "ContinuousBernoulli": ("ContinuousBernoulli", (P1,)),
+    "ContinuousBernoulli2": ("ContinuousBernoulli", (P1[::-1].copy(),)),
+    "LowRank": ("LowRankMultivariateNormal", (np.array([0.0, 1.0]),
+                                              np.array([[1.0, 0.5], [0.2, -0.3]]), A[:2])),
+    "LowRank2": ("LowRankMultivariateNormal", (np.array([1.0, -1.0]),
+                                               np.array([[0.3], [0.7]]), B[:2])),
+    "MVN": ("MultivariateNormal", (np.array([0.5, 0.0]), COV1)),
 }
 
 
@@ -65,7 +74,16 @@ def same(ours, theirs, rtol: float = 1e-6) -> None:
                                atol=1e-10, equal_nan=True)
 
 
-PAIRS = [(p, q) for p in FAMILY for q in FAMILY]
+def _registered(p: str, q: str) -> bool:
+    from torch.distributions.kl import _dispatch_kl
+
+    return _dispatch_kl(type(make(p, "torch")), type(make(q, "torch"))) is not NotImplemented
+
+
+# every pair torch registers among these instances, and a few it does not
+PAIRS = [(p, q) for p in FAMILY for q in FAMILY if _registered(p, q)] + [
+    ("Cauchy", "Normal"), ("Poisson", "Normal"), ("LowRank", "Normal"), ("Beta", "Dirichlet"),
+]
 
 
 @pytest.mark.parametrize("p,q", PAIRS)

@@ -17,6 +17,7 @@ from pyaten.distributions.categorical import Categorical
 from pyaten.distributions.cauchy import Cauchy
 from pyaten.distributions.chi2 import Chi2
 from pyaten.distributions.constraint_registry import biject_to, transform_to
+from pyaten.distributions.continuous_bernoulli import ContinuousBernoulli
 from pyaten.distributions.dirichlet import Dirichlet
 from pyaten.distributions.distribution import Distribution
 from pyaten.distributions.exp_family import ExponentialFamily
@@ -28,19 +29,38 @@ from pyaten.distributions.half_cauchy import HalfCauchy
 from pyaten.distributions.half_normal import HalfNormal
 from pyaten.distributions.independent import Independent
 from pyaten.distributions.kl import kl_divergence, register_kl
+from pyaten.distributions.kumaraswamy import Kumaraswamy
 from pyaten.distributions.laplace import Laplace
 from pyaten.distributions.log_normal import LogNormal
+from pyaten.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from pyaten.distributions.mixture_same_family import MixtureSameFamily
 from pyaten.distributions.multinomial import Multinomial
 from pyaten.distributions.multivariate_normal import MultivariateNormal
+from pyaten.distributions.negative_binomial import NegativeBinomial
 from pyaten.distributions.normal import Normal
 from pyaten.distributions.one_hot_categorical import OneHotCategorical
+from pyaten.distributions.pareto import Pareto
 from pyaten.distributions.poisson import Poisson
+from pyaten.distributions.relaxed_bernoulli import RelaxedBernoulli
+from pyaten.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from pyaten.distributions.studentT import StudentT
 from pyaten.distributions.transformed_distribution import TransformedDistribution
 from pyaten.distributions.transforms import *  # noqa: F403
 from pyaten.distributions.uniform import Uniform
+from pyaten.distributions.von_mises import VonMises
+from pyaten.distributions.weibull import Weibull
 
 __all__ = [
+    "ContinuousBernoulli",
+    "Kumaraswamy",
+    "LowRankMultivariateNormal",
+    "MixtureSameFamily",
+    "NegativeBinomial",
+    "Pareto",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "VonMises",
+    "Weibull",
     "Bernoulli",
     "Beta",
     "Binomial",

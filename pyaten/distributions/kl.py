@@ -320,4 +320,5 @@ def _kl_independent_independent(p, q):
     return _sum_rightmost(result, p.reinterpreted_batch_ndims)
 
 
-from pyaten.distributions import kl_cross  # noqa: E402,F401 - registers the cross-family pairs
+# the other modules register into this one's registry, so they load after it
+from pyaten.distributions import kl_cross, kl_extra  # noqa: E402,F401,I001
