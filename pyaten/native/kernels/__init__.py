@@ -62,6 +62,7 @@ FAMILIES: tuple[str, ...] = (
     "conv",
     "pool",
     "amp",
+    "functionalize_ops",
 )
 
 LOADED: list[str] = []
