@@ -288,11 +288,13 @@ def test_summary_table_shows_mixed_key_paths_with_counts() -> None:
 
 def test_demo_reaches_the_accuracy_torch_reaches_with_the_same_seed(capsys, tmp_path) -> None:
     """The README's run (default options, seed 0) against tools/demo_torch.py: from the same
-    start the same accuracy; from torch's own seeded start, no better than the demo's."""
+    start the same accuracy, up to one test image (225 steps of float32 sums round apart); and
+    torch's own seeded start IS the same start, since pyaten draws PyTorch's random numbers."""
     spec = importlib.util.spec_from_file_location("demo_torch", ROOT / "tools" / "demo_torch.py")
     demo_torch = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(demo_torch)
     assert main(["demo", "--out", str(tmp_path)]) == 0
     ours = float(re.findall(r"final test accuracy (\d+\.\d\d)%", capsys.readouterr().out)[-1])
-    assert f"{100 * demo_torch.main([]):.2f}" == f"{ours:.2f}"
-    assert 100 * demo_torch.main(["--init", "torch"]) <= ours
+    theirs = 100 * demo_torch.main([])
+    assert abs(theirs - ours) <= 100 / 359 + 0.005  # 359 test images; ours printed to 0.01
+    assert 100 * demo_torch.main(["--init", "torch"]) == theirs

@@ -293,3 +293,20 @@ def test_dataloader_workers_seed_as_pytorch():
     """The base seed, the shuffled order and each worker's stream (worker seed = base seed +
     worker id, the worker's default generator seeded with it) are PyTorch's."""
     assert _worker_batches(pyaten) == _worker_batches(torch)
+
+
+def test_complex32_rand_and_randn_draw_pytorchs_numbers() -> None:
+    import warnings
+
+    import torch
+
+    import pyaten
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # both warn that ComplexHalf is experimental
+        for name in ("rand", "randn"):
+            torch.manual_seed(3)
+            pyaten.manual_seed(3)
+            theirs = getattr(torch, name)(5, dtype=torch.chalf)
+            ours = getattr(pyaten, name)(5, dtype=pyaten.chalf)
+            assert ours.to(pyaten.complex64).tolist() == theirs.to(torch.complex64).tolist()

@@ -78,7 +78,7 @@ def _target(self: Tensor) -> np.ndarray:
     per element) when complex, as ATen's `view_as_real`."""
     arr = self._numpy()
     if self._dtype.is_complex:
-        real = np.float64 if self._dtype is dt.complex128 else np.float32
+        real = {dt.complex128: np.float64, dt.complex32: np.float16}.get(self._dtype, np.float32)
         return arr[..., None].view(real)
     return arr
 
@@ -125,7 +125,7 @@ def _numel(arr: np.ndarray) -> int:
 
 def _check_floating(self: Tensor, kernel: str) -> None:
     d = self._dtype
-    if not (d.is_floating_point or d.is_complex) or d is dt.complex32:
+    if not (d.is_floating_point or d.is_complex):
         raise _not_implemented(kernel, d)
 
 
