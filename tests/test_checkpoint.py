@@ -186,3 +186,40 @@ def test_checkpointing_keeps_less_for_backward(use_reentrant) -> None:
     # parameters it differentiates, which the model holds anyway)
     assert checked_bytes == (inputs if use_reentrant else inputs + params)
     assert pyaten.allclose(plain, checked)
+
+
+def test_non_reentrant_nested_outputs_match_torch() -> None:
+    ours, theirs = _models()
+    ours.eval(), theirs.eval()
+    x_t = torch.randn(2, 5)
+
+    def run(m, model, ck, x):
+        x = x.requires_grad_(True)
+
+        def fn(t):
+            h = model(t)
+            return {"out": h, "pair": [h * 2, "tag"], "index": m.arange(3)}
+
+        result = ck(fn, x, use_reentrant=False)
+        assert result["pair"][1] == "tag" and result["index"].dtype == m.int64
+        (result["out"].sum() + result["pair"][0].pow(2).sum()).backward()
+        return x.grad, model[0].weight.grad
+
+    assert_same(run(pyaten, ours, pyaten.utils.checkpoint.checkpoint, from_torch(x_t)),
+                run(torch, theirs, torch.utils.checkpoint.checkpoint, x_t.clone()))
+
+
+def test_recomputation_that_differs_raises_checkpoint_error() -> None:
+    calls = []
+
+    def fn(t):
+        calls.append(1)
+        return t[: len(calls)] * 2  # a different shape the second time
+
+    y = pyaten.utils.checkpoint.checkpoint(fn, pyaten.ones(3, requires_grad=True),
+                                           use_reentrant=False)
+    with pytest.raises(pyaten.utils.checkpoint.CheckpointError,
+                       match="Recomputed values for the following tensors have different "
+                             "metadata than during the forward pass"):
+        y.sum().backward()
+    assert issubclass(pyaten.utils.checkpoint.CheckpointError, RuntimeError)

@@ -35,7 +35,11 @@ from pyaten.core.torch_function import (
     _pop_torch_function_stack,
     _push_on_torch_function_stack,
 )
-from pyaten.utils._pytree import tree_map  # noqa: F401 (PyTorch's module has it too)
+from pyaten.utils._pytree import (
+    tree_flatten,
+    tree_map,  # noqa: F401 (PyTorch's module has it too)
+    tree_unflatten,
+)
 
 __all__ = [
     "CheckpointError", "DefaultDeviceType", "check_backward_validity", "checkpoint",
@@ -237,13 +241,26 @@ class _GradInputs:
         return func(*args, **(kwargs or {}))
 
 
+def _differentiable(leaves: list[Any]) -> list[int]:
+    return [i for i, t in enumerate(leaves)
+            if isinstance(t, Tensor) and (t.is_floating_point() or t.is_complex())]
+
+
+def _metadata(t: Tensor) -> dict[str, Any]:
+    return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+
+
 class _NonReentrantCheckpoint(Function):
-    """The non-reentrant checkpoint: inputs are every outside tensor requiring grad."""
+    """The non-reentrant checkpoint: inputs are every outside tensor requiring grad; outputs
+    the segment's floating-point tensors (`ctx.positions` in its flattened output)."""
 
     @staticmethod
-    def forward(ctx: Any, run: Callable, rng_state: object, outputs: Any, *inputs: Tensor) -> Any:
+    def forward(ctx: Any, run: Callable, rng_state: object, check: bool, positions: list[int],
+                outputs: tuple, *inputs: Tensor) -> Any:
         ctx.run = run
         ctx.rng_state = rng_state
+        ctx.positions = positions
+        ctx.forward_metadata = [_metadata(t) for t in outputs] if check else None
         ctx.save_for_backward(*inputs)
         return outputs
 
@@ -251,8 +268,10 @@ class _NonReentrantCheckpoint(Function):
     def backward(ctx: Any, *grads: Any) -> tuple:
         inputs = ctx.saved_tensors
         with _rng_state(ctx.rng_state), enable_grad():
-            outputs = ctx.run()
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            leaves, _ = tree_flatten(ctx.run())
+        outputs = [leaves[i] if i < len(leaves) else None for i in ctx.positions]
+        if ctx.forward_metadata is not None:
+            _check_recomputed(ctx.forward_metadata, outputs)
         with_grad, their_grads = [], []
         for out, grad in zip(outputs, grads):
             if isinstance(out, Tensor) and out.requires_grad and grad is not None:
@@ -263,12 +282,28 @@ class _NonReentrantCheckpoint(Function):
             engine.grad(with_grad, wanted, their_grads, allow_unused=True)
             if with_grad and wanted else ()
         )
-        return (None, None, None, *(next(found) if t.requires_grad else None for t in inputs))
+        return (None, None, None, None, None,
+                *(next(found) if t.requires_grad else None for t in inputs))
+
+
+def _check_recomputed(forward: list[dict[str, Any]], outputs: list[Any]) -> None:
+    """`determinism_check="default"`: the recomputed outputs must look as the forward's."""
+    wrong = []
+    for i, (before, after) in enumerate(zip(forward, outputs)):
+        now = _metadata(after) if isinstance(after, Tensor) else None
+        if now != before:
+            wrong.append(f"tensor at position {i}:\nsaved metadata: {before}\n"
+                         f"recomputed metadata: {now}\n")
+    if wrong:
+        raise CheckpointError(
+            "pyaten.utils.checkpoint: Recomputed values for the following tensors have "
+            "different metadata than during the forward pass.\n" + "".join(wrong)
+        )
 
 
 def _checkpoint_without_reentrant(
     function: Callable, preserve_rng_state: bool, context_fn: Callable, args: tuple,
-    kwargs: dict,
+    kwargs: dict, determinism_check: str,
 ) -> Any:
     rng_state = get_rng_state() if preserve_rng_state else None
     forward_context, recompute_context = context_fn()
@@ -285,18 +320,20 @@ def _checkpoint_without_reentrant(
         with recompute_context:
             return function(*args, **kwargs)
 
-    items = outputs if isinstance(outputs, tuple) else (outputs,)
-    tensors = [t for t in items if isinstance(t, Tensor) and t.is_floating_point()
-               or isinstance(t, Tensor) and t.is_complex()]
-    if not tensors:
+    # any structure of outputs (a tensor, tuples, lists, dicts): its floating-point tensors
+    # are returned by the node, as new tensors attached to it, and put back in place
+    leaves, spec = tree_flatten(outputs)
+    positions = _differentiable(leaves)
+    if not positions:
         return outputs
-    # the Function returns the outputs themselves, as new tensors attached to its node
-    marked = _NonReentrantCheckpoint.apply(run, rng_state, tuple(tensors), *inputs)
-    marked = iter(marked if isinstance(marked, tuple) else (marked,))
-    replaced = tuple(
-        next(marked) if any(t is o for o in tensors) else t for t in items
+    marked = _NonReentrantCheckpoint.apply(
+        run, rng_state, determinism_check == "default", positions,
+        tuple(leaves[i] for i in positions), *inputs,
     )
-    return replaced if isinstance(outputs, tuple) else replaced[0]
+    marked = marked if isinstance(marked, tuple) else (marked,)
+    for i, t in zip(positions, marked):
+        leaves[i] = t
+    return tree_unflatten(leaves, spec)
 
 
 def checkpoint(
@@ -328,7 +365,9 @@ def checkpoint(
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs)
+    return _checkpoint_without_reentrant(
+        function, preserve_rng_state, context_fn, args, kwargs, determinism_check
+    )
 
 
 def checkpoint_sequential(
