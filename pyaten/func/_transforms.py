@@ -368,7 +368,7 @@ def jacfwd(
                 per_output.append(tree[0] if isinstance(argnums, int) else tuple(tree))
             jac = tree_unflatten(per_output, out_spec)
             if has_aux:
-                return jac, aux
+                return jac, tree_map(_finish, aux)
             return jac
         finally:
             _DEPTH.value -= 1
