@@ -268,3 +268,20 @@ def test_sort_keys_as_pytorch() -> None:
         assert "aten::add" in table
         with pytest.raises(AttributeError, match="has no attribute 'bogus'"):
             prof.key_averages().table(sort_by="bogus")
+
+
+def test_tensorboard_trace_handler_writes_gzipped_traces(tmp_path) -> None:
+    import gzip
+
+    handler = pyaten.profiler.tensorboard_trace_handler(str(tmp_path), "worker0", use_gzip=True)
+    with pyaten.profiler.profile(schedule=pyaten.profiler.schedule(wait=0, warmup=1, active=1),
+                                 on_trace_ready=handler) as prof:
+        for _ in range(2):
+            pyaten.ones(2).add(1)
+            prof.step()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 1 and files[0].startswith("worker0.")
+    assert files[0].endswith(".pt.trace.json.gz")
+    with gzip.open(tmp_path / files[0], "rt") as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"]}
+    assert {"aten::add", "ProfilerStep#1"} <= names

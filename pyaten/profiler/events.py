@@ -9,6 +9,7 @@ the "Self CPU time total" line under it.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Iterable
@@ -224,8 +225,12 @@ class EventList(list):
             "displayTimeUnit": "ms",
             "traceName": str(path),
         }
-        with open(path, "w") as f:
-            json.dump(document, f)
+        if str(path).endswith(".gz"):  # compressed, as PyTorch writes a .gz path
+            with gzip.open(path, "wt") as f:
+                json.dump(document, f)
+        else:
+            with open(path, "w") as f:
+                json.dump(document, f)
 
 
 _PID = os.getpid()
