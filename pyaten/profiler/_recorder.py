@@ -101,12 +101,14 @@ class Session:
         return event
 
     def close(self, event: RawEvent) -> None:
-        event.end_ns = _clock()
+        event.end_ns = now = _clock()
         stack = self._stack.open
         if stack and stack[-1] is event:
             stack.pop()
-        elif event in stack:
-            stack.remove(event)
+        elif event in stack:  # ranges left open inside it (an exception skipped their end)
+            while stack[-1] is not event:
+                stack.pop().end_ns = now
+            stack.pop()
 
     # --- the hooks --------------------------------------------------------------------------
 
