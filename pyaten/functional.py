@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-_NAMES = ("meshgrid", "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d")
+_NAMES = ("meshgrid", "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d",
+          "block_diag", "cartesian_prod")
 
 
 def _gather(tensors: tuple) -> Any:
@@ -52,6 +53,15 @@ def _make_atleast(generated: Callable[..., Any], name: str) -> Callable[..., Any
     return atleast
 
 
+def _make_variadic(generated: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def variadic(*tensors: Any) -> Any:
+        return generated(list(tensors))
+
+    variadic.__name__ = variadic.__qualname__ = name
+    variadic.__doc__ = f"`{name}(a, b, ...)`: the tensors as separate arguments."
+    return variadic
+
+
 def install(namespace: dict[str, Any]) -> None:
     """Replace the generated bindings in `namespace` (pyaten's globals) by these forms."""
     present = {name: namespace[name] for name in _NAMES if name in namespace}
@@ -62,3 +72,6 @@ def install(namespace: dict[str, Any]) -> None:
     for name in ("atleast_1d", "atleast_2d", "atleast_3d"):
         if name in present:
             namespace[name] = _make_atleast(present[name], name)
+    for name in ("block_diag", "cartesian_prod"):
+        if name in present:
+            namespace[name] = _make_variadic(present[name], name)

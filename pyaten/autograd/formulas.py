@@ -114,6 +114,7 @@ def not_implemented(name: str) -> Tensor:
 from pyaten.autograd import (  # noqa: E402
     formulas_binary,
     formulas_linalg,
+    formulas_more,
     formulas_nn,
     formulas_pointwise,
     formulas_reduce,
@@ -121,6 +122,7 @@ from pyaten.autograd import (  # noqa: E402
 )
 from pyaten.autograd.formulas_binary import *  # noqa: E402,F403
 from pyaten.autograd.formulas_linalg import *  # noqa: E402,F403
+from pyaten.autograd.formulas_more import *  # noqa: E402,F403
 from pyaten.autograd.formulas_nn import *  # noqa: E402,F403
 from pyaten.autograd.formulas_pointwise import *  # noqa: E402,F403
 from pyaten.autograd.formulas_reduce import *  # noqa: E402,F403
@@ -133,4 +135,5 @@ __all__ += (
     + formulas_shape.__all__
     + formulas_linalg.__all__
     + formulas_nn.__all__
+    + formulas_more.__all__
 )

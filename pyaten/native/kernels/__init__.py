@@ -62,6 +62,7 @@ FAMILIES: tuple[str, ...] = (
     "conv",
     "pool",
     "amp",
+    "more_ops",
     "functionalize_ops",
 )
 

@@ -1,0 +1,45 @@
+"""Derivative helpers for kernels/more_ops.py's operators: `block_diag` and `renorm`
+(PyTorch's `block_diag_backward` and `renorm_backward`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyaten.autograd.formulas_reduce import norm_backward
+from pyaten.core.tensor import Tensor
+from pyaten.native.ops_handles import aten
+
+__all__ = ["block_diag_backward", "renorm_backward"]
+
+
+def block_diag_backward(grad: Tensor, tensors: Sequence[Tensor]) -> list[Tensor]:
+    """Each input's block cut back out of `grad` (shaped and typed as the input: a real input
+    gets the real part of a complex gradient)."""
+    grads = []
+    row = col = 0
+    for t in tensors:
+        shape = tuple(t.shape)
+        rows, cols = (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else shape
+        block = grad.narrow(0, row, rows).narrow(1, col, cols).reshape(shape)
+        if block.is_complex() and not t.is_complex():
+            block = block.real
+        grads.append(block.to(t.dtype))
+        row, col = row + rows, col + cols
+    return grads
+
+
+def renorm_backward(grad: Tensor, self: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
+    """The gradient of `renorm`: slices left alone pass `grad` through; a rescaled slice
+    also carries the derivative of the scale `maxnorm / (norm + 1e-7)`."""
+    dim = dim % self.dim()
+    others = [d for d in range(self.dim()) if d != dim]
+    norm = aten.linalg_vector_norm.default(self, p, others, True)
+    along = self.conj() * grad
+    if along.is_complex():
+        along = along.real
+    along = along.sum(others, True)
+    nb = norm_backward(along, self, p, norm, others, True)
+    inverse = (norm + 1e-7).reciprocal()
+    factor = inverse * maxnorm
+    return aten.where.self(norm > maxnorm, factor * grad - (factor * inverse) * nb, grad)

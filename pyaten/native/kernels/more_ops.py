@@ -1,0 +1,425 @@
+"""Operators from the tail of PyTorch's OpInfo list: statistics (`cov`, `corrcoef`),
+combinatorics (`cartesian_prod`, `combinations`, `block_diag`), integration (`trapezoid`,
+`trapz`, `cumulative_trapezoid`), `renorm`, `frexp` and the unsafe splits.
+
+As in PyTorch, most are `CompositeImplicitAutograd` functions over other operators, so they
+get gradients and Meta behaviour from the operators they call. `block_diag`, the unsafe splits
+and `frexp` are `CompositeExplicitAutograd` with derivatives.yaml entries; `renorm` is
+structured (CPU, Meta), its gradient `renorm_backward` in autograd's formulas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyaten.core import dtypes as dt
+from pyaten.core.promotion import result_type
+from pyaten.core.tensor import Tensor
+from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.shape import format_shape, wrap_dim
+from pyaten.native.kernels.view_ops import _copy_pieces_out
+from pyaten.native.ops_handles import aten_ops
+from pyaten.native.registry import native
+from pyaten.native.structured import quiet_call, resize_output
+
+# --- cov, corrcoef --------------------------------------------------------------------------
+
+
+def _check_weights(w: Tensor, kind: str, observations: int) -> None:
+    if w.dim() > 1:
+        raise RuntimeError(
+            f"cov(): expected {kind} to have one or fewer dimensions but got {kind} with "
+            f"{w.dim()} dimensions"
+        )
+    if kind == "fweights" and not (w._dtype.is_integral and w._dtype is not dt.bool):
+        raise RuntimeError(
+            f"cov(): expected fweights to have integral dtype but got fweights with "
+            f"{w._dtype.scalar_name} dtype"
+        )
+    if kind == "aweights" and not w._dtype.is_floating_point:
+        raise RuntimeError(
+            f"cov(): expected aweights to have floating point dtype but got aweights with "
+            f"{w._dtype.scalar_name} dtype"
+        )
+    if w.numel() != observations:
+        raise RuntimeError(
+            f"cov(): expected {kind} to have the same numel as there are observations in the "
+            f"input but got {w.numel()} != {observations}"
+        )
+    if observations and w._device.type != "meta" and not bool(aten_ops().min.default(w) >= 0):
+        raise RuntimeError(f"cov(): {kind} cannot be negative")
+
+
+@native
+def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    aten = aten_ops()
+    if self.dim() > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{self.dim()} dimensions"
+        )
+    if self._dtype is dt.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    data = aten.view.default(self, (1, -1)) if self.dim() < 2 else self
+    observations = data._sizes[1]
+    weights = None
+    if fweights is not None:
+        _check_weights(fweights, "fweights", observations)
+        weights = fweights
+    if aweights is not None:
+        _check_weights(aweights, "aweights", observations)
+        weights = aweights if weights is None else aten.mul.Tensor(weights, aweights)
+    meta = self._device.type == "meta"
+    if weights is None:
+        weight_sum = aten.scalar_tensor.default(observations, dtype=dt.int64,
+                                                device=self._device)
+    else:
+        weight_sum = aten.sum.default(weights)
+        if not meta and not bool(weight_sum != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    weighted = data if weights is None else aten.mul.Tensor(data, weights)
+    average = aten.div.Tensor(aten.sum.dim_IntList(weighted, [1]), weight_sum)
+    if weights is None:
+        norm_factor = aten.scalar_tensor.default(observations - correction, dtype=dt.int64,
+                                                 device=self._device)
+    elif correction == 0:
+        norm_factor = weight_sum
+    elif aweights is None:
+        norm_factor = aten.sub.Scalar(weight_sum, correction)
+    elif fweights is None and observations == 1 and correction == 1:
+        norm_factor = aten.scalar_tensor.default(0, dtype=dt.int64, device=self._device)
+    else:
+        spread = aten.sum.default(aten.mul.Tensor(weights, aweights))
+        norm_factor = aten.sub.Tensor(
+            weight_sum, aten.div.Tensor(aten.mul.Scalar(spread, correction), weight_sum))
+    if not meta and bool(norm_factor <= 0):
+        import warnings
+
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm_factor = aten.zeros_like.default(norm_factor)
+    if observations == 1 and (fweights is None) != (aweights is None):
+        # one observation with one kind of weights: the weighted mean is the observation
+        centred = aten.zeros_like.default(data)
+        if not (data._dtype.is_floating_point or data._dtype.is_complex):
+            centred = aten.to.dtype(centred, dt.float32)
+    else:
+        centred = aten.sub.Tensor(data, aten.unsqueeze.default(average, 1))
+    right = centred if weights is None else aten.mul.Tensor(centred, weights)
+    product = aten.mm.default(centred, aten.conj.default(aten.t.default(right)))
+    return aten.squeeze.default(aten.true_divide.Tensor(product, norm_factor))
+
+
+@native
+def corrcoef(self: Tensor) -> Tensor:
+    aten = aten_ops()
+    if self.dim() > 2:
+        raise RuntimeError(
+            "corrcoef(): expected input to have two or fewer dimensions but got an input with "
+            f"{self.dim()} dimensions"
+        )
+    c = aten.cov.default(self)
+    if c.dim() == 0:  # one variable: nan for a zero, inf or nan variance, else 1
+        return aten.div.Tensor(c, c)
+    d = aten.diagonal.default(c)
+    stddev = aten.sqrt.default(aten.real.default(d) if d._dtype.is_complex else d)
+    c = aten.div.Tensor(c, aten.view.default(stddev, (-1, 1)))
+    c = aten.div.Tensor(c, aten.view.default(stddev, (1, -1)))
+    if c._dtype.is_complex:  # rounding may leave |values| a little above 1: clip, as NumPy
+        return aten.complex.default(aten.clip.default(aten.real.default(c), -1, 1),
+                                    aten.clip.default(aten.imag.default(c), -1, 1))
+    return aten.clip.default(c, -1, 1)
+
+
+# --- cartesian_prod, combinations, block_diag -----------------------------------------------
+
+
+def _check_vector(t: Tensor) -> None:
+    if t.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {format_shape(t._sizes)}")
+
+
+@native
+def cartesian_prod(tensors: list) -> Tensor:
+    aten = aten_ops()
+    for t in tensors:
+        _check_vector(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = aten.meshgrid.indexing(tensors, indexing="ij")
+    return aten.stack.default([aten.flatten.using_ints(g) for g in grids], 1)
+
+
+@native
+def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    aten = aten_ops()
+    _check_vector(self)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return aten.empty.memory_format((0,), dtype=self._dtype, device=self._device)
+    n = self._sizes[0]
+    # the index tuples i < j < k ... (i <= j <= k ... with replacement), in row-major order
+    grids = np.meshgrid(*([np.arange(n)] * r), indexing="ij")
+    mask = np.ones(grids[0].shape, dtype=bool)
+    for left, right in zip(grids, grids[1:]):
+        mask &= (left <= right) if with_replacement else (left < right)
+    mask_tensor = aten.scalar_tensor.default(0, dtype=dt.bool, device=self._device)
+    mask_tensor = aten.new_empty.default(mask_tensor, mask.shape)
+    if self._device.type != "meta":
+        assign(mask_tensor._numpy(), mask)
+    expanded = aten.meshgrid.indexing([self] * r, indexing="ij")
+    return aten.stack.default([aten.masked_select.default(g, mask_tensor) for g in expanded], 1)
+
+
+def _block_extent(t: Tensor) -> tuple[int, int]:
+    """Rows and columns of one block: a 0-d tensor is 1x1, a vector of n one row of n."""
+    if t.dim() == 0:
+        return 1, 1
+    if t.dim() == 1:
+        return 1, t._sizes[0]
+    return t._sizes[0], t._sizes[1]
+
+
+@native
+def block_diag(tensors: list) -> Tensor:
+    aten = aten_ops()
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(
+                "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input "
+                f"{i} has {t.dim()} dimensions"
+            )
+    if not tensors:
+        return aten.empty.memory_format((1, 0))
+    dtype = result_type(*tensors)
+    device = tensors[0]._device
+    extents = [_block_extent(t) for t in tensors]
+    rows = sum(e[0] for e in extents)
+    cols = sum(e[1] for e in extents)
+    result = aten.zeros.default((rows, cols), dtype=dtype, device=device)
+    r = c = 0
+    for t, (h, w) in zip(tensors, extents):
+        if t._device != device:
+            raise RuntimeError(
+                "torch.block_diag: input tensors must all be on the same device. Input 0 is "
+                f"on device {device} and input {tensors.index(t)} is on device {t._device}."
+            )
+        block = aten.narrow.default(aten.narrow.default(result, 0, r, h), 1, c, w)
+        aten.copy_.default(block, aten.view.default(t, (h, w)) if t.numel() else t)
+        r, c = r + h, c + w
+    return result
+
+
+# --- trapezoid, trapz, cumulative_trapezoid ---------------------------------------------------
+
+
+def _spacing(y: Tensor, x: Tensor, dim: int, name: str) -> Tensor:
+    """The differences of the sample points `x`, shaped to broadcast against `y`'s pieces."""
+    aten = aten_ops()
+    if x.dim() == 1:
+        if x._sizes[0] != y._sizes[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = x._sizes[0]
+        x = aten.view.default(x, shape)
+    elif x.dim() < y.dim():
+        x = aten.view.default(x, (1,) * (y.dim() - x.dim()) + tuple(x._sizes))
+    return aten.sub.Tensor(aten.slice.Tensor(x, dim, 1), aten.slice.Tensor(x, dim, 0, -1))
+
+
+def _check_not_bool(y: Tensor, x: Tensor | None, name: str) -> None:
+    if y._dtype is dt.bool or (x is not None and x._dtype is dt.bool):
+        which = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(
+            f"{name}: received a bool input for {which}, but bool is not supported")
+
+
+def _check_real_dx(dx: object, name: str) -> float:
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return float(dx)
+
+
+def _empty_integral(y: Tensor, dim: int) -> Tensor:
+    sizes = list(y._sizes)
+    del sizes[dim]
+    return aten_ops().zeros.default(sizes, dtype=y._dtype, device=y._device)
+
+
+@native
+def trapezoid_x(y: Tensor, x: Tensor, dim: int = -1) -> Tensor:
+    aten = aten_ops()
+    dim = wrap_dim(dim, y.dim())
+    if y._sizes[dim] == 0:  # the integral over no samples is 0, as NumPy
+        return _empty_integral(y, dim)
+    _check_not_bool(y, x, "trapezoid")
+    dx = _spacing(y, x, dim, "trapezoid")
+    pairs = aten.add.Tensor(aten.slice.Tensor(y, dim, 0, -1), aten.slice.Tensor(y, dim, 1))
+    return aten.div.Scalar(aten.sum.dim_IntList(aten.mul.Tensor(pairs, dx), [dim]), 2.0)
+
+
+@native
+def trapezoid_dx(y: Tensor, dx: object = 1, dim: int = -1) -> Tensor:
+    aten = aten_ops()
+    if y._sizes[wrap_dim(dim, y.dim())] == 0:
+        return _empty_integral(y, wrap_dim(dim, y.dim()))
+    _check_not_bool(y, None, "trapezoid")
+    step = _check_real_dx(dx, "trapezoid")
+    # a constant step: dx * (the sum less half of each end)
+    ends = aten.add.Tensor(aten.select.int(y, dim, 0), aten.select.int(y, dim, -1))
+    inner = aten.sub.Tensor(aten.sum.dim_IntList(y, [dim]), aten.mul.Scalar(ends, 0.5))
+    return aten.mul.Scalar(inner, step)
+
+
+@native
+def trapz_x(y: Tensor, x: Tensor, dim: int = -1) -> Tensor:
+    return trapezoid_x(y, x, dim)
+
+
+@native
+def trapz_dx(y: Tensor, dx: float = 1, dim: int = -1) -> Tensor:
+    return trapezoid_dx(y, dx, dim)
+
+
+@native
+def cumulative_trapezoid_x(y: Tensor, x: Tensor, dim: int = -1) -> Tensor:
+    aten = aten_ops()
+    dim = wrap_dim(dim, y.dim())
+    _check_not_bool(y, x, "cumulative_trapezoid")
+    dx = _spacing(y, x, dim, "cumulative_trapezoid")
+    pairs = aten.add.Tensor(aten.slice.Tensor(y, dim, 0, -1), aten.slice.Tensor(y, dim, 1))
+    return aten.div.Scalar(aten.cumsum.default(aten.mul.Tensor(pairs, dx), dim), 2.0)
+
+
+@native
+def cumulative_trapezoid_dx(y: Tensor, dx: object = 1, dim: int = -1) -> Tensor:
+    aten = aten_ops()
+    _check_not_bool(y, None, "cumulative_trapezoid")
+    step = _check_real_dx(dx, "cumulative_trapezoid")
+    pairs = aten.add.Tensor(aten.slice.Tensor(y, dim, 0, -1), aten.slice.Tensor(y, dim, 1))
+    return aten.cumsum.default(aten.mul.Scalar(pairs, step / 2.0), dim)
+
+
+# --- unsafe_chunk, unsafe_split, unsafe_split_with_sizes --------------------------------------
+# The same pieces as chunk/split, but fresh tensors rather than views of `self`.
+
+
+@native
+def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> list:
+    aten = aten_ops()
+    return [aten.clone.default(p) for p in aten.split.Tensor(self, split_size, dim)]
+
+
+@native
+def unsafe_split_with_sizes(self: Tensor, split_sizes: tuple, dim: int = 0) -> list:
+    aten = aten_ops()
+    return [aten.clone.default(p)
+            for p in aten.split_with_sizes.default(self, split_sizes, dim)]
+
+
+@native
+def unsafe_split_Tensor_out(self: Tensor, split_size: int, dim: int, out) -> None:
+    _copy_pieces_out(aten_ops().unsafe_split.Tensor(self, split_size, dim), out,
+                     "unsafe_split.Tensor_out")
+
+
+@native
+def unsafe_split_with_sizes_out(self: Tensor, split_sizes: tuple, dim: int, out) -> None:
+    _copy_pieces_out(aten_ops().unsafe_split_with_sizes.default(self, split_sizes, dim), out,
+                     "unsafe_split_with_sizes.out")
+
+
+@native
+def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> list:
+    aten = aten_ops()
+    if not self._sizes:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, len(self._sizes))
+    size = self._sizes[d]
+    split_size = (size + chunks - 1) // chunks
+    if split_size == 0 and size == 0:  # `chunks` empty pieces
+        return aten.unsafe_split_with_sizes.default(self, (0,) * chunks, d)
+    return aten.unsafe_split.Tensor(self, split_size, d)
+
+
+# --- frexp ------------------------------------------------------------------------------------
+
+
+@native
+def frexp(self: Tensor) -> tuple:
+    aten = aten_ops()
+    mantissa = aten.empty_like.default(self)
+    exponent = aten.empty_like.default(self, dtype=dt.int32)
+    return aten.frexp.Tensor_out(self, mantissa=mantissa, exponent=exponent)
+
+
+@native
+def frexp_out(self: Tensor, mantissa: Tensor, exponent: Tensor) -> tuple:
+    if not self._dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    if mantissa._dtype is not self._dtype:
+        raise RuntimeError(
+            f"torch.frexp() expects mantissa to have dtype {self._dtype.cpp_name} but got "
+            f"{mantissa._dtype.cpp_name}"
+        )
+    if exponent._dtype is not dt.int32:
+        raise RuntimeError(
+            f"torch.frexp() expects exponent to have int dtype but got {exponent._dtype.cpp_name}"
+        )
+    resize_output(mantissa, self._sizes, "frexp")
+    resize_output(exponent, self._sizes, "frexp")
+    if self._device.type != "meta" and self.numel():
+        values = self._numpy()
+        if values.dtype not in (np.float16, np.float32, np.float64):
+            values = values.astype(np.float32)  # bfloat16: exact in float32
+        m, e = quiet_call(np.frexp, values)
+        assign(mantissa._numpy(), m)
+        assign(exponent._numpy(), e.astype(np.int32))
+    mantissa._bump_version()
+    exponent._bump_version()
+    return mantissa, exponent
+
+
+# --- renorm -----------------------------------------------------------------------------------
+
+
+@native
+def meta_renorm(op, self: Tensor, p: object, dim: int, maxnorm: object) -> None:
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if not float(p) > 0.0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if not float(maxnorm) >= 0.0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm):g}")
+    if self.dim() <= 1:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {self.dim()} dimensions")
+    op.set_output(0, self._sizes, self._dtype, self._device)
+
+
+def renorm_factor(self: Tensor, p: object, dim: int, maxnorm: object) -> Tensor:
+    """`maxnorm / (norm + 1e-7)` for each slice along `dim` whose `p`-norm exceeds `maxnorm`,
+    else 1; shaped to broadcast against `self`."""
+    aten = aten_ops()
+    dim = wrap_dim(dim, self.dim())
+    others = [d for d in range(self.dim()) if d != dim]
+    norm = aten.linalg_vector_norm.default(self, p, others, True)
+    scale = aten.reciprocal.default(aten.add.Scalar(norm, 1e-7))
+    scale = aten.mul.Scalar(scale, maxnorm)
+    return aten.where.ScalarOther(aten.gt.Scalar(norm, maxnorm), scale, 1.0)
+
+
+@native
+def renorm_out(op, self: Tensor, p: object, dim: int, maxnorm: object, out: Tensor) -> None:
+    aten = aten_ops()
+    factor = renorm_factor(self, p, dim, maxnorm)
+    if self._device.type == "meta" or not self.numel():
+        return
+    result = aten.mul.Tensor(self, aten.to.dtype(factor, self._dtype))
+    assign(out._numpy(), result._numpy())

@@ -1,0 +1,217 @@
+"""The operators of kernels/more_ops.py against PyTorch: OpInfo samples (values and errors in
+several dtypes, gradients in float64), hand-picked edge cases, errors word for word, Meta."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from _grad_helpers import check_opinfo_grads, opinfo_grad_cases
+from _helpers import assert_same, assert_same_outcome, opinfo_samples, run_both, to_pyaten
+
+import pyaten
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+SURFACE = frozenset("""
+cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
+renorm frexp unsafe_chunk unsafe_split
+""".split())
+DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
+
+
+def _forward_cases():
+    cases = []
+    for info in op_db:
+        if info.name not in SURFACE:
+            continue
+        for dtype in DTYPES:
+            if dtype in info.supported_dtypes("cpu"):
+                cases.append(pytest.param(info, dtype, id=f"{info.name}-{str(dtype)[6:]}"))
+    return cases
+
+
+def _call(fn, sample):
+    inp = sample.input
+    if isinstance(inp, (list, tuple)) and fn in (torch.block_diag, torch.cartesian_prod,
+                                                 pyaten.block_diag, pyaten.cartesian_prod):
+        return fn(*inp, *sample.args, **sample.kwargs)
+    return fn(inp, *sample.args, **sample.kwargs)
+
+
+@pytest.mark.parametrize("info, dtype", _forward_cases())
+def test_opinfo_samples_match_torch(info, dtype):
+    ours_fn = getattr(pyaten, info.name)
+    theirs_fn = getattr(torch, info.name)
+    for sample in opinfo_samples(info, dtype):
+        converted = sample.transform(lambda t: t)  # a copy with the same structure
+        args = to_pyaten(tuple(converted.args))
+        kwargs = to_pyaten(dict(converted.kwargs))
+        inp = to_pyaten(converted.input)
+        pair = run_both(
+            lambda i=inp, a=args, k=kwargs: _call(ours_fn, _Sample(i, a, k)),
+            lambda s=sample: _call(theirs_fn, s))
+        if pair is not None:
+            rtol = 1e-4 if dtype in (torch.float32, torch.complex64) else None
+            assert_same(*pair, rtol=rtol, atol=rtol)
+
+
+class _Sample:
+    def __init__(self, input, args, kwargs):
+        self.input, self.args, self.kwargs = input, args, kwargs
+
+
+@pytest.mark.parametrize("info", opinfo_grad_cases(SURFACE - {"combinations"}))
+def test_opinfo_gradients_match_torch(info):
+    check_opinfo_grads(info, second_order=False, limit=4)
+
+
+# --- edge cases and errors ------------------------------------------------------------------
+
+X = [[1.0, 2.0, 4.0], [3.0, 1.0, 0.5]]
+
+
+def _filled(op, *args, out):
+    """A `Tensor[] out` variant returns nothing: what it wrote into `out` is the result."""
+    assert op(*args, out=out) is None
+    return out
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.cov(m.tensor(X), correction=0, fweights=m.tensor([1, 2, 1]),
+                    aweights=m.tensor([0.5, 1.0, 2.0])),
+    lambda m: m.cov(m.tensor(X), correction=2, aweights=m.tensor([0.5, 1.0, 2.0])),
+    lambda m: m.cov(m.tensor([[1, 2, 4], [3, 1, 0]])),
+    lambda m: m.cov(m.tensor([[1.0], [2.0]]), fweights=m.tensor([3])),
+    lambda m: m.cov(m.tensor([[1 + 2j, 3], [4, 5j]])),
+    lambda m: m.cov(m.tensor([1.0, 2.0])),
+    lambda m: m.cov(m.tensor([1.0])),
+    lambda m: m.cov(m.ones(2, 2, 2)),
+    lambda m: m.cov(m.tensor([True])),
+    lambda m: m.cov(m.tensor(X), fweights=m.tensor([1.0, 2, 3])),
+    lambda m: m.cov(m.tensor(X), fweights=m.tensor([[1, 2, 3]])),
+    lambda m: m.cov(m.tensor(X), fweights=m.tensor([1, 2])),
+    lambda m: m.cov(m.tensor(X), fweights=m.tensor([1, -2, 3])),
+    lambda m: m.cov(m.tensor(X), aweights=m.tensor([1, 2, 3])),
+    lambda m: m.cov(m.tensor(X), aweights=m.tensor([0.0, 0, 0])),
+    lambda m: m.corrcoef(m.tensor([1.0, 2.0, 4.0])),
+    lambda m: m.corrcoef(m.tensor([[1 + 1j, 2, 3], [0, 1j, 2]])),
+    lambda m: m.corrcoef(m.ones(1, 1, 1)),
+    lambda m: m.block_diag(),
+    lambda m: m.block_diag(m.tensor(2), m.tensor([1.0, 2.0]), m.ones(2, 2, dtype=m.int32)),
+    lambda m: m.block_diag(m.tensor([[1, 2]]), m.tensor(2.5)),
+    lambda m: m.block_diag(m.tensor([[1.0, 2]]), m.tensor(2.5, dtype=m.float64)),
+    lambda m: m.block_diag(m.ones(0, 2), m.ones(2, 0), m.tensor([])),
+    lambda m: m.block_diag(m.ones(1, 1, 1)),
+    lambda m: m.cartesian_prod(m.tensor([1, 2])),
+    lambda m: m.cartesian_prod(m.tensor([1, 2]), m.tensor([1.5, 2.5, 3]), m.tensor([7])),
+    lambda m: m.cartesian_prod(m.ones(2, 2)),
+    lambda m: m.combinations(m.tensor([1, 2, 3]), 0),
+    lambda m: m.combinations(m.tensor([1, 2, 3]), 4),
+    lambda m: m.combinations(m.tensor([1, 2, 3]), 3, with_replacement=True),
+    lambda m: m.combinations(m.tensor([[1]])),
+    lambda m: m.combinations(m.tensor([1]), -1),
+    lambda m: m.trapezoid(m.tensor([1, 2, 4])),
+    lambda m: m.trapezoid(m.ones(2, 0)),
+    lambda m: m.trapezoid(m.ones(2, 3), m.tensor([[1.0, 2, 4]])),
+    lambda m: m.trapezoid(m.ones(3, 2), m.tensor([1.0, 2, 4]), dim=0),
+    lambda m: m.trapezoid(m.tensor([1, 2, 4]), m.tensor([1, 3])),
+    lambda m: m.trapezoid(m.tensor([True, False])),
+    lambda m: m.trapezoid(m.tensor([1.0, 2.0]), dx=True),
+    lambda m: m.trapezoid(m.tensor([1.0, 2.0]), m.tensor([True, False])),
+    lambda m: m.trapz(m.tensor([[1, 2], [4, 8]]), dx=0.5, dim=0),
+    lambda m: m.cumulative_trapezoid(m.tensor([1, 2, 4]), dx=2),
+    lambda m: m.cumulative_trapezoid(m.ones(2, 0)),
+    lambda m: m.cumulative_trapezoid(m.tensor([True, False])),
+    lambda m: m.cumulative_trapezoid(m.tensor([1, 2, 4]), m.tensor([1, 3])),
+    lambda m: m.unsafe_chunk(m.arange(5), 2),
+    lambda m: m.unsafe_chunk(m.ones(0, 2), 3),
+    lambda m: m.unsafe_chunk(m.tensor(1.0), 2),
+    lambda m: m.unsafe_chunk(m.arange(5), 0),
+    lambda m: m.arange(7).unsafe_split(3),
+    lambda m: m.arange(7).reshape(7, 1).unsafe_split_with_sizes([2, 5]),
+    lambda m: m.unsafe_split_with_sizes(m.arange(7), [2, 4]),
+    lambda m: _filled(m.ops.aten.unsafe_split.Tensor_out, m.arange(5.0), 3,
+                      out=[m.empty(0), m.empty(7)]),
+    lambda m: _filled(m.ops.aten.unsafe_split.Tensor_out, m.arange(5.0), 3,
+                      out=[m.empty(0), m.empty(0, dtype=m.int64)]),
+    lambda m: _filled(m.ops.aten.unsafe_split_with_sizes.out, m.arange(5), [1, 4],
+                      out=[m.empty(0, dtype=m.int64), m.empty(0, dtype=m.int64)]),
+    lambda m: m.frexp(m.tensor([0.0, -0.0, 1.5, -8, float("inf"), float("nan"), 1e-40])),
+    lambda m: m.frexp(m.tensor([1.5, 3e4], dtype=m.float16)),
+    lambda m: m.frexp(m.tensor([1.5, 3e4], dtype=m.bfloat16)),
+    lambda m: m.frexp(m.tensor([1.5], dtype=m.float64)).exponent,
+    lambda m: m.frexp(m.tensor([1])),
+    lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1, dtype=m.float64),
+                                             m.empty(1, dtype=m.int32))),
+    lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
+    lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), float("inf"), -1, 3),
+    lambda m: m.renorm(m.arange(24.0).reshape(2, 3, 4), 1.5, 1, 20),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]], dtype=m.complex64), 2, 0, 3),
+    lambda m: m.renorm(m.tensor([[1, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), -1, 0, 3),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 1, 0, -3),
+    lambda m: m.renorm(m.tensor([1.0, 2]), 1, 0, 3),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 5, 3),
+    lambda m: m.tensor([[1.0, 2], [3, 4]]).renorm_(2, 1, 1),
+    lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 1, 1, out=m.empty(0)),
+])
+def test_edge_cases_match_torch(make):
+    assert_same_outcome(lambda: make(pyaten), lambda: make(torch), rtol=1e-5, atol=1e-6)
+
+
+def test_cov_warns_on_no_degrees_of_freedom():
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        result = pyaten.cov(pyaten.tensor([1.0]))
+    assert result.isnan().item()
+
+
+def test_unsafe_split_returns_fresh_tensors():
+    x = pyaten.arange(6.0)
+    pieces = pyaten.unsafe_split(x, 2)
+    pieces[0].add_(10)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert pyaten.cartesian_prod(x) is x  # one tensor: itself, as torch
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.renorm(m.empty(2, 3, device="meta"), 2, 0, 3),
+    lambda m: m.frexp(m.empty(2, 3, device="meta")).exponent,
+    lambda m: m.block_diag(m.empty(2, 3, device="meta"), m.empty(1, device="meta")),
+    lambda m: m.trapezoid(m.empty(2, 3, device="meta")),
+    lambda m: m.cumulative_trapezoid(m.empty(2, 3, device="meta"), dim=0),
+    lambda m: m.unsafe_split(m.empty(5, 3, device="meta"), 2)[-1],
+])
+def test_meta_shapes_and_dtypes(make):
+    ours, theirs = make(pyaten), make(torch)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.device.type == "meta"
+
+
+def test_block_diag_gradient_of_a_complex_result_to_real_inputs():
+    for m in (torch, pyaten):
+        a = m.tensor([[1.0, 2.0]], requires_grad=True)
+        b = m.tensor([1j], requires_grad=True)
+        (m.block_diag(a, b) * m.tensor(2 + 3j)).abs().sum().backward()
+        if m is torch:
+            theirs = (a.grad, b.grad)
+        else:
+            ours = (a.grad, b.grad)
+    assert_same(list(ours), list(theirs), rtol=1e-6, atol=1e-6)
+
+
+def test_frexp_gradient():
+    for m in (torch, pyaten):
+        x = m.tensor([0.3, 5.0, -12.0], dtype=m.float64, requires_grad=True)
+        m.frexp(x).mantissa.sum().backward()
+        if m is torch:
+            theirs = x.grad
+        else:
+            ours = x.grad
+    assert_same(ours, theirs)
