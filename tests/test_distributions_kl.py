@@ -321,3 +321,42 @@ def test_registry_errors_and_extension():
     assert isinstance(reg(PD.constraints.positive), PD.ExpTransform)
     with pytest.raises(NotImplementedError, match="Cannot transform _Real constraints"):
         reg(PD.constraints.real)
+
+
+def test_structured_transforms_as_torch():
+    x = _R.normal(size=(2, 6))
+    cp, ct = PD.CorrCholeskyTransform(), TD.CorrCholeskyTransform()
+    y_p, y_t = cp(pyaten.tensor(x)), ct(torch.tensor(x))
+    same(y_p, y_t)
+    assert bool(PD.constraints.corr_cholesky.check(y_p).all())
+    same(cp.inv(y_p), ct.inv(y_t))
+    same(cp.log_abs_det_jacobian(pyaten.tensor(x), y_p),
+         ct.log_abs_det_jacobian(torch.tensor(x), y_t))
+    assert tuple(cp.forward_shape((5, 6))) == (5, 4, 4)
+    assert tuple(cp.inverse_shape((5, 4, 4))) == (5, 6)
+    with pytest.raises(ValueError, match="not a flattened lower-diagonal"):
+        cp.forward_shape((5,))
+    z = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    cat_p = PD.CatTransform([PD.ExpTransform(), PD.AffineTransform(1.0, 2.0)], 1, [2, 1])
+    cat_t = TD.CatTransform([TD.ExpTransform(), TD.AffineTransform(1.0, 2.0)], 1, [2, 1])
+    same(cat_p(pyaten.tensor(z)), cat_t(torch.tensor(z)))
+    same(cat_p.inv(cat_p(pyaten.tensor(z))), cat_t.inv(cat_t(torch.tensor(z))))
+    same(cat_p.log_abs_det_jacobian(pyaten.tensor(z), cat_p(pyaten.tensor(z))),
+         cat_t.log_abs_det_jacobian(torch.tensor(z), cat_t(torch.tensor(z))))
+    assert repr(cat_p.domain) == repr(cat_t.domain)
+    with pytest.raises(AssertionError, match="must equal length 3"):
+        cat_p(pyaten.zeros(2, 4))
+    st_p = PD.StackTransform([PD.ExpTransform(), PD.SigmoidTransform()], 0)
+    st_t = TD.StackTransform([TD.ExpTransform(), TD.SigmoidTransform()], 0)
+    zz = z[:, :2].T.copy()
+    same(st_p(pyaten.tensor(zz)), st_t(torch.tensor(zz)))
+    same(st_p.log_abs_det_jacobian(pyaten.tensor(zz), st_p(pyaten.tensor(zz))),
+         st_t.log_abs_det_jacobian(torch.tensor(zz), st_t(torch.tensor(zz))))
+    for registry in ("biject_to", "transform_to"):
+        for c_p, c_t in [(PD.constraints.corr_cholesky, TD.constraints.corr_cholesky),
+                         (PD.constraints.cat([PD.constraints.positive, PD.constraints.real],
+                                             0, [1, 2]),
+                          TD.constraints.cat([TD.constraints.positive, TD.constraints.real],
+                                             0, [1, 2]))]:
+            assert type(getattr(PD, registry)(c_p)).__name__ == type(
+                getattr(TD, registry)(c_t)).__name__
