@@ -136,7 +136,37 @@ def test_methods_not_yet_written_name_the_pointer(tmp_path) -> None:
     from pyaten.utils.tensorboard import SummaryWriter
 
     with SummaryWriter(str(tmp_path)) as w:
-        assert not hasattr(w, "add_hparams")
+        assert not hasattr(w, "add_embedding")
         with pytest.raises(AttributeError, match="pyaten does not implement "
-                           "torch.utils.tensorboard.SummaryWriter.add_hparams yet"):
-            w.add_hparams({}, {})
+                           "torch.utils.tensorboard.SummaryWriter.add_embedding yet"):
+            w.add_embedding(pyaten.ones(2, 2))
+
+
+def test_hparams(tmp_path) -> None:
+    def write(m, log_dir):
+        if m is torch:
+            from torch.utils.tensorboard import SummaryWriter
+        else:
+            from pyaten.utils.tensorboard import SummaryWriter
+        with SummaryWriter(log_dir) as w:
+            w.add_hparams({"lr": 0.1, "layers": 3, "opt": "adam", "bn": True, "t": m.tensor([2.0]),
+                           "skip": None},
+                          {"hparam/acc": 0.9}, hparam_domain_discrete={"opt": ["adam", "sgd"]},
+                          run_name="trial", global_step=4)
+        return _read(os.path.join(log_dir, "trial"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = write(pyaten, str(tmp_path / "ours"))
+        theirs = write(torch, str(tmp_path / "theirs"))
+    assert ours.PluginTagToContent("hparams") == theirs.PluginTagToContent("hparams")
+    assert [(e.step, e.value) for e in ours.Scalars("hparam/acc")] == [
+        (e.step, e.value) for e in theirs.Scalars("hparam/acc")]
+    for bad in ({"x": [1]}, ):
+        with pytest.raises(ValueError) as a:
+            from pyaten.utils.tensorboard import SummaryWriter
+            SummaryWriter(str(tmp_path / "bad")).add_hparams(bad, {})
+        with pytest.raises(ValueError) as b:
+            from torch.utils.tensorboard import SummaryWriter as TorchWriter
+            TorchWriter(str(tmp_path / "bad_t")).add_hparams(bad, {})
+        assert str(a.value) == str(b.value)

@@ -151,3 +151,92 @@ def text(tag: str, text_string: str) -> Summary:
     return Summary(value=[Summary.Value(
         tag=tag + "/text_summary", metadata=SummaryMetadata(plugin_data=plugin), tensor=proto
     )])
+
+
+def hparams(hparam_dict: dict, metric_dict: dict,
+            hparam_domain_discrete: dict | None = None) -> tuple[Summary, Summary, Summary]:
+    """The HParams plugin's three summaries: the experiment (names and types of the
+    hyper-parameters and metrics), the session start (their values), the session end."""
+    from google.protobuf import struct_pb2
+    from tensorboard.plugins.hparams.api_pb2 import (
+        DataType,
+        Experiment,
+        HParamInfo,
+        MetricInfo,
+        MetricName,
+        Status,
+    )
+    from tensorboard.plugins.hparams.metadata import (
+        EXPERIMENT_TAG,
+        PLUGIN_DATA_VERSION,
+        PLUGIN_NAME,
+        SESSION_END_INFO_TAG,
+        SESSION_START_INFO_TAG,
+    )
+    from tensorboard.plugins.hparams.plugin_data_pb2 import (
+        HParamsPluginData,
+        SessionEndInfo,
+        SessionStartInfo,
+    )
+
+    if not isinstance(hparam_dict, dict):
+        raise TypeError("parameter: hparam_dict should be a dictionary, nothing logged.")
+    if not isinstance(metric_dict, dict):
+        raise TypeError("parameter: metric_dict should be a dictionary, nothing logged.")
+    hparam_domain_discrete = hparam_domain_discrete or {}
+    if not isinstance(hparam_domain_discrete, dict):
+        raise TypeError(
+            "parameter: hparam_domain_discrete should be a dictionary, nothing logged."
+        )
+    for k, v in hparam_domain_discrete.items():
+        if k not in hparam_dict or not isinstance(v, list) or not all(
+            isinstance(d, type(hparam_dict[k])) for d in v
+        ):
+            raise TypeError(
+                f"parameter: hparam_domain_discrete[{k}] should be a list of same type as "
+                f"hparam_dict[{k}]."
+            )
+
+    def domain(k: str, field: str) -> Any:
+        if k not in hparam_domain_discrete:
+            return None
+        return struct_pb2.ListValue(
+            values=[struct_pb2.Value(**{field: d}) for d in hparam_domain_discrete[k]]
+        )
+
+    infos = []
+    start = SessionStartInfo()
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue
+        # the order PyTorch tests types in: a bool is an int, so it is a number
+        if isinstance(v, (int, float)):
+            start.hparams[k].number_value = v
+            kind, field = "DATA_TYPE_FLOAT64", "number_value"
+        elif isinstance(v, str):
+            start.hparams[k].string_value = v
+            kind, field = "DATA_TYPE_STRING", "string_value"
+        elif isinstance(v, Tensor):
+            start.hparams[k].number_value = make_np(v)[0]
+            infos.append(HParamInfo(name=k, type=DataType.Value("DATA_TYPE_FLOAT64")))
+            continue
+        else:
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+        infos.append(HParamInfo(name=k, type=DataType.Value(kind),
+                                domain_discrete=domain(k, field)))
+
+    def plugin_summary(tag: str, **content: Any) -> Summary:
+        data = HParamsPluginData(version=PLUGIN_DATA_VERSION, **content)
+        metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(
+            plugin_name=PLUGIN_NAME, content=data.SerializeToString()))
+        return Summary(value=[Summary.Value(tag=tag, metadata=metadata)])
+
+    experiment = Experiment(
+        hparam_infos=infos, metric_infos=[MetricInfo(name=MetricName(tag=k)) for k in metric_dict]
+    )
+    return (
+        plugin_summary(EXPERIMENT_TAG, experiment=experiment),
+        plugin_summary(SESSION_START_INFO_TAG, session_start_info=start),
+        plugin_summary(SESSION_END_INFO_TAG,
+                       session_end_info=SessionEndInfo(status=Status.Value("STATUS_SUCCESS"))),
+    )

@@ -131,6 +131,23 @@ class SummaryWriter:
         self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step,
                                             walltime)
 
+    def add_hparams(self, hparam_dict: dict, metric_dict: dict,
+                    hparam_domain_discrete: dict | None = None, run_name: str | None = None,
+                    global_step: Any = None) -> None:
+        """Hyper-parameters and their metrics for the HParams tab, in the run
+        `<log_dir>/<run_name>` (the time when not given)."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        experiment, start, end = _summary.hparams(hparam_dict, metric_dict,
+                                                  hparam_domain_discrete)
+        run_name = run_name or str(time.time())
+        log_dir = os.path.join(self._get_file_writer().get_logdir(), run_name)
+        with SummaryWriter(log_dir=log_dir) as run:
+            for summary in (experiment, start, end):
+                run._get_file_writer().add_summary(summary, global_step)
+            for k, v in metric_dict.items():
+                run.add_scalar(k, v, global_step)
+
     def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
         """The graph of one `model(input_to_model)` call (pyaten/utils/tensorboard/graph.py)."""
@@ -166,7 +183,7 @@ class SummaryWriter:
 _NOT_YET = (
     "add_audio", "add_custom_scalars", "add_custom_scalars_marginchart",
     "add_custom_scalars_multilinechart", "add_embedding", "add_figure", "add_histogram_raw",
-    "add_hparams", "add_image_with_boxes", "add_mesh", "add_onnx_graph", "add_pr_curve",
+    "add_image_with_boxes", "add_mesh", "add_onnx_graph", "add_pr_curve",
     "add_pr_curve_raw", "add_tensor", "add_video",
 )
 for _name in _NOT_YET:
