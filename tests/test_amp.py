@@ -1146,3 +1146,52 @@ def test_a_dispatch_mode_sees_the_casts_as_in_torch():
     expected = seen(torch, torch_dispatch)
     assert expected.count("aten._to_copy.default") == 3
     assert seen(pyaten, pyaten_dispatch) == expected
+
+
+def test_a_plugin_manifest_opts_into_autocast(tmp_path, monkeypatch) -> None:
+    """`autocast: cpu` in a plug-in device's manifest registers the CPU policy lists on its
+    AutocastPrivateUse1 key; unregistering the device removes them."""
+    import sys
+    from pathlib import Path
+
+    from pyaten import backends
+
+    try:
+        import pyaten_openreg
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extensions" / "openreg"))
+        import pyaten_openreg
+    was_registered = "openreg" in backends.devices()
+    if was_registered:
+        pyaten_openreg.unregister()
+    before = pyaten.dispatch.dump_table("aten::mm").get("AutocastPrivateUse1")
+    manifest = tmp_path / "openreg.yaml"
+    manifest.write_text(pyaten_openreg.MANIFEST.read_text() + "autocast: cpu\n")
+    monkeypatch.setattr(pyaten_openreg, "MANIFEST", manifest)
+    pyaten_openreg.register()
+    try:
+        assert pyaten.amp.is_autocast_available("openreg")
+        a = pyaten.randn(3, 4).to("openreg")
+        b = pyaten.randn(4, 5).to("openreg")
+        with pyaten.autocast("openreg", dtype=pyaten.bfloat16):
+            assert pyaten.mm(a, b).dtype == pyaten.bfloat16
+        assert pyaten.dispatch.dump_table("aten::mm")["AutocastPrivateUse1"] != before
+    finally:
+        pyaten_openreg.unregister()
+    assert pyaten.dispatch.dump_table("aten::mm").get("AutocastPrivateUse1") == before
+    if was_registered:
+        monkeypatch.undo()
+        pyaten_openreg.register()
+
+
+def test_manifest_autocast_key_is_checked() -> None:
+    from pyaten.declarations.backend import read_backend_yaml
+
+    text = "backend: PrivateUse1\ncpp_namespace: x\nsupported: []\nautocast: cpu\n"
+    _, diagnostics = read_backend_yaml(text, "bad.yaml", [])
+    assert any("'autocast' is for plug-in devices" in str(d) for d in diagnostics)
+    text = "backend: toydev\ncpp_namespace: x\nsupported: []\nautocast: [cpu]\n"
+    _, diagnostics = read_backend_yaml(text, "bad.yaml", [])
+    assert any("'autocast' names the device type" in str(d) for d in diagnostics)
+    _, diagnostics = read_backend_yaml(text.replace("[cpu]", "cpu"), "ok.yaml", [])
+    assert not [d for d in diagnostics if d.severity == "error"]

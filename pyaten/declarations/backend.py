@@ -22,6 +22,7 @@ fallback_overrides:           # per-operator fallback policy (a name means all i
   topk: error
 force_fallback:               # composites that read memory directly: run them on the CPU
 - convolution
+autocast: cpu                 # plug-in devices: autocast with this device type's policy lists
 ```
 
 Every operator named must be declared in the native file it is read against; all variants
@@ -60,7 +61,7 @@ __all__ = [
 BACKEND_KEYS: tuple[str, ...] = (
     "backend", "class_name", "cpp_namespace", "extra_headers", "supported", "autograd",
     "full_codegen", "non_native", "ir_gen", "symint", "use_out_as_primary", "device_guard",
-    "fallback", "structured", "fallback_overrides", "force_fallback",
+    "fallback", "structured", "fallback_overrides", "force_fallback", "autocast",
 )  # fmt: skip
 _OP_LISTS = ("supported", "autograd", "full_codegen", "symint", "force_fallback")
 FALLBACK_POLICIES: tuple[str, ...] = ("error", "warn", "cpu")
@@ -106,6 +107,7 @@ class BackendDeclaration:
     lines: Mapping[str, int] = field(default_factory=_no_entries)
     dispatch_names: Mapping[str, str] = field(default_factory=_no_entries)
     force_fallback: tuple[str, ...] = ()
+    autocast: str | None = None  # whose autocast policy lists a plug-in device uses (docs/amp.md)
 
 
 def _kernel_name(fn: NativeFunction, symint: set[str]) -> str:
@@ -160,6 +162,15 @@ class _Reader:
                 )
                 return None
         policy = self._policy(e, "fallback", e.get("fallback"), e.line_of("fallback"))
+        autocast = e.get("autocast")
+        if autocast is not None and (not isinstance(autocast, str) or not autocast):
+            report(e.line_of("autocast"), "bad-value",
+                   "'autocast' names the device type whose policy lists to use (e.g. cpu)")
+            autocast = None
+        elif autocast is not None and device is None:
+            report(e.line_of("autocast"), "bad-value",
+                   "'autocast' is for plug-in devices (a lower-case `backend:` name)")
+            autocast = None
         structured = self._structured(e)
         overrides = self._overrides(e)
         self._check_split(e, supported, lists["autograd"])
@@ -190,6 +201,7 @@ class _Reader:
             lines=MappingProxyType(dict(self.lines)),
             dispatch_names=MappingProxyType(dict(self.dispatch_names)),
             force_fallback=tuple(str(f.func.name) for f in lists["force_fallback"]),
+            autocast=autocast,
         )
 
     def _policy(self, e: YamlMap, key: str, value: object, line: int) -> str | None:
