@@ -72,6 +72,15 @@ CASES = {
     "NegativeBinomial": ((np.array([3.0, 5.5, 1.0]), PROB), {}, np.array([0.0, 2.0, 7.0])),
     "NegativeBinomial-logits": ((np.array([3.0, 5.5, 1.0]),), {"logits": REAL},
                                 np.array([0.0, 2.0, 7.0])),
+    "InverseGamma": ((POS + 2, POS), {}, POS),
+    "InverseGamma-heavy": ((POS / 2, POS), {}, POS),
+    "LogisticNormal": ((REAL, POS), {}, np.array([0.1, 0.2, 0.3, 0.4])),
+    "FisherSnedecor": ((POS * 3, np.array([1.0, 3.0, 5.0])), {}, POS),
+    "GeneralizedPareto": ((REAL, POS, np.array([-0.3, 0.0, 0.4])), {}, REAL + 0.1),
+    "OneHotCategoricalStraightThrough": ((SIMPLEX,), {}, np.array([[0.0, 1.0, 0.0],
+                                                                   [1.0, 0.0, 0.0]])),
+    "LKJCholesky": ((3, np.array([0.5, 2.0])), {}, np.linalg.cholesky(
+        np.array([[1.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.0]]))),
 }
 
 
@@ -152,7 +161,7 @@ def test_icdf_inverts_cdf_as_torch(case):
 
 
 LAST_BIT = {"MultivariateNormal", "LowRankMultivariateNormal", "Laplace", "RelaxedBernoulli",
-            "ContinuousBernoulli"}
+            "ContinuousBernoulli", "GeneralizedPareto"}
 
 
 @pytest.mark.parametrize("case", CASES)

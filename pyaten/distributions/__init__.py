@@ -22,23 +22,31 @@ from pyaten.distributions.dirichlet import Dirichlet
 from pyaten.distributions.distribution import Distribution
 from pyaten.distributions.exp_family import ExponentialFamily
 from pyaten.distributions.exponential import Exponential
+from pyaten.distributions.fishersnedecor import FisherSnedecor
 from pyaten.distributions.gamma import Gamma
+from pyaten.distributions.generalized_pareto import GeneralizedPareto
 from pyaten.distributions.geometric import Geometric
 from pyaten.distributions.gumbel import Gumbel
 from pyaten.distributions.half_cauchy import HalfCauchy
 from pyaten.distributions.half_normal import HalfNormal
 from pyaten.distributions.independent import Independent
+from pyaten.distributions.inverse_gamma import InverseGamma
 from pyaten.distributions.kl import kl_divergence, register_kl
 from pyaten.distributions.kumaraswamy import Kumaraswamy
 from pyaten.distributions.laplace import Laplace
+from pyaten.distributions.lkj_cholesky import LKJCholesky
 from pyaten.distributions.log_normal import LogNormal
+from pyaten.distributions.logistic_normal import LogisticNormal
 from pyaten.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from pyaten.distributions.mixture_same_family import MixtureSameFamily
 from pyaten.distributions.multinomial import Multinomial
 from pyaten.distributions.multivariate_normal import MultivariateNormal
 from pyaten.distributions.negative_binomial import NegativeBinomial
 from pyaten.distributions.normal import Normal
-from pyaten.distributions.one_hot_categorical import OneHotCategorical
+from pyaten.distributions.one_hot_categorical import (
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
 from pyaten.distributions.pareto import Pareto
 from pyaten.distributions.poisson import Poisson
 from pyaten.distributions.relaxed_bernoulli import RelaxedBernoulli
@@ -51,6 +59,12 @@ from pyaten.distributions.von_mises import VonMises
 from pyaten.distributions.weibull import Weibull
 
 __all__ = [
+    "FisherSnedecor",
+    "GeneralizedPareto",
+    "InverseGamma",
+    "LKJCholesky",
+    "LogisticNormal",
+    "OneHotCategoricalStraightThrough",
     "ContinuousBernoulli",
     "Kumaraswamy",
     "LowRankMultivariateNormal",
