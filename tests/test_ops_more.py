@@ -18,7 +18,7 @@ with warnings.catch_warnings():
 
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
-renorm frexp unsafe_chunk unsafe_split
+renorm frexp unsafe_chunk unsafe_split gradient
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -72,6 +72,7 @@ def test_opinfo_gradients_match_torch(info):
 # --- edge cases and errors ------------------------------------------------------------------
 
 X = [[1.0, 2.0, 4.0], [3.0, 1.0, 0.5]]
+Y = [[1.0, 2, 4, 8], [3, 5, 9, 1], [0, 1, 1, 2]]
 
 
 def _filled(op, *args, out):
@@ -150,6 +151,26 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.gradient(m.tensor(Y)),
+    lambda m: m.gradient(m.tensor(Y), spacing=2.0, dim=1, edge_order=2),
+    lambda m: m.gradient(m.tensor(Y), spacing=2.0, dim=[1, 0], edge_order=2),
+    lambda m: m.gradient(m.tensor(Y), dim=[1, 0], edge_order=2),
+    lambda m: m.gradient(m.tensor(Y), spacing=[m.tensor([0.0, 1, 3]), m.tensor([0.0, 1, 2, 5])]),
+    lambda m: m.gradient(m.tensor(Y), spacing=[m.tensor([0.0, 1, 3]), m.tensor([0.0, 1, 2, 5])],
+                         edge_order=2),
+    lambda m: m.gradient(m.tensor(Y), spacing=[m.tensor([0.0, 1, 2, 5])], dim=[1], edge_order=2),
+    lambda m: m.gradient(m.tensor(Y), spacing=[m.tensor([0.0, 1, 2, 5])], dim=-1),
+    lambda m: m.gradient(m.tensor(Y), spacing=[2.0, 3.0]),
+    lambda m: m.gradient(m.tensor(Y), spacing=[2.0, 3.0], dim=(1, 0)),
+    lambda m: m.gradient(m.tensor([1, 2, 4])),
+    lambda m: m.gradient(m.tensor([1.0])),
+    lambda m: m.gradient(m.tensor(Y), edge_order=3),
+    lambda m: m.gradient(m.tensor(Y), spacing=[1.0]),
+    lambda m: m.gradient(m.tensor(Y), dim=[0, 0]),
+    lambda m: m.gradient(m.tensor(Y), dim=[0, 5]),
+    lambda m: m.gradient(m.tensor(Y), spacing=[1.0], dim=[0, 1]),
+    lambda m: m.gradient(m.tensor([1, 2], dtype=m.uint8)),
+    lambda m: m.gradient(m.tensor(Y), spacing=[m.ones(3, 1), m.ones(4)]),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), float("inf"), -1, 3),
     lambda m: m.renorm(m.arange(24.0).reshape(2, 3, 4), 1.5, 1, 20),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]], dtype=m.complex64), 2, 0, 3),

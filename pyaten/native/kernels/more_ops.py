@@ -19,6 +19,7 @@ from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.kernels.view_ops import _copy_pieces_out
 from pyaten.native.ops_handles import aten_ops
+from pyaten.native.reduction import reduction_dims
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
 
@@ -423,3 +424,187 @@ def renorm_out(op, self: Tensor, p: object, dim: int, maxnorm: object, out: Tens
         return
     result = aten.mul.Tensor(self, aten.to.dtype(factor, self._dtype))
     assign(out._numpy(), result._numpy())
+
+
+# --- gradient ---------------------------------------------------------------------------------
+# Second-order central differences inside, first- or second-order one-sided ones at the two
+# ends (`edge_order`), along each requested dim; the spacing is a number per dim or the sample
+# coordinates (a 1-d tensor per dim). Seven overloads, as PyTorch's, share two helpers.
+
+
+def _check_gradient(self: Tensor, spacing_size: int | None, dims: list | None,
+                    edge_order: int) -> None:
+    if self._dtype is dt.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if spacing_size is not None and dims is None and spacing_size != self.dim():
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+            f"equal to 'self.dim() = {self.dim()}', since dim argument was not given, but got "
+            f"a list of length {spacing_size}"
+        )
+    if spacing_size is not None and dims is not None and spacing_size != len(dims):
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+            f"dim arguments to have the same length, but got a spacing argument of length "
+            f"{spacing_size} and a dim argument of length {len(dims)}."
+        )
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        reduction_dims(list(dims), self.dim())  # range and repeats, as PyTorch checks them
+    for d in (range(self.dim()) if dims is None else dims):
+        if self._sizes[d] < edge_order + 1:
+            raise RuntimeError(
+                "torch.gradient expected each dimension size to be at least edge_order+1")
+
+
+def _ends_joined(center: Tensor, first: Tensor, last: Tensor, dim: int) -> Tensor:
+    return aten_ops().cat.default([first, center, last], dim)
+
+
+def _gradient_uniform(self: Tensor, spacing: list, dims: list, edge_order: int) -> list:
+    aten = aten_ops()
+    results = []
+    for d, step in zip(dims, spacing):
+        d = wrap_dim(d, self.dim())
+
+        def part(start, end=None, d=d):
+            return aten.slice.Tensor(self, d, start, end)
+
+        center = aten.div.Scalar(aten.sub.Tensor(part(2), part(0, -2)), step)
+        if edge_order == 1:
+            first = aten.div.Scalar(aten.sub.Tensor(part(1, 2), part(0, 1)), step)
+            last = aten.div.Scalar(aten.sub.Tensor(part(-1), part(-2, -1)), step)
+        else:
+            first = aten.add.Tensor(aten.add.Tensor(aten.mul.Scalar(part(0, 1), -1.5),
+                                                    aten.mul.Scalar(part(1, 2), 2)),
+                                    aten.mul.Scalar(part(2, 3), -0.5))
+            first = aten.div.Scalar(first, step)
+            last = aten.add.Tensor(aten.add.Tensor(aten.mul.Scalar(part(-3, -2), 0.5),
+                                                   aten.mul.Scalar(part(-2, -1), -2)),
+                                   aten.mul.Scalar(part(-1), 1.5))
+            last = aten.div.Scalar(last, step)
+        results.append(_ends_joined(aten.div.Scalar(center, 2), first, last, d))
+    return results
+
+
+def _gradient_coordinates(self: Tensor, coordinates: list, dims: list,
+                          edge_order: int) -> list:
+    aten = aten_ops()
+    for c in coordinates:
+        if c._device != self._device:
+            raise RuntimeError(
+                "torch.gradient expected each tensor to be on the same device, but got devices "
+                f"{self._device} and {c._device}!"
+            )
+    results = []
+    for d, coords in zip(dims, coordinates):
+        if coords.dim() != 1:
+            raise RuntimeError(
+                "torch.gradient expected each element of spacing to have one dimension, but "
+                f"got an element with {coords.dim()} dimensions!"
+            )
+        d = wrap_dim(d, self.dim())
+        shape = [1] * self.dim()
+        shape[d] = -1
+
+        def part(start, end=None, d=d):
+            return aten.slice.Tensor(self, d, start, end)
+
+        h = aten.diff.default(coords, 1, 0)
+
+        def at(i, h=h):
+            return aten.select.int(h, 0, i)
+
+        h1, h2 = aten.slice.Tensor(h, 0, 0, -1), aten.slice.Tensor(h, 0, 1)
+        total = aten.add.Tensor(h1, h2)
+        a = aten.div.Tensor(aten.neg.default(h2), aten.mul.Tensor(h1, total))
+        b = aten.div.Tensor(aten.sub.Tensor(h2, h1), aten.mul.Tensor(h1, h2))
+        c = aten.div.Tensor(h1, aten.mul.Tensor(h2, total))
+        center = aten.add.Tensor(
+            aten.add.Tensor(aten.mul.Tensor(aten.reshape.default(a, shape), part(0, -2)),
+                            aten.mul.Tensor(aten.reshape.default(b, shape), part(1, -1))),
+            aten.mul.Tensor(aten.reshape.default(c, shape), part(2)))
+        if edge_order == 1:
+            first = aten.div.Tensor(aten.sub.Tensor(part(1, 2), part(0, 1)), at(0))
+            last = aten.div.Tensor(aten.sub.Tensor(part(-1), part(-2, -1)), at(-1))
+        else:
+            first = _three_point(part(0, 1), part(1, 2), part(2, 3), at(0), at(1), False)
+            last = _three_point(part(-3, -2), part(-2, -1), part(-1), at(-1), at(-2), True)
+        results.append(_ends_joined(center, first, last, d))
+    return results
+
+
+def _three_point(y0: Tensor, y1: Tensor, y2: Tensor, h0: Tensor, h1: Tensor,
+                 backward: bool) -> Tensor:
+    """The second-order one-sided difference at an end: `h0` is the step next to the end."""
+    aten = aten_ops()
+    mul, add, div = aten.mul.Tensor, aten.add.Tensor, aten.div.Tensor
+    both = add(h0, h1)
+    if not backward:  # at the start: y0 is the end
+        a = div(aten.neg.default(add(aten.mul.Scalar(h0, 2.0), h1)), mul(h0, both))
+        b = div(both, mul(h0, h1))
+        c = div(aten.neg.default(h0), mul(h1, both))
+    else:  # at the end: y2 is the end, h0 the last step, h1 the one before
+        a = div(h0, mul(h1, both))
+        b = div(aten.neg.default(both), mul(h0, h1))
+        c = div(add(aten.mul.Scalar(h0, 2), h1), mul(h0, both))
+    return add(add(mul(a, y0), mul(b, y1)), mul(c, y2))
+
+
+def _all_dims(self: Tensor, dim: int | None) -> list:
+    return list(range(self.dim())) if dim is None else [dim]
+
+
+@native
+def gradient_scalarint(self: Tensor, spacing: object = None, dim: int | None = None,
+                       edge_order: int = 1) -> list:
+    dims = _all_dims(self, dim)
+    steps = [1.0 if spacing is None else spacing] * (1 if dim is not None else self.dim())
+    _check_gradient(self, None if spacing is None else len(steps),
+                    None if dim is None else dims, edge_order)
+    return _gradient_uniform(self, steps, dims, edge_order)
+
+
+@native
+def gradient_scalararray(self: Tensor, spacing: object, dim: tuple,
+                         edge_order: int = 1) -> list:
+    steps = [spacing] * len(dim)
+    _check_gradient(self, len(steps), list(dim), edge_order)
+    return _gradient_uniform(self, steps, list(dim), edge_order)
+
+
+@native
+def gradient_array(self: Tensor, dim: tuple, edge_order: int = 1) -> list:
+    steps = [1.0] * len(dim)
+    _check_gradient(self, len(steps), list(dim), edge_order)
+    return _gradient_uniform(self, steps, list(dim), edge_order)
+
+
+@native
+def gradient_scalarrayint(self: Tensor, spacing: tuple, dim: int | None = None,
+                          edge_order: int = 1) -> list:
+    dims = _all_dims(self, dim)
+    _check_gradient(self, len(spacing), None if dim is None else dims, edge_order)
+    return _gradient_uniform(self, list(spacing), dims, edge_order)
+
+
+@native
+def gradient_scalarrayarray(self: Tensor, spacing: tuple, dim: tuple,
+                            edge_order: int = 1) -> list:
+    _check_gradient(self, len(spacing), list(dim), edge_order)
+    return _gradient_uniform(self, list(spacing), list(dim), edge_order)
+
+
+@native
+def gradient_tensorarrayint(self: Tensor, spacing: list, dim: int | None = None,
+                            edge_order: int = 1) -> list:
+    dims = _all_dims(self, dim)
+    _check_gradient(self, len(spacing), None if dim is None else dims, edge_order)
+    return _gradient_coordinates(self, list(spacing), dims, edge_order)
+
+
+@native
+def gradient_tensorarray(self: Tensor, spacing: list, dim: tuple, edge_order: int = 1) -> list:
+    _check_gradient(self, len(spacing), list(dim), edge_order)
+    return _gradient_coordinates(self, list(spacing), list(dim), edge_order)
