@@ -26,8 +26,11 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
     views run as their `*_copy` operators too."""
     if remove not in _REMOVE:
         raise RuntimeError(
-            "functionalize(f, remove='mutations'): Could not interpret the remove argument: "
-            f"{remove!r}. Expected 'mutations' or 'mutations_and_views'."
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will be"
+            " removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators"
+            " {view} will be replaced with their non-aliasing counterparts, {view}_copy.\n"
         )
     reapply_views = remove == "mutations"
 
@@ -52,12 +55,11 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
 
 
 def _propagate_input_mutation(original: Tensor, functional: FunctionalTensor) -> None:
-    """Write an input's final value back into it, if `func` changed it."""
+    """Write an input's final value back into it, if `func` changed it (given the value's
+    geometry first if its shape changed; same-shape strides stay, as PyTorch's)."""
     value = _from_functional_tensor(functional)
     if value is original:
         return
     if tuple(value.shape) != tuple(original.shape):
-        original.resize_(value.shape)
-    if tuple(value.stride()) != tuple(original.stride()):
-        original.as_strided_(value.shape, value.stride(), value.storage_offset())
+        original.as_strided_(value.shape, value.stride())
     original.copy_(value)

@@ -138,13 +138,19 @@ def _squeeze(base: Tensor, mutated: Tensor, meta: Any, reapply: bool) -> Tensor:
 
 @_reverse("expand.default")
 def _expand(base: Tensor, mutated: Tensor, meta: Any, reapply: bool) -> Tensor:
-    # sum the broadcast dimensions back to the base's shape (ATen's sum_to)
-    lead = mutated.dim() - base.dim()
+    # the base plus the change, summed back over the broadcast dimensions (ATen's sum_to)
+    delta = aten.sub.Tensor(mutated, base)
+    lead = delta.dim() - base.dim()
     dims = list(range(lead)) + [
-        lead + i for i, n in enumerate(base.shape) if n == 1 and mutated.shape[lead + i] != 1
+        lead + i for i, n in enumerate(base.shape) if n == 1 and delta.shape[lead + i] != 1
     ]
-    out = aten.sum.dim_IntList(mutated, dims, True) if dims else mutated
-    return view_op("view", "default", reapply)(out, list(base.shape)) if lead else out
+    if dims:
+        delta = aten.sum.dim_IntList(delta, dims, True)
+        if lead:
+            delta = view_op("view", "default", reapply)(delta, list(base.shape))
+    elif not reapply:  # sum_to's non-view result when nothing is summed
+        delta = aten.clone.default(delta)
+    return aten.add.Tensor(base, delta)
 
 
 @_reverse("split.Tensor")

@@ -135,8 +135,9 @@ class FunctionalTensorMode(TorchDispatchMode):
 
     @staticmethod
     def _view_of(base: FunctionalTensor, value: Tensor, meta: ViewMeta) -> FunctionalTensor:
-        return FunctionalTensor(value, base.functional_storage, (*base.view_metas, meta),
-                                base.generation)
+        # generation 0, as ATen's view wrappers start: regenerated on first read once the
+        # storage has seen a write (Note: functional storage and lazy view regeneration)
+        return FunctionalTensor(value, base.functional_storage, (*base.view_metas, meta))
 
     def _inplace_view(self, func: Any, view: Any, args: tuple, kwargs: dict) -> Any:
         t = args[0]

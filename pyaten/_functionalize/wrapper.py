@@ -17,8 +17,9 @@ Note: functional storage and lazy view regeneration
     (`generation`) on the storage and on each tensor says whether a tensor is up to date.
 
     As in ATen, taking a view does not sync its input (the view is computed from the input's
-    value as it is, and regenerated when next read), and a write does not mark the written
-    tensor up to date, so it is regenerated from the new base on the next read. This is why
+    value as it is), a new view starts at generation 0 (so it is regenerated when first read
+    after any write into its storage), and a write does not mark the written tensor up to
+    date, so it is regenerated from the new base on the next read. This is why
     `make_fx(functionalize(f))` shows some view calls whose results are not used: PyTorch's
     graphs show the same calls, which dead-code elimination removes.
 """
