@@ -7,6 +7,7 @@ batching rules in _batched.py, _rules.py and _rule_table.py); `grad`, `vjp`, `jv
 parameters (_functional_call.py).
 """
 
+from pyaten._functionalize import functionalize as functionalize  # docs/functionalize.md
 from pyaten.func import _rule_table  # noqa: F401 - registers the batching rules
 from pyaten.func._functional_call import functional_call, stack_module_state
 from pyaten.func._rules import batching_coverage
