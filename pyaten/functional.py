@@ -62,6 +62,41 @@ def _make_variadic(generated: Callable[..., Any], name: str) -> Callable[..., An
     return variadic
 
 
+def _make_unravel_index(namespace: dict[str, Any]) -> Callable[..., Any]:
+    def unravel_index(indices: Any, shape: Any) -> tuple:
+        """The coordinates, one tensor per dim of `shape`, of flat `indices` (`-1` is last)."""
+        dtype = getattr(indices, "dtype", None)
+        if dtype is None or dtype.is_complex or dtype.is_floating_point or str(dtype).endswith(
+                "bool"):
+            if dtype is None:  # torch reads `.is_complex()` of whatever it was given
+                raise AttributeError(
+                    f"'{type(indices).__name__}' object has no attribute 'is_complex'")
+            raise TypeError(f"expected 'indices' to be integer dtype, but got {dtype}")
+        if isinstance(shape, int):
+            shape = (shape,)
+        elif isinstance(shape, (list, tuple)):
+            for size in shape:
+                if not isinstance(size, int):
+                    raise TypeError("expected 'shape' sequence to only contain ints, but got "
+                                    f"{type(size)}")
+            shape = tuple(shape)
+        else:
+            raise TypeError(f"expected 'shape' to be int or sequence of ints, but got "
+                            f"{type(shape)}")
+        if any(size < 0 for size in shape):
+            raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):  # row-major strides of `shape`
+            strides[d] = strides[d + 1] * shape[d + 1]
+        tensor, int64 = namespace["tensor"], namespace["int64"]
+        flat = indices.unsqueeze(-1).floor_divide(
+            tensor(strides, device=indices.device, dtype=int64))
+        return tuple(
+            flat.remainder(tensor(shape, device=indices.device, dtype=int64)).unbind(-1))
+
+    return unravel_index
+
+
 def install(namespace: dict[str, Any]) -> None:
     """Replace the generated bindings in `namespace` (pyaten's globals) by these forms."""
     present = {name: namespace[name] for name in _NAMES if name in namespace}
@@ -75,3 +110,4 @@ def install(namespace: dict[str, Any]) -> None:
     for name in ("block_diag", "cartesian_prod"):
         if name in present:
             namespace[name] = _make_variadic(present[name], name)
+    namespace["unravel_index"] = _make_unravel_index(namespace)

@@ -151,6 +151,16 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.unravel_index(m.tensor([4, 1, -1]), (2, 3)),
+    lambda m: m.unravel_index(m.tensor([[1234], [5678]]), [100, 100]),
+    lambda m: m.unravel_index(m.tensor(5), 3),
+    lambda m: m.unravel_index(m.tensor(5, dtype=m.int32), m.Size([2, 3])),
+    lambda m: m.unravel_index(m.tensor([1]), ()),
+    lambda m: m.unravel_index(m.tensor([1.0]), (2, 3)),
+    lambda m: m.unravel_index(m.tensor([True]), (2, 3)),
+    lambda m: m.unravel_index(m.tensor([1]), (-2, 3)),
+    lambda m: m.unravel_index(m.tensor([1]), (2.0, 3)),
+    lambda m: m.unravel_index(m.tensor([1]), 2.0),
     lambda m: m.gradient(m.tensor(Y)),
     lambda m: m.gradient(m.tensor(Y), spacing=2.0, dim=1, edge_order=2),
     lambda m: m.gradient(m.tensor(Y), spacing=2.0, dim=[1, 0], edge_order=2),
@@ -184,6 +194,11 @@ def _filled(op, *args, out):
 ])
 def test_edge_cases_match_torch(make):
     assert_same_outcome(lambda: make(pyaten), lambda: make(torch), rtol=1e-5, atol=1e-6)
+
+
+def test_unravel_index_refuses_a_tensor_shape():
+    with pytest.raises(TypeError, match="expected 'shape' to be int or sequence of ints"):
+        pyaten.unravel_index(pyaten.tensor(5), pyaten.tensor([2, 3]))
 
 
 def test_cov_warns_on_no_degrees_of_freedom():
