@@ -57,8 +57,10 @@ from pyaten.distributions.transforms import *  # noqa: F403
 from pyaten.distributions.uniform import Uniform
 from pyaten.distributions.von_mises import VonMises
 from pyaten.distributions.weibull import Weibull
+from pyaten.distributions.wishart import Wishart
 
 __all__ = [
+    "Wishart",
     "FisherSnedecor",
     "GeneralizedPareto",
     "InverseGamma",
