@@ -172,7 +172,7 @@ LAST_BIT = {"Wishart", "MultivariateNormal", "LowRankMultivariateNormal", "Lapla
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("shape", [(), (4,), (2, 1)])
+@pytest.mark.parametrize("shape", [(), (2, 2)])
 def test_seeded_samples_equal_torch(case, shape):
     ours, _, _ = build(case, "pyaten")
     theirs, _, _ = build(case, "torch")
