@@ -613,6 +613,7 @@ _AUTOGEN_CASES = {
     "view_as_complex_copy.out": lambda m: ((m.arange(4.0).reshape(2, 2),), "complex64"),
     "_conj_copy.out": lambda m: ((m.tensor([1 + 2j, 3 - 1j]),), "complex64"),
     "_neg_view_copy.out": lambda m: ((m.arange(3.0),), "float32"),
+    "detach_copy.out": lambda m: ((m.arange(6.0).reshape(2, 3).t(),), "float32"),
     "diagonal_backward.out": lambda m: ((m.ones(2), [2, 3], 1, 0, 1), "float32"),
     "unfold_backward.out": lambda m: ((m.ones(3, 2), [4], 0, 2, 1), "float32"),
     # linear algebra (kernels/contract.py, kernels/linalg_ops.py)
