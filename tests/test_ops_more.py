@@ -9,6 +9,8 @@ import pytest
 import torch
 from _grad_helpers import check_opinfo_grads, opinfo_grad_cases
 from _helpers import assert_same, assert_same_outcome, opinfo_samples, run_both, to_pyaten
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 
@@ -251,3 +253,19 @@ def test_frexp_gradient():
         else:
             ours = x.grad
     assert_same(ours, theirs)
+
+
+# --- ties in kthvalue: the index PyTorch's quickselect reports ------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.0, 2.0, -0.0, float("nan")]), min_size=1, max_size=40),
+       st.integers(1, 40), st.sampled_from(["float32", "float64", "int64"]))
+def test_kthvalue_ties_pick_torchs_index(row, k, dtype):
+    k = min(k, len(row))
+    if dtype == "int64":
+        row = [0.0 if v != v else v for v in row]
+    rows = [row, row[::-1]]
+    theirs = torch.kthvalue(torch.tensor(rows, dtype=getattr(torch, dtype)), k, 1)
+    ours = pyaten.kthvalue(pyaten.tensor(rows, dtype=getattr(pyaten, dtype)), k, 1)
+    assert ours.indices.tolist() == theirs.indices.tolist()
+    assert_same(ours.values, theirs.values)

@@ -16,6 +16,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
 from pyaten.native.family import ALL_AND_REDUCED, unsupported_dtype
 from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.quick_select import kth_smallest
 from pyaten.native.kernels.scan import resize_values_and_indices
 from pyaten.native.kernels.shape import wrap_dim
 from pyaten.native.reduction import reduced_sizes
@@ -213,8 +214,7 @@ def _kthvalue(self, k, dim, keepdim, values, indices):
     values, indices = _outputs(self, dim, keepdim, values, indices, "kthvalue")
     if self._device.type == "meta" or self.numel() == 0:
         return values, indices
-    rows = _rows(self, dim)
-    v, i = _pick(rows, np.full(rows.shape[:-1], k - 1))
+    v, i = kth_smallest(_rows(self, dim), k - 1)  # ties: see Note: ties in kthvalue
     _store(values, indices, v, i, keepdim, dim, ndim)
     return values, indices
 
