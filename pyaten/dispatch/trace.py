@@ -111,9 +111,12 @@ class Node:
 class Trace:
     """A context manager collecting the dispatch nodes of calls made inside it."""
 
-    def __init__(self) -> None:
+    def __init__(self, record_results: bool = True) -> None:
         self.nodes: list[Node] = []
         self._thread = threading.get_ident()
+        # Whether nodes keep their results' text (repr and `describe_result`); a recorder
+        # that only times calls (the profiler) turns it off: the text is most of the cost.
+        self.record_results = record_results
 
     def __enter__(self) -> Trace:
         _start(self)
@@ -153,9 +156,13 @@ def _set_active(value: bool) -> None:
             hook()
 
 
+_WANT_RESULTS = [True]  # any active recorder records results (see Trace.record_results)
+
+
 def _start(recorder: Trace) -> None:
     with _LOCK:
         _RECORDERS.append(recorder)
+        _WANT_RESULTS[0] = any(r.record_results for r in _RECORDERS)
         _set_active(True)
 
 
@@ -163,6 +170,7 @@ def _stop(recorder: Trace) -> None:
     with _LOCK:
         if recorder in _RECORDERS:
             _RECORDERS.remove(recorder)
+        _WANT_RESULTS[0] = not _RECORDERS or any(r.record_results for r in _RECORDERS)
         _set_active(bool(_RECORDERS))
 
 
@@ -241,9 +249,10 @@ def run_traced(node: Node, fn: Callable, args: tuple, kwargs: dict) -> Any:
         if on_end is not None:
             on_end(result)
         stack.pop()
-    node.result = _short(result)
-    if describe_result is not None:
-        node.notes.append({"kind": "result", **describe_result(result)})
+    if _WANT_RESULTS[0]:
+        node.result = _short(result)
+        if describe_result is not None:
+            node.notes.append({"kind": "result", **describe_result(result)})
     return result
 
 

@@ -175,7 +175,7 @@ class Session:
         if _ACTIVE is not None:
             raise RuntimeError("Profiler is already enabled on this thread")
         _ACTIVE = self
-        self._trace = _trace.Trace()
+        self._trace = _trace.Trace(record_results=False)  # timing only: no result text
         self._trace.nodes = _Discard()
         self._previous_hook = _trace.set_call_hook(self._on_call)
         engine.node_hook = self
