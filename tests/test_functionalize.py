@@ -790,3 +790,35 @@ def test_random_view_and_write_chains_match_eager(steps, remove):
         assert tuple(a.shape) == tuple(b.shape)
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     np.testing.assert_array_equal(ours_in.numpy(), eager_in.numpy())
+
+
+@pytest.mark.parametrize("remove", REMOVE)
+def test_fake_tracing_gives_the_same_graph_and_values(remove):
+    factory = _view_then_read_base
+    array = _inputs([(3, 3)])[0]
+    real = pyaten_make_fx(functionalize(factory(pyaten), remove=remove))(pyaten.tensor(array))
+    fake = pyaten_make_fx(functionalize(factory(pyaten), remove=remove),
+                          tracing_mode="fake")(pyaten.tensor(array))
+    assert _targets(fake) == _targets(real)
+    for node in fake.graph.nodes:
+        if node.op == "call_function" and isinstance(node.meta.get("val"), pyaten.Tensor):
+            assert node.meta["val"].device.type == "meta"
+    ours_in, eager_in = pyaten.tensor(array.copy()), torch.from_numpy(array.copy())
+    np.testing.assert_allclose(fake(ours_in).numpy(), factory(torch)(eager_in).numpy())
+    np.testing.assert_allclose(ours_in.numpy(), eager_in.numpy())
+
+
+def test_keyword_inputs_are_functionalized_and_written_back():
+    def f(x, *, y):
+        y.add_(x)
+        y[0].mul_(3)
+        return y * 1
+
+    ours_x, ours_y = pyaten.ones(2), pyaten.tensor([1.0, 2.0])
+    torch_x, torch_y = torch.ones(2), torch.tensor([1.0, 2.0])
+    with _RecordMode() as mode:
+        out = functionalize(f)(ours_x, y=ours_y)
+    expected = torch.func.functionalize(f)(torch_x, y=torch_y)
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    np.testing.assert_array_equal(ours_y.numpy(), torch_y.numpy())
+    assert [str(c[0]) for c in mode.calls if _is_mutating(c[0])] == ["aten.copy_.default"]
