@@ -608,3 +608,64 @@ def gradient_tensorarrayint(self: Tensor, spacing: list, dim: int | None = None,
 def gradient_tensorarray(self: Tensor, spacing: list, dim: tuple, edge_order: int = 1) -> list:
     _check_gradient(self, len(spacing), list(dim), edge_order)
     return _gradient_coordinates(self, list(spacing), list(dim), edge_order)
+
+
+# --- _chunk_cat -------------------------------------------------------------------------------
+# Each tensor cut into `num_chunks` along `dim` (zero-padded to a multiple of it), each chunk
+# flattened from `dim` on, and the i-th chunks of all tensors joined: FSDP's gradient layout.
+
+
+def _chunk_cat_dim(tensors: list, dim: int, num_chunks: int) -> int:
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    first = tensors[0]
+    for t in tensors:
+        if t.numel() == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
+        if t._dtype is not first._dtype:
+            raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+        if t._device != first._device:
+            raise RuntimeError("_chunk_cat expects all inputs tensors on the same device")
+    if all(t.dim() == first.dim() for t in tensors):
+        dim = wrap_dim(dim, first.dim())
+    else:
+        if dim < 0:
+            raise RuntimeError(
+                "_chunk_cat expects non-negative dim when input tensors have different ndims")
+        if any(dim >= t.dim() for t in tensors):
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    for t in tensors:
+        if tuple(t._sizes[:dim]) != tuple(first._sizes[:dim]):
+            raise RuntimeError(
+                "_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+    return dim
+
+
+def _chunked_rows(tensors: list, dim: int, num_chunks: int) -> list:
+    aten = aten_ops()
+    pieces = []
+    for t in tensors:
+        size = t._sizes[dim]
+        padded = (size + num_chunks - 1) // num_chunks * num_chunks
+        if padded != size:
+            shape = list(t._sizes)
+            shape[dim] = padded
+            grown = aten.new_zeros.default(t, shape)
+            aten.copy_.default(aten.narrow.default(grown, dim, 0, size), t)
+            t = grown
+        pieces.append(aten.reshape.default(t, tuple(t._sizes[:dim]) + (num_chunks, -1)))
+    return pieces
+
+
+@native
+def _chunk_cat(tensors: list, dim: int, num_chunks: int) -> Tensor:
+    dim = _chunk_cat_dim(tensors, dim, num_chunks)
+    return aten_ops().cat.default(_chunked_rows(tensors, dim, num_chunks), dim + 1)
+
+
+@native
+def _chunk_cat_out(tensors: list, dim: int, num_chunks: int, out: Tensor) -> Tensor:
+    dim = _chunk_cat_dim(tensors, dim, num_chunks)
+    return aten_ops().cat.out(_chunked_rows(tensors, dim, num_chunks), dim + 1, out=out)
