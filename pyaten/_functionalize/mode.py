@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyaten.autograd.grad_mode import is_grad_enabled
 from pyaten.core.tensor import Tensor
+from pyaten.dispatch import python_key, tls
 from pyaten.native.ops_handles import aten
 from pyaten.utils import _pytree
 from pyaten.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
@@ -107,6 +109,12 @@ class FunctionalTensorMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if is_grad_enabled() and _any_requires_grad((args, kwargs)):
+            with _AutogradOnValues():
+                return self._dispatch(func, args, kwargs)
+        return self._dispatch(func, args, kwargs)
+
+    def _dispatch(self, func: Any, args: tuple, kwargs: dict) -> Any:
         kind, functional = _classify(func)
         if kind == _VIEW:
             return self._view(func, args, kwargs)
@@ -234,3 +242,24 @@ def _sync(x: Any) -> Any:
 
 def _unwrap(x: Any) -> Any:
     return x.elem if isinstance(x, FunctionalTensor) else x
+
+
+class _AutogradOnValues(tls._Guard):
+    """Run the mode's calls with the exclusions the user's call had on entry (autograd
+    included), so that autograd records the computation on the values: gradients reach the
+    inputs of functionalize(f), as PyTorch's functionalization runs below autograd."""
+
+    __slots__ = ()
+
+    def _apply(self, included: int, excluded: int) -> tuple[int, int]:
+        return included, python_key.tls_on_entry()[1].raw
+
+
+def _any_requires_grad(tree: Any) -> bool:
+    for x in _pytree.tree_leaves(tree):
+        if isinstance(x, FunctionalTensor):
+            if x.elem.requires_grad or x.functional_storage.base.requires_grad:
+                return True
+        elif isinstance(x, Tensor) and x.requires_grad:
+            return True
+    return False
