@@ -80,7 +80,8 @@ class BatchedTensor(pyaten.Tensor):
     @staticmethod
     def __new__(cls, value: pyaten.Tensor, level: int) -> BatchedTensor:
         return pyaten.Tensor._make_wrapper_subclass(
-            cls, tuple(value.shape[1:]), dtype=value.dtype, device=value.device
+            cls, tuple(value.shape[1:]), strides=tuple(value.stride()[1:]),
+            dtype=value.dtype, device=value.device,
         )
 
     def __init__(self, value: pyaten.Tensor, level: int) -> None:

@@ -71,11 +71,15 @@ _DIM_ARGS = ("dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "sou
 def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | None:
     """The arguments with every dim argument moved past the batch; None if a dim argument
     is absent where the operator reduces over all dims."""
-    schema = call.func._schema
+    positional = [a for a in call.func._schema.arguments if not a.kwarg_only]
     args = list(call.args)
-    for index, argument in enumerate(schema.arguments):
-        if index >= len(args) or argument.name not in _DIM_ARGS:
+    for index, argument in enumerate(positional):
+        if argument.name not in _DIM_ARGS:
             continue
+        if index >= len(args):  # a trailing default the Python key left out
+            if not argument.has_default:
+                continue
+            args += [a.default for a in positional[len(args) : index + 1]]
         value = args[index]
         if isinstance(value, int):
             args[index] = _wrap_dim(value, rank + extra) + 1
@@ -110,8 +114,14 @@ def dim_op(call: BatchedCall) -> Any:
         rank = first[0].dim()
     else:
         rank = first.dim()
-    if call.name == "index_select" and call.batched(call.args[2]):
-        return NotImplemented
+    if call.name == "index_select":
+        if call.batched(call.args[2]):
+            return NotImplemented
+        self = call.args[0]
+        if self.dim() == 0:
+            return NotImplemented
+        return call.func(call.value(self), _wrap_dim(call.args[1], self.dim()) + 1,
+                         call.args[2])
     if call.name in ("scatter_", "scatter_add_") and not call.batched(first):
         return NotImplemented
     if rank == 0:
@@ -133,7 +143,7 @@ def dim_op(call: BatchedCall) -> Any:
     return call.func(*physical_args, **kwargs)
 
 
-@rule("sum.default", "mean.default", "prod.default", "amax.default", "all.default",
+@rule("sum.default", "mean.default", "prod.default", "all.default",
       "any.default", "max.default", "min.default", "nansum.default", "count_nonzero.default")
 def full_reduction(call: BatchedCall) -> Any:
     value = call.value(call.args[0])
@@ -153,8 +163,13 @@ def full_reduction(call: BatchedCall) -> Any:
 @rule("view", "_unsafe_view", "reshape", "view_copy")
 def view(call: BatchedCall) -> Any:
     value = call.value(call.args[0])
-    size = list(call.args[1])
-    return call.func(value, [call.batch_size, *size])
+    size = [call.batch_size, *call.args[1]]
+    try:
+        return call.func(value, size)
+    except RuntimeError:
+        # A sample that is contiguous but whose batch is not in front of it (in_dims=-1):
+        # its samples are views no single stride describes, so the batch is copied.
+        return value.reshape(size)
 
 
 @rule("expand", "expand_copy")

@@ -142,7 +142,9 @@ def _check_inplace(call: BatchedCall) -> None:
         return
     flat, _ = tree_flatten((call.args[1:], call.kwargs))
     if any(call.batched(x) for x in flat):
-        name = call.name
+        # PyTorch names the in-place pointwise operators by their family
+        pointwise = "pointwise" in call.func.tags or call.name in ("copy_", "fill_")
+        name = "inplace arithmetic" if pointwise else call.name
         raise RuntimeError(
             f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
             "`other` in extra_args that has more elements than `self`. This happened due to "

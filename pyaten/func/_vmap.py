@@ -57,6 +57,20 @@ def _broadcast_prefix(dims: Any, tree: Any, what: str, where: str) -> list[Any] 
     return None
 
 
+def _spec_repr(spec: Any, indent: int = 0) -> str:
+    """A pytree structure written as torch's TreeSpec prints itself (its error messages
+    quote it)."""
+    if spec.is_leaf():
+        return "*"
+    children = spec.children_specs
+    inner = ""
+    if children:
+        indent += 2
+        inner = _spec_repr(children[0], indent) + ("," if len(children) > 1 else "")
+        inner += ",".join("\n" + " " * indent + _spec_repr(c, indent) for c in children[1:])
+    return f"TreeSpec({spec.type.__name__}, {spec.context}, [{inner}])"
+
+
 def _check_in_dims(in_dims: Any, where: str) -> None:
     if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
         raise ValueError(
@@ -81,7 +95,7 @@ def _batch_inputs(func: Callable, in_dims: Any, args: tuple) -> tuple[list, Any,
         dims_spec = tree_flatten(in_dims)[1]
         raise ValueError(
             f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
-            f"structure {dims_spec} but inputs has structure {spec}."
+            f"structure {_spec_repr(dims_spec)} but inputs has structure {_spec_repr(spec)}."
         )
     del dims
     sizes: list[int] = []
@@ -126,7 +140,8 @@ def _unbatch(func: Callable, out: Any, out_dims: Any, level: int, batch_size: in
         raise ValueError(
             f"vmap({_func_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
             f"compatible with the structure of `outputs`. out_dims has structure "
-            f"{tree_flatten(out_dims)[1]} but outputs has structure {spec}."
+            f"{_spec_repr(tree_flatten(out_dims)[1])} but outputs has structure "
+            f"{_spec_repr(spec)}."
         )
     results = []
     for x, d in zip(flat, flat_dims, strict=True):
