@@ -20,7 +20,7 @@ with warnings.catch_warnings():
 
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
-renorm frexp unsafe_chunk unsafe_split gradient
+renorm frexp unsafe_chunk unsafe_split gradient index_reduce
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -153,6 +153,30 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 2]),
+                             m.tensor([[float("nan"), 1], [2, 3]]), "amax"),
+    lambda m: m.index_reduce(m.ones(2, 3, dtype=m.int64), 1, m.tensor([0, 2, 0, 2]),
+                             m.arange(8).reshape(2, 4), "mean", include_self=False),
+    lambda m: m.index_reduce(m.ones(3, 2, dtype=m.float16), 0, m.tensor([0, 2, 0]),
+                             m.tensor([[3, 1], [2, 3], [0.5, 0.25]], dtype=m.float16), "mean"),
+    lambda m: m.index_reduce(m.ones(3, 2, dtype=m.bool), 0, m.tensor([0, 2]),
+                             m.tensor([[False, True], [True, True]]), "prod"),
+    lambda m: m.index_reduce(m.tensor(2.0), 0, m.tensor([0]), m.tensor(3.0), "prod"),
+    lambda m: m.ones(3, 2).index_reduce_(0, m.tensor([1, 1]), m.ones(2, 2) * 5, "amin",
+                                         include_self=False),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1]), m.ones(2, 2), "prod",
+                             out=m.empty(0)),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1]), m.ones(2, 2), "sum"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0.0, 1]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1]), m.ones(2, 2).double(), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 5]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, -1]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 2, m.tensor([0, 1]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([[0, 1]]), m.ones(2, 2), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 1]), m.ones(2, 3), "prod"),
+    lambda m: m.index_reduce(m.ones(3, 2, dtype=m.complex64), 0, m.tensor([0, 1]),
+                             m.ones(2, 2, dtype=m.complex64), "amax"),
     lambda m: m._chunk_cat([m.arange(6.0).reshape(2, 3), m.arange(4.0).reshape(2, 2)], 1, 2),
     lambda m: m._chunk_cat([m.arange(6.0).reshape(2, 3), m.arange(5.0)], 0, 2),
     lambda m: m._chunk_cat([m.arange(6).reshape(2, 3), m.arange(5)], 0, 4),

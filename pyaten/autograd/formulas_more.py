@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pyaten.autograd.formulas_linalg import scatter_reduce_backward
 from pyaten.autograd.formulas_reduce import norm_backward
 from pyaten.core.tensor import Tensor
 from pyaten.native.ops_handles import aten
 
-__all__ = ["block_diag_backward", "renorm_backward"]
+__all__ = ["block_diag_backward", "index_reduce_backward", "renorm_backward"]
 
 
 def block_diag_backward(grad: Tensor, tensors: Sequence[Tensor]) -> list[Tensor]:
@@ -43,3 +44,16 @@ def renorm_backward(grad: Tensor, self: Tensor, p: Any, dim: int, maxnorm: Any) 
     inverse = (norm + 1e-7).reciprocal()
     factor = inverse * maxnorm
     return aten.where.self(norm > maxnorm, factor * grad - (factor * inverse) * nb, grad)
+
+
+def index_reduce_backward(grad: Tensor | None, self: Tensor, dim: int, index: Tensor,
+                          source: Tensor, reduce: str, include_self: bool,
+                          result: Tensor) -> tuple:
+    """The gradient of `index_reduce`: `scatter_reduce`'s, with the index spread over every
+    position of `source` (selecting slices at `index` is gathering with that index)."""
+    d = dim % max(source.dim(), 1)
+    shape = [1] * source.dim()
+    if shape:
+        shape[d] = -1
+    spread = index.reshape(shape).expand(tuple(source.shape)) if shape else index.reshape(())
+    return scatter_reduce_backward(grad, self, d, spread, source, reduce, include_self, result)

@@ -16,6 +16,14 @@ from pyaten.core import dtypes as dt
 from pyaten.core.promotion import result_type
 from pyaten.core.tensor import Tensor
 from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.gather import (
+    _check_written,
+    _compute_dtype,
+    _index_source_shape,
+    _index_vector_1d,
+    _size1,
+    _slices_first,
+)
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.kernels.view_ops import _copy_pieces_out
 from pyaten.native.ops_handles import aten_ops
@@ -669,3 +677,99 @@ def _chunk_cat(tensors: list, dim: int, num_chunks: int) -> Tensor:
 def _chunk_cat_out(tensors: list, dim: int, num_chunks: int, out: Tensor) -> Tensor:
     dim = _chunk_cat_dim(tensors, dim, num_chunks)
     return aten_ops().cat.out(_chunked_rows(tensors, dim, num_chunks), dim + 1, out=out)
+
+
+# --- index_reduce -----------------------------------------------------------------------------
+# self's slices along `dim` at `index[i]` reduced with source's i-th slice (prod, mean, amax,
+# amin), duplicates included; `include_self=False` starts each indexed slice from the
+# reduction's identity instead of self's values. A structured kernel, as PyTorch's.
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+_WARNED_BETA: list[bool] = []
+
+
+@native
+def meta_index_reduce(op, self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
+                      include_self: bool = True) -> dict:
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(
+            "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+            f"{reduce}.")
+    dim = wrap_dim(dim, self.dim())
+    _index_vector_1d("index_reduce_", index)
+    if index._dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(
+            "index_reduce_(): Expected dtype int32/int64 for index but got: "
+            f"{index._dtype.scalar_name}")
+    if self._dtype is not source._dtype:
+        raise RuntimeError(
+            f"index_reduce_(): self ({self._dtype.scalar_name}) and source "
+            f"({source._dtype.scalar_name}) must have the same scalar type")
+    along = _size1(source, dim if source.dim() else 0)
+    if index.numel() != along:
+        raise RuntimeError(
+            f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim): ({along}), for dim: {dim}")
+    _index_source_shape(self, dim, source)
+    _check_written(op, self)
+    op.set_output(0, self._sizes, self._dtype, self._device)
+    return {"dim": dim}
+
+
+def _reduction_identity(reduce: str, dtype: np.dtype) -> object:
+    if reduce == "prod":
+        return 1
+    if reduce == "mean":
+        return 0
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype.kind == "b":
+        return reduce == "amin"
+    info = np.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+@native
+def index_reduce_cpu_out(op, self: Tensor, dim: int, index: Tensor, source: Tensor,
+                         reduce: str, include_self: bool, out: Tensor) -> None:
+    if not _WARNED_BETA:
+        import warnings
+
+        _WARNED_BETA.append(True)
+        warnings.warn("index_reduce() is in beta and the API may change at any time.",
+                      UserWarning, stacklevel=2)
+    if out is not self:
+        assign(out._numpy(), self._numpy())
+    if index.numel() == 0 or out.numel() == 0:
+        return
+    positions = index._numpy().reshape(-1).astype(np.int64)
+    size = _size1(self, dim)
+    if positions.min() < 0 or positions.max() >= size:
+        raise IndexError("index out of range in self")
+    if reduce in ("amax", "amin") and self._dtype.is_complex:
+        kernel = "maximum_cpu" if reduce == "amax" else "minimum_cpu"
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{self._dtype.scalar_name}\'')
+    compute = _compute_dtype(out._dtype)
+    target = out._numpy()
+    work = _slices_first(target.astype(compute), dim)
+    values = _slices_first(source._numpy(), dim).astype(compute, copy=False)
+    if not include_self:
+        work[np.unique(positions)] = _reduction_identity(reduce, compute)
+    if reduce == "prod":
+        np.multiply.at(work, positions, values)
+    elif reduce == "amax":
+        np.maximum.at(work, positions, values)
+    elif reduce == "amin":
+        np.minimum.at(work, positions, values)
+    else:
+        np.add.at(work, positions, values)
+        counts = np.ones(size, np.int64) if include_self else np.zeros(size, np.int64)
+        np.add.at(counts, positions, 1)
+        counts[counts == 0] = 1
+        shape = (size,) + (1,) * (work.ndim - 1)
+        if compute.kind in "fc":
+            work /= counts.reshape(shape).astype(compute)
+        else:
+            work //= counts.reshape(shape).astype(compute)
+    assign(target, np.moveaxis(work, 0, dim) if target.ndim else work.reshape(()))
