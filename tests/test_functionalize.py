@@ -861,3 +861,27 @@ def test_gradient_recording_runs_no_mutation():
     assert not [c for c in mode.calls if _is_mutating(c[0])]
     out.backward()
     assert x.grad is not None and w.grad is not None
+
+
+def _sync_inside(P):
+    def f(x):
+        x[0].add_(1)
+        if P is torch:
+            torch._functionalize_sync(x)
+        else:
+            _functionalize_sync(x)
+        return x * 2
+    return f
+
+
+def test_sync_called_inside_the_program_matches_torch():
+    array = _inputs([(3, 3)])[0]
+    theirs = torch_make_fx(torch.func.functionalize(_sync_inside(torch)))(torch.from_numpy(array))
+    ours_graph = pyaten_make_fx(functionalize(_sync_inside(pyaten)))(pyaten.tensor(array))
+    assert _targets(ours_graph) == _torch_targets(theirs)
+    x = pyaten.tensor(array.copy())
+    out = functionalize(_sync_inside(pyaten))(x)
+    expected_in = torch.from_numpy(array.copy())
+    expected_in[0].add_(1)  # the program, eagerly (torch refuses a sync on a plain tensor)
+    np.testing.assert_array_equal(out.numpy(), (expected_in * 2).numpy())
+    np.testing.assert_array_equal(x.numpy(), expected_in.numpy())

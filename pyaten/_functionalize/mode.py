@@ -97,6 +97,8 @@ class FunctionalTensorMode(TorchDispatchMode):
     """Runs every operator on FunctionalTensors functionally (Note: the three kinds of
     operator). `reapply_views=False` replays views as their `*_copy` operators."""
 
+    functionalizes = True  # how wrapper.py's helpers recognise the mode
+
     def __init__(self, reapply_views: bool = True) -> None:
         super().__init__()
         self.reapply_views = reapply_views

@@ -26,11 +26,13 @@ Note: functional storage and lazy view regeneration
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyaten.core.tensor import Tensor
 from pyaten.native.ops_handles import aten
+from pyaten.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode_temporarily
 
 from .inverses import reverse_view, view_op
 
@@ -168,10 +170,19 @@ def _to_functional_tensor(t: Tensor, reapply_views: bool = True) -> FunctionalTe
     return FunctionalTensor(t, FunctionalStorage(t, reapply_views))
 
 
+def _outside_functional_mode() -> Any:
+    """Called from a program that functionalize() runs, the helpers below make their calls
+    with the FunctionalTensorMode lifted, so that those calls are not functionalized again."""
+    if getattr(_get_current_dispatch_mode(), "functionalizes", False):
+        return _pop_mode_temporarily()
+    return contextlib.nullcontext()
+
+
 def _from_functional_tensor(t: Tensor) -> Tensor:
     """The current value of a FunctionalTensor (synced first); other values as they are."""
     if isinstance(t, FunctionalTensor):
-        t.sync()
+        with _outside_functional_mode():
+            t.sync()
         return t.elem
     return t
 
@@ -183,4 +194,5 @@ def _is_functional_tensor(t: Any) -> bool:
 def _functionalize_sync(t: Any) -> None:
     """Apply pending writes to `t` (PyTorch's torch._functionalize_sync)."""
     if isinstance(t, FunctionalTensor):
-        t.sync()
+        with _outside_functional_mode():
+            t.sync()
