@@ -59,7 +59,8 @@ def pointwise(call: BatchedCall) -> Any:
 
     if call.name == "mse_loss_backward" and call.args[3] != 0:
         return NotImplemented
-    return call.func(*[physical(x) for x in call.args], **tree_map(physical, call.kwargs))
+    kwargs = tree_map(physical, call.kwargs) if call.kwargs else call.kwargs
+    return call.func(*[physical(x) for x in call.args], **kwargs)
 
 
 # --- reductions, scans and operators with a `dim` argument --------------------------------

@@ -80,11 +80,16 @@ class BatchedCall:
         return x.value if self.batched(x) else x
 
 
-def _innermost_level(flat: list[Any]) -> int:
+def _innermost_level(args: tuple, kwargs: dict) -> int:
     level = 0
-    for x in flat:
-        if isinstance(x, BatchedTensor) and x.level > level:
-            level = x.level
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, BatchedTensor):
+            if x.level > level:
+                level = x.level
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                if isinstance(y, BatchedTensor) and y.level > level:
+                    level = y.level
     return level
 
 
@@ -93,32 +98,50 @@ def _is_inplace(func: Any) -> bool:
     return bool(returns) and returns[0].annotation is not None and returns[0].annotation.is_write
 
 
+# func -> (rule or None, is random, is in place, is .item()): computed once per operator
+_PLANS: dict[Any, tuple[Rule | None, bool, bool, bool]] = {}
+_ITEM_OPS = ("aten::_local_scalar_dense", "aten::item", "aten::is_nonzero")
+
+
+def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool]:
+    plan = _PLANS.get(func)
+    if plan is None:
+        plan = (_lookup(func), "nondeterministic_seeded" in func.tags, _is_inplace(func),
+                func.name() in _ITEM_OPS)
+        _PLANS[func] = plan
+    return plan
+
+
 def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
-    flat, _ = tree_flatten((args, kwargs))
-    level = _innermost_level(flat)
+    level = _innermost_level(args, kwargs)
     info = level_info(level)
     call = BatchedCall(func, args, kwargs, level, info.batch_size)
-    tags = func.tags
-    if "nondeterministic_seeded" in tags:
+    fn, random, inplace, item = _plan(func)
+    if random and not _dropout_off(func, args):
         return _random(call, info.randomness)
-    if func.name() in ("aten::_local_scalar_dense", "aten::item", "aten::is_nonzero"):
+    if item:
         raise RuntimeError(
             "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
             "over calling .item() on a Tensor, please try to rewrite what you're doing with "
             "other operations. If error is occurring somewhere inside PyTorch internals, "
             "please file a bug report."
         )
-    inplace = _is_inplace(func)
     if inplace:
         _check_inplace(call)
-    fn = _lookup(func)
     if fn is not None:
         out = fn(call)
         if out is not NotImplemented:
             if inplace:
                 return args[0]
+            if isinstance(out, pyaten.Tensor):
+                return BatchedTensor(out, level)
             return _wrap_out(out, level)
     return fallback(call)
+
+
+def _dropout_off(func: Any, args: tuple) -> bool:
+    """native_dropout with train=False draws nothing (eval mode under vmap)."""
+    return func.overloadpacket.__name__ == "native_dropout" and len(args) > 2 and not args[2]
 
 
 def _lookup(func: Any) -> Rule | None:

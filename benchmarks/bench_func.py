@@ -1,0 +1,95 @@
+"""pyaten.func's cost, beside PyTorch (issue 30's speed report), on one thread:
+
+1. vmap of an MLP forward (32 -> 64 -> 10) over 64 samples, against the same forward written
+   batched by hand (the goal: vmap within 1.3x of the hand-batched code);
+2. per-sample gradients of that MLP (vmap(grad(loss))) over 64 samples, against torch.func
+   (the goal: within 2x of torch.func's time... in PyTorch's own units, see the ratio column);
+3. the per-sample fallback loop: an operator without a batching rule, per sample.
+
+Run: .venv/bin/python benchmarks/bench_func.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+import numpy as np
+from _common import per_call_cpu_us
+
+import pyaten
+import pyaten.func as pf
+
+
+def _params(lib, rng):
+    return {
+        "w1": lib.tensor(rng.standard_normal((64, 32)).astype(np.float32)),
+        "b1": lib.tensor(rng.standard_normal(64).astype(np.float32)),
+        "w2": lib.tensor(rng.standard_normal((10, 64)).astype(np.float32)),
+        "b2": lib.tensor(rng.standard_normal(10).astype(np.float32)),
+    }
+
+
+def _mlp(lib):
+    F = lib.nn.functional
+
+    def forward(params, x):
+        return F.linear(F.relu(F.linear(x, params["w1"], params["b1"])), params["w2"],
+                        params["b2"])
+
+    def loss(params, x, y):
+        return F.cross_entropy(forward(params, x.unsqueeze(0)), y.unsqueeze(0))
+
+    return forward, loss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    number, repeat = (3, 2) if parser.parse_args().quick else (20, 5)
+    import torch
+    import torch.func as tf
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((64, 32)).astype(np.float32)
+    y_np = rng.integers(0, 10, 64)
+    rows = []
+    for lib, func in ((pyaten, pf), (torch, tf)):
+        params = _params(lib, np.random.default_rng(1))
+        x, y = lib.tensor(x_np), lib.tensor(y_np)
+        forward, loss = _mlp(lib)
+        vmapped = func.vmap(forward, in_dims=(None, 0))
+        hand = per_call_cpu_us(lambda: forward(params, x), number, repeat)  # noqa: B023
+        mapped = per_call_cpu_us(lambda: vmapped(params, x), number, repeat)  # noqa: B023
+        per_sample = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
+        grads = per_call_cpu_us(lambda: per_sample(params, x, y), max(1, number // 4),  # noqa: B023
+                                repeat)
+        rows.append((lib.__name__, hand, mapped, grads))
+    (_, hand, mapped, grads), (_, t_hand, t_mapped, t_grads) = rows
+    print("case                                   pyaten us   torch us   pyaten/torch")
+    print(f"MLP forward, batched by hand (64)   {hand:12.0f} {t_hand:10.0f} {hand / t_hand:10.1f}x")
+    print(f"MLP forward, vmap over 64           {mapped:12.0f} {t_mapped:10.0f} "
+          f"{mapped / t_mapped:10.1f}x")
+    print(f"  vmap / hand-batched: pyaten {mapped / hand:.2f}x (goal <= 1.3x), "
+          f"torch {t_mapped / t_hand:.2f}x")
+    print(f"per-sample grads, vmap(grad) (64)   {grads:12.0f} {t_grads:10.0f} "
+          f"{grads / t_grads:10.1f}x (goal <= 2x)")
+
+    # the fallback loop: diag has no batching rule in pyaten
+    warnings.simplefilter("ignore")
+    for batch in (8, 64):
+        v = pyaten.tensor(rng.standard_normal((batch, 16)).astype(np.float32))
+        tv = torch.tensor(v.numpy())
+        loop = per_call_cpu_us(lambda: pf.vmap(pyaten.diag)(v), number, repeat)  # noqa: B023
+        one = per_call_cpu_us(lambda: pyaten.diag(v[0]), number, repeat)  # noqa: B023
+        t_loop = per_call_cpu_us(lambda: tf.vmap(torch.diag)(tv), number, repeat)  # noqa: B023
+        print(f"fallback loop, vmap(diag) over {batch:3d}: pyaten {loop / batch:8.1f} us per "
+              f"sample (diag alone {one:.1f} us), torch {t_loop / batch:6.1f} us per sample")
+    coverage = pf.batching_coverage()
+    print(f"batching coverage: {len(coverage['rule'])} aten overloads with a rule, "
+          f"{len(coverage['fallback'])} through the fallback loop")
+
+
+if __name__ == "__main__":
+    main()
