@@ -12,9 +12,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyaten
+from pyaten.native import compiled
 
 _R = np.random.default_rng(2)
 DTYPES = ["float32", "float64"]
+
+
+@pytest.fixture(params=["compiled", "python"])
+def loops(request):
+    """Run a sampler test on the Numba loops and on the pure-Python ones."""
+    compiled.set_enabled(request.param == "compiled")
+    yield request.param
+    compiled.set_enabled(None)
 
 
 def seeded(seed: int, fn_t, fn_p, *arrays):
@@ -32,7 +41,7 @@ def assert_bits(ours, theirs) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_standard_gamma_stream(dtype):
+def test_standard_gamma_stream(dtype, loops):
     alpha = np.concatenate([_R.uniform(0.01, 1, 40), _R.uniform(1, 40, 40),
                             [0.0, 1e-4, 1.0, 1e3, -1.0, np.nan, np.inf]]).astype(dtype)
     a, b = seeded(11, torch._standard_gamma, pyaten._standard_gamma, alpha.reshape(-1, 1))
@@ -51,7 +60,7 @@ def test_standard_gamma_stream_property(alphas, seed):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_sample_dirichlet_stream(dtype):
+def test_sample_dirichlet_stream(dtype, loops):
     conc = _R.uniform(0.05, 6.0, (12, 4)).astype(dtype)
     a, b = seeded(3, torch._sample_dirichlet, pyaten._sample_dirichlet, conc)
     assert_bits(b, a)
@@ -59,7 +68,7 @@ def test_sample_dirichlet_stream(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_binomial_stream(dtype):
+def test_binomial_stream(dtype, loops):
     count = _R.integers(0, 300, 200).astype(dtype)
     prob = _R.uniform(0, 1, 200).astype(dtype)
     prob[:6] = [0.0, 1.0, 0.5, 1e-6, 1 - 1e-6, np.nan]
@@ -68,7 +77,7 @@ def test_binomial_stream(dtype):
     assert_bits(pyaten.rand(3), torch.rand(3))
 
 
-def test_binomial_broadcasts_prob_and_keeps_generator_argument():
+def test_binomial_broadcasts_prob_and_keeps_generator_argument(loops):
     g_t = torch.Generator().manual_seed(4)
     g_p = pyaten.Generator().manual_seed(4)
     count = np.full((3, 2), 20.0)
@@ -103,7 +112,7 @@ def test_dirichlet_grad_values():
     np.testing.assert_allclose(b32.numpy(), a32.numpy(), rtol=1e-4)
 
 
-def test_standard_gamma_backward_uses_the_reparameterised_gradient():
+def test_standard_gamma_backward_uses_the_reparameterised_gradient(loops):
     values = [0.3, 2.0, 12.0]
     torch.manual_seed(1)
     pyaten.manual_seed(1)

@@ -23,6 +23,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.generator import Generator, resolve_generator
 from pyaten.core.tensor import Tensor
+from pyaten.native import compiled
 from pyaten.native.kernels.random_draws import UniformStream
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -33,6 +34,42 @@ _C0331_F = float(_F32(0.0331))  # ATen's `0.0331f`
 _TINY = {dt.float32: float(np.finfo(np.float32).tiny), dt.float64: float(np.finfo(np.float64).tiny)}
 _BELOW_ONE = {dt.float32: float(np.nextafter(_F32(1.0), _F32(0.0))),
               dt.float64: float(np.nextafter(1.0, 0.0))}
+
+
+def _compiled_loops():
+    """pyaten/native/kernels/_gamma_numba.py when Numba and compiled loops are on (the same
+    draws and arithmetic as the Python loops here, some hundred times faster)."""
+    if compiled.available() is None:
+        return None
+    try:
+        from pyaten.native.kernels import _gamma_numba
+    except ImportError:
+        return None
+    return _gamma_numba
+
+
+def _gammas(gen: Generator, alphas: list, single: bool, tiny: float) -> list:
+    """max(tiny, gamma sample) per alpha, in order, from `gen`."""
+    loops = _compiled_loops()
+    if loops is not None:
+        out = np.empty(len(alphas), dtype=np.float64)
+        cached = gen.next_double_normal
+        cache = np.array([0.0 if cached is None else 1.0, cached or 0.0])
+        gen.draw_with(loops.gammas, np.asarray(alphas, dtype=np.float64), single, tiny,
+                      cache, out)
+        gen.next_double_normal = float(cache[1]) if cache[0] else None
+        return out.tolist()
+    draws = _Draws(gen, 3 * len(alphas))
+    try:
+        values = []
+        for a in alphas:
+            sample = _gamma_one(a, single, draws)
+            if single:
+                sample = float(_F32(sample))
+            values.append(_floor_max(sample, tiny))
+        return values
+    finally:
+        draws.close()
 
 
 class _Draws:
@@ -139,19 +176,7 @@ def _s_gamma_cpu(self: Tensor, generator=None) -> Tensor:
     if self._device.type == "meta" or self.numel() == 0:
         return _aten().empty.memory_format(list(self.shape), d, None, self._device, None,
                                            None)
-    single = d == dt.float32
-    tiny = _TINY[d]
-    alphas = _flat(self)
-    draws = _Draws(_gen(generator, self), 3 * len(alphas))
-    try:
-        values = []
-        for a in alphas:
-            sample = _gamma_one(a, single, draws)
-            if single:
-                sample = float(_F32(sample))
-            values.append(_floor_max(sample, tiny))
-    finally:
-        draws.close()
+    values = _gammas(_gen(generator, self), _flat(self), d == dt.float32, _TINY[d])
     return _result(values, self, d)
 
 
@@ -163,13 +188,8 @@ def _s_dirichlet_cpu(self: Tensor, generator=None) -> Tensor:
     if self.numel() == 0:
         return _aten().empty.memory_format(list(self.shape), d, None, self._device, None,
                                            None)
-    alphas = _flat(self)
-    draws = _Draws(_gen(generator, self), 3 * len(alphas))
-    try:
-        # the gammas in double whatever the dtype (ATen: against underflow)
-        gammas = [_floor_max(_gamma_one(a, False, draws), _TINY[dt.float64]) for a in alphas]
-    finally:
-        draws.close()
+    # the gammas in double whatever the dtype (ATen: against underflow)
+    gammas = _gammas(_gen(generator, self), _flat(self), False, _TINY[dt.float64])
     shape = tuple(self.shape) if self.dim() else (1,)
     gamma = np.asarray(gammas, dtype=np.float64).reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -284,7 +304,14 @@ def _s_binomial_cpu(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     counts = _flat(count)
     probs = np.ascontiguousarray(probs).reshape(-1).astype(np.float64).tolist()
     single = d == dt.float32
-    uniform = UniformStream(_gen(generator, count), 2 * len(counts))
+    gen = _gen(generator, count)
+    loops = _compiled_loops()
+    if loops is not None:
+        out = np.empty(len(counts), dtype=np.float64)
+        gen.draw_with(loops.binomials, np.asarray(counts, dtype=np.float64),
+                      np.asarray(probs, dtype=np.float64), single, out)
+        return _result(out.tolist(), count, d)
+    uniform = UniformStream(gen, 2 * len(counts))
     try:
         values = [_binomial_one(n, p, single, uniform) for n, p in zip(counts, probs)]
     finally:
