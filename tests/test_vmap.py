@@ -289,3 +289,28 @@ def test_errors_as_torch(case) -> None:
 def test_pyaten_vmap_is_func_vmap() -> None:
     assert pyaten.vmap is pf.vmap
     assert list(itertools.islice(pf.__all__, 1)) == ["vmap"]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_per_sample_nll_loss_gradients(reduction: str, weighted: bool) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 2, 3))
+    t = np.array([[0, 2], [1, -100], [2, 2], [-100, -100]])
+    w = rng.random(3) + 0.5
+
+    def loss(m, weight):
+        def f(a, target):
+            out = m.nn.functional.nll_loss(m.log_softmax(a, 1), target, weight=weight,
+                                           reduction=reduction)
+            return out.sum()
+
+        return f
+
+    ours = pf.vmap(pf.grad_and_value(loss(pyaten, pyaten.tensor(w) if weighted else None)))(
+        pyaten.tensor(x), pyaten.tensor(t))
+    theirs = tf.vmap(tf.grad_and_value(loss(torch, torch.tensor(w) if weighted else None)))(
+        torch.tensor(x), torch.tensor(t))
+    if reduction == "mean":  # a sample whose targets are all ignored: 0/0 in both
+        ours, theirs = tuple(o[:3] for o in ours), tuple(o[:3] for o in theirs)
+    _same(ours, theirs)

@@ -386,3 +386,55 @@ def restride_(call: BatchedCall) -> Any:
     self._sizes = view._sizes
     self._strides = view._strides
     return self.value
+
+
+# --- nll_loss (cross_entropy's core): the samples folded into one batch -------------------
+
+
+def _nll_parts(call: BatchedCall, x: Any, target: Any, weight: Any, ignore_index: int):
+    """The physical input as (B, N, C), target as (B, N), and each item's weight (0 where
+    ignored)."""
+    inputs = call.physical(x)
+    targets = call.physical(target)
+    classes = inputs.shape[-1]
+    inputs = inputs.reshape(call.batch_size, -1, classes)
+    targets = targets.reshape(call.batch_size, -1)
+    kept = targets != ignore_index
+    if weight is None:
+        item_weight = kept.to(inputs.dtype)
+    else:
+        item_weight = weight[targets.clamp(0, classes - 1)] * kept
+    return inputs, targets, item_weight
+
+
+@rule("nll_loss_forward")
+def nll_loss_forward(call: BatchedCall) -> Any:
+    x, target, weight, reduction, ignore_index = call.args
+    if call.batched(weight) or x.dim() not in (1, 2):
+        return NotImplemented
+    inputs, targets, item_weight = _nll_parts(call, x, target, weight, ignore_index)
+    classes = inputs.shape[-1]
+    losses, _ = call.func(inputs.reshape(-1, classes), targets.reshape(-1), weight, 0,
+                          ignore_index)
+    losses = losses.view(call.batch_size, -1)
+    total_weight = item_weight.sum(1)
+    if reduction == 0:
+        return losses.view(call.batch_size, *target.shape), total_weight
+    if reduction == 2:
+        return losses.sum(1), total_weight
+    return losses.sum(1) / total_weight, total_weight
+
+
+@rule("nll_loss_backward")
+def nll_loss_backward(call: BatchedCall) -> Any:
+    grad_out, x, target, weight, reduction, ignore_index, total_weight = call.args
+    if call.batched(weight) or x.dim() not in (1, 2):
+        return NotImplemented
+    inputs, targets, item_weight = _nll_parts(call, x, target, weight, ignore_index)
+    classes = inputs.shape[-1]
+    onehot = (pyaten.arange(classes) == targets.unsqueeze(-1)).to(inputs.dtype)
+    scale = call.physical(grad_out).reshape(call.batch_size, -1)
+    if reduction == 1:
+        scale = scale / call.physical(total_weight).reshape(call.batch_size, 1)
+    grad = onehot * (-(item_weight * scale)).unsqueeze(-1)
+    return grad.view(call.batch_size, *x.shape)
