@@ -20,7 +20,7 @@ with warnings.catch_warnings():
 
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
-renorm frexp unsafe_chunk unsafe_split gradient index_reduce
+renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -75,6 +75,7 @@ def test_opinfo_gradients_match_torch(info):
 
 X = [[1.0, 2.0, 4.0], [3.0, 1.0, 0.5]]
 Y = [[1.0, 2, 4, 8], [3, 5, 9, 1], [0, 1, 1, 2]]
+A2 = [[2.0, 1.0], [0.0, 3.0]]
 
 
 def _filled(op, *args, out):
@@ -153,6 +154,18 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.triangular_solve(m.ones(3, 2, 1), m.tensor(A2), upper=False, transpose=True,
+                                 unitriangular=True),
+    lambda m: m.triangular_solve(m.ones(2, 1), m.tensor([A2, [[1.0, 1], [0, 1]]]),
+                                 transpose=True),
+    lambda m: m.triangular_solve(m.ones(2, 0), m.tensor(A2)),
+    lambda m: m.triangular_solve(m.ones(2), m.tensor(A2)),
+    lambda m: m.triangular_solve(m.ones(2, 1), m.ones(2)),
+    lambda m: m.triangular_solve(m.ones(2, 1, dtype=m.float64), m.tensor(A2)),
+    lambda m: m.triangular_solve(m.ones(2, 1), m.ones(2, 3)),
+    lambda m: m.triangular_solve(m.ones(3, 1), m.tensor(A2)),
+    lambda m: m.triangular_solve(m.ones(2, 1, dtype=m.int64), m.ones(2, 2, dtype=m.int64)),
+    lambda m: m.triangular_solve(m.ones(2, 2, 1), m.ones(3, 2, 2)),
     lambda m: m.index_reduce(m.ones(3, 2), 0, m.tensor([0, 2]),
                              m.tensor([[float("nan"), 1], [2, 3]]), "amax"),
     lambda m: m.index_reduce(m.ones(2, 3, dtype=m.int64), 1, m.tensor([0, 2, 0, 2]),
@@ -260,6 +273,9 @@ def test_unsafe_split_returns_fresh_tensors():
     lambda m: m.trapezoid(m.empty(2, 3, device="meta")),
     lambda m: m.cumulative_trapezoid(m.empty(2, 3, device="meta"), dim=0),
     lambda m: m.unsafe_split(m.empty(5, 3, device="meta"), 2)[-1],
+    lambda m: m.triangular_solve(m.empty(4, 2, 3, device="meta"),
+                                 m.empty(2, 2, device="meta")).cloned_coefficient,
+    lambda m: m._chunk_cat([m.empty(2, 3, device="meta")], 1, 2),
 ])
 def test_meta_shapes_and_dtypes(make):
     ours, theirs = make(pyaten), make(torch)

@@ -6,12 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pyaten.autograd.engine import sum_to
 from pyaten.autograd.formulas_linalg import scatter_reduce_backward
 from pyaten.autograd.formulas_reduce import norm_backward
 from pyaten.core.tensor import Tensor
 from pyaten.native.ops_handles import aten
 
-__all__ = ["block_diag_backward", "index_reduce_backward", "renorm_backward"]
+__all__ = [
+    "block_diag_backward",
+    "index_reduce_backward",
+    "renorm_backward",
+    "triangular_solve_backward",
+]
 
 
 def block_diag_backward(grad: Tensor, tensors: Sequence[Tensor]) -> list[Tensor]:
@@ -57,3 +63,29 @@ def index_reduce_backward(grad: Tensor | None, self: Tensor, dim: int, index: Te
         shape[d] = -1
     spread = index.reshape(shape).expand(tuple(source.shape)) if shape else index.reshape(())
     return scatter_reduce_backward(grad, self, d, spread, source, reduce, include_self, result)
+
+
+def triangular_solve_backward(grad_x: Tensor | None, grad_m: Tensor | None, b: Tensor,
+                              a: Tensor, x: Tensor, upper: bool, transpose: bool,
+                              unitriangular: bool, mask: Sequence[bool]) -> tuple:
+    """The gradients of `triangular_solve` (X = A^-1 b): b's solves the adjoint system; A's is
+    `-grad_b X^H` (transposed for `transpose`) kept on A's triangle; the copy M passes its own
+    gradient to A."""
+    grad_b = grad_a = None
+    if grad_x is not None:
+        grad_b = aten.triangular_solve.default(grad_x, a.conj(), upper, not transpose,
+                                               unitriangular)[0]
+        if mask[1]:
+            if transpose:
+                grad_a = -(x.conj().matmul(grad_b.mT))
+            else:
+                grad_a = -(grad_b.matmul(x.mH))
+            grad_a = grad_a.triu(int(unitriangular)) if upper else grad_a.tril(
+                -int(unitriangular))
+    if grad_m is not None and mask[1]:
+        grad_a = grad_m if grad_a is None else grad_a + grad_m
+    if grad_b is not None:
+        grad_b = sum_to(grad_b, tuple(b.shape))
+    if grad_a is not None:
+        grad_a = sum_to(grad_a, tuple(a.shape))
+    return grad_b, grad_a

@@ -15,6 +15,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.promotion import result_type
 from pyaten.core.tensor import Tensor
+from pyaten.native.family import unsupported_dtype
 from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.gather import (
     _check_written,
@@ -24,12 +25,13 @@ from pyaten.native.kernels.gather import (
     _size1,
     _slices_first,
 )
+from pyaten.native.kernels.linalg_ops import batches, column_major, scipy_linalg
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.kernels.view_ops import _copy_pieces_out
 from pyaten.native.ops_handles import aten_ops
 from pyaten.native.reduction import reduction_dims
 from pyaten.native.registry import native
-from pyaten.native.structured import quiet_call, resize_output
+from pyaten.native.structured import broadcast_shapes, quiet_call, resize_output
 
 # --- cov, corrcoef --------------------------------------------------------------------------
 
@@ -773,3 +775,70 @@ def index_reduce_cpu_out(op, self: Tensor, dim: int, index: Tensor, source: Tens
         else:
             work //= counts.reshape(shape).astype(compute)
     assign(target, np.moveaxis(work, 0, dim) if target.ndim else work.reshape(()))
+
+
+# --- triangular_solve (deprecated in PyTorch for linalg.solve_triangular) ---------------------
+
+_WARNED_TRIANGULAR: list[bool] = []
+
+
+@native
+def meta_triangular_solve(op, self: Tensor, A: Tensor, upper: bool = True,  # noqa: N803
+                          transpose: bool = False, unitriangular: bool = False) -> None:
+    for name, t in (("b", self), ("A", A)):
+        if t.dim() < 2:
+            raise RuntimeError(
+                f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it "
+                f"has {t.dim()} dimensions instead")
+    if self._dtype is not A._dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{self._dtype.scalar_name} and A of type {A._dtype.scalar_name} instead.")
+    n = A._sizes[-1]
+    if A._sizes[-2] != n:
+        raise RuntimeError(
+            f"A must be batches of square matrices, but they are {A._sizes[-2]} by {n} matrices")
+    if self._sizes[-2] != n:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for triangular_solve: each A matrix is {n} by {n} but "
+            f"each b matrix is {self._sizes[-2]} by {self._sizes[-1]}")
+    batch = broadcast_shapes("triangular_solve", tuple(self._sizes[:-2]), tuple(A._sizes[:-2]))
+    solution = batch + tuple(self._sizes[-2:])
+    coefficient = batch + (n, n)
+    op.set_output(0, solution, self._dtype, self._device, column_major(solution))
+    op.set_output(1, coefficient, A._dtype, A._device, column_major(coefficient))
+
+
+@native
+def triangular_solve_out(op, self: Tensor, A: Tensor, upper: bool, transpose: bool,  # noqa: N803
+                         unitriangular: bool, X: Tensor, M: Tensor) -> None:  # noqa: N803
+    if not _WARNED_TRIANGULAR:
+        import warnings
+
+        _WARNED_TRIANGULAR.append(True)
+        warnings.warn(
+            "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular"
+            "and will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular "
+            "has its arguments reversed and does not return a copy of one of the inputs.\n"
+            "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+            "X = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    if not (self._dtype.is_floating_point or self._dtype.is_complex) or self._dtype in (
+            dt.float16, dt.bfloat16):
+        raise unsupported_dtype("triangular_solve_cpu", self._dtype)
+    if self._device.type == "meta":
+        return
+    batch = tuple(X._sizes[:-2])
+    n = A._sizes[-1]
+    coefficients = np.broadcast_to(A._numpy(), batch + (n, n))
+    assign(M._numpy(), coefficients)
+    if X.numel() == 0:
+        return
+    rhs = np.broadcast_to(self._numpy(), tuple(X._sizes))
+    solve = scipy_linalg.load().solve_triangular
+    x = np.empty(tuple(X._sizes), rhs.dtype)
+    for index in batches(batch):
+        if n == 0:
+            continue
+        x[index] = solve(coefficients[index], rhs[index], trans=1 if transpose else 0,
+                         lower=not upper, unit_diagonal=unitriangular, check_finite=False)
+    quiet_call(assign, X._numpy(), x)
