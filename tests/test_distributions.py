@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 import torch.distributions as TD
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 import pyaten.distributions as PD
@@ -497,3 +499,22 @@ def test_float32_parameters(case):
 # float32 exp/log (vectorised in torch) may round a few values differently
 LAST_BIT_F32 = LAST_BIT | {"LogNormal", "Gumbel", "RelaxedOneHotCategorical", "Pareto",
                            "LKJCholesky"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["Normal", "Gamma", "Beta", "Laplace", "StudentT", "Kumaraswamy",
+                        "Weibull", "Gumbel"]),
+       st.lists(st.floats(0.2, 5.0), min_size=3, max_size=3),
+       st.floats(0.05, 0.95))
+def test_densities_property(name, params, point):
+    """log_prob, cdf (where defined) and entropy agree with torch over random parameters."""
+    arity = {"StudentT": 3}.get(name, 2)
+    args = [np.array([p]) for p in params[:arity]]
+    ours = getattr(PD, name)(*map(pyaten.tensor, args))
+    theirs = getattr(TD, name)(*map(torch.tensor, args))
+    value = np.array([point])
+    assert_close(ours.log_prob(pyaten.tensor(value)), theirs.log_prob(torch.tensor(value)),
+                 name, rtol=1e-6)
+    assert_same_outcome(outcome(lambda: ours.cdf(pyaten.tensor(value))),
+                        outcome(lambda: theirs.cdf(torch.tensor(value))), f"{name}.cdf")
+    assert_close(ours.entropy(), theirs.entropy(), name, rtol=1e-6)
