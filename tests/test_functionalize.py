@@ -488,6 +488,40 @@ def _swap_and_narrow(P):
     return f
 
 
+
+def _pow_tensor_(P):
+    def f(x, y):
+        x[1:].pow_(y[1:] * 0 + 2)
+        return x
+    return f
+
+
+def _iand_on_ints(P):
+    def f(x):
+        y = x.long()
+        y[0].bitwise_and_(3)
+        y.t()[1].bitwise_xor_(1)
+        return y
+    return f
+
+
+def _arange_out(P):
+    def f(x):
+        out = P.empty(0)
+        P.arange(3, out=out)
+        x[0].add_(out)
+        return out
+    return f
+
+
+def _floor_divide_transpose_(P):
+    def f(x):
+        y = x.clone()
+        y.transpose_(0, 1)
+        y[0].floor_divide_(y[1] + 1)
+        return y
+    return f
+
 PROGRAMS = [
     ("inplace_add", _inplace_add, [(3, 3)]),
     ("inplace_chain", _inplace_chain, [(3, 3)]),
@@ -548,6 +582,10 @@ PROGRAMS = [
     ("factory_write", _factory_write, [(3, 3)]),
     ("item_after_write", _item_after_write, [(3, 3)]),
     ("swap_and_narrow", _swap_and_narrow, [(3, 3)]),
+    ("pow_tensor_", _pow_tensor_, [(3, 3), (3, 3)]),
+    ("bitwise_on_ints", _iand_on_ints, [(3, 3)]),
+    ("arange_out", _arange_out, [(3, 3)]),
+    ("floor_divide_transpose_", _floor_divide_transpose_, [(3, 3)]),
 ]
 IDS = [p[0] for p in PROGRAMS]
 REMOVE = ("mutations", "mutations_and_views")

@@ -27,6 +27,7 @@ from pyaten.autograd.grad_mode import is_grad_enabled
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import python_key, tls
 from pyaten.native.ops_handles import aten
+from pyaten.schema.model import NO_DEFAULT
 from pyaten.utils import _pytree
 from pyaten.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
@@ -59,7 +60,7 @@ def _compute_kind(func: Any) -> tuple[str, Any]:
     name = func.__name__
     if "inplace_view" in func.tags:
         packet, _, overload = name.partition(".")
-        return _INPLACE_VIEW, getattr(getattr(aten, packet.rstrip("_")), overload)
+        return _INPLACE_VIEW, _sibling(packet.rstrip("_"), overload, schema.arguments)
     if any(a.annotation is not None and a.annotation.is_write for a in schema.arguments):
         return _MUTATION, _functional_variant(func)
     if func.is_view and name not in _NOT_VIEWS:
@@ -68,7 +69,10 @@ def _compute_kind(func: Any) -> tuple[str, Any]:
 
 
 def _functional_variant(func: Any) -> Any:
-    """The functional operator an in-place or out= operator becomes, or None."""
+    """The functional operator an in-place or out= operator becomes, or None: `add_.Tensor`
+    -> `add.Tensor`, `pow_.Tensor` -> `pow.Tensor_Tensor`, `__iand__` -> `__and__`,
+    `sin.out` -> `sin.default`, `arange.out` -> `arange.default` (whose extra arguments
+    keep their defaults)."""
     name = func.__name__
     packet, _, overload = name.partition(".")
     special = _FUNCTIONAL_NAMES.get(name)
@@ -76,19 +80,35 @@ def _functional_variant(func: Any) -> Any:
         p, _, o = special.partition(".")
         return getattr(getattr(aten, p), o)
     args = func._schema.arguments
-    if not any(a.is_out for a in args):  # in-place: add_.Tensor -> add.Tensor
-        try:
-            return getattr(getattr(aten, packet[:-1]), overload)
-        except AttributeError:
-            return None
-    inputs = [(a.name, str(a.type)) for a in args if not a.is_out]
-    packet_handle = func.overloadpacket
-    for candidate_name in packet_handle.overloads():
-        candidate = getattr(packet_handle, candidate_name)
+    if any(a.is_out for a in args):
+        return _sibling(packet, None, [a for a in args if not a.is_out])
+    if packet.startswith("__i"):  # __iand__ -> __and__
+        return _sibling("__" + packet[3:], overload, args)
+    return _sibling(packet[:-1], overload, args)
+
+
+def _sibling(packet: str, overload: str | None, args: list) -> Any:
+    """The overload of `aten.<packet>` that takes `args` and writes nothing: `overload`
+    itself when it exists, else the first whose arguments are `args` (by name and type)
+    plus only arguments with defaults."""
+    handle = getattr(aten, packet, None)
+    if handle is None:
+        return None
+    if overload is not None:
+        exact = getattr(handle, overload, None) if overload in handle.overloads() else None
+        if exact is not None:
+            return exact
+    wanted = [(a.name, str(a.type).replace("(a!)", "")) for a in args]
+    wanted_names = {n for n, _ in wanted}
+    for candidate_name in handle.overloads():
+        candidate = getattr(handle, candidate_name)
         cargs = candidate._schema.arguments
         if any(a.is_out or (a.annotation is not None and a.annotation.is_write) for a in cargs):
             continue
-        if [(a.name, str(a.type)) for a in cargs] == inputs:
+        given = [(a.name, str(a.type)) for a in cargs if a.name in wanted_names]
+        extra_required = [a for a in cargs if a.name not in wanted_names
+                          and a.default is NO_DEFAULT]
+        if given == wanted and not extra_required:
             return candidate
     return None
 
@@ -192,11 +212,16 @@ class FunctionalTensorMode(TorchDispatchMode):
 
 def _functional_call_args(func: Any, functional: Any, args: tuple,
                           kwargs: dict) -> tuple[tuple, dict]:
-    """The call of the functional variant: the same arguments, out= ones left out."""
+    """The call of the functional variant: the same arguments, out= ones left out; a
+    factory's `out=` gives its dtype, layout and device (`arange.out` -> `arange(...,
+    dtype=out.dtype)`), as ATen's functionalization does."""
     names = {a.name for a in functional._schema.arguments}
     schema_args = func._schema.arguments
     fargs = tuple(v for a, v in zip(schema_args, args) if not a.is_out)
     fkwargs = {k: v for k, v in kwargs.items() if k in names}
+    out = next((kwargs.get(a.name) for a in schema_args if a.is_out), None)
+    if isinstance(out, Tensor) and "layout" in names and "dtype" not in fkwargs:
+        fkwargs.update(dtype=out.dtype, layout=out.layout, device=out.device)
     return fargs, fkwargs
 
 
