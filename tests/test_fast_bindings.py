@@ -328,7 +328,8 @@ def _outcome(fn):
 
 
 _UNREPEATABLE = ("rand", "empty", "normal", "uniform", "bernoulli", "poisson", "multinomial",
-                 "cauchy", "exponential", "geometric", "dropout", "rrelu", "seed")
+                 "cauchy", "exponential", "geometric", "dropout", "rrelu", "seed",
+                 "_standard_gamma", "_sample_dirichlet", "binomial")
 
 
 def _keyword_names(binding_name: str) -> list[str]:
