@@ -181,14 +181,11 @@ class FunctionalTensorMode(TorchDispatchMode):
         return t
 
     def _mutation(self, func: Any, functional: Any, args: tuple, kwargs: dict) -> Any:
-        schema_args = func._schema.arguments
-        written = []  # (FunctionalTensor or list of them, is_out) in schema order
-        for i, a in enumerate(schema_args):
-            if a.annotation is None or not a.annotation.is_write:
-                continue
-            value = args[i] if i < len(args) else kwargs.get(a.name)
-            written.append((value, a.is_out))
-        targets = [v for v, _ in written]
+        targets = [  # the written arguments (a tensor or a list of them), in schema order
+            args[i] if i < len(args) else kwargs.get(a.name)
+            for i, a in enumerate(func._schema.arguments)
+            if a.annotation is not None and a.annotation.is_write
+        ]
         if not all(_all_functional(v) for v in targets):
             # a write into a tensor functionalize() did not wrap: it happens as written
             return func(*_pytree.tree_map(_unwrap, args), **_pytree.tree_map(_unwrap, kwargs))
@@ -207,7 +204,7 @@ class FunctionalTensorMode(TorchDispatchMode):
             target.replace_(value)
             target.commit_update()
             target.sync()
-        return _result(func, args, kwargs, targets, outs)
+        return _result(func, targets)
 
 
 def _functional_call_args(func: Any, functional: Any, args: tuple,
@@ -225,7 +222,7 @@ def _functional_call_args(func: Any, functional: Any, args: tuple,
     return fargs, fkwargs
 
 
-def _result(func: Any, args: tuple, kwargs: dict, targets: list, outs: list) -> Any:
+def _result(func: Any, targets: list) -> Any:
     """What the mutating operator returns: the written arguments its returns alias."""
     returns = func._schema.returns
     if not returns:
