@@ -20,7 +20,7 @@ with warnings.catch_warnings():
 
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
-renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve
+renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve geqrf ormqr
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -154,6 +154,26 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.geqrf(m.tensor(Y).T),
+    lambda m: m.geqrf(m.ones(2, 0, 3)),
+    lambda m: m.geqrf(m.ones(2)),
+    lambda m: m.geqrf(m.ones(2, 2, dtype=m.int64)),
+    lambda m: m.geqrf(m.tensor(Y), out=(m.empty(0), m.empty(0))),
+    lambda m: m.ormqr(*m.geqrf(m.tensor(Y).T), m.tensor(Y).T, False, True),
+    lambda m: m.ormqr(*m.geqrf(m.tensor(Y, dtype=m.float64).T * 1j),
+                      m.tensor(Y, dtype=m.float64).T * (1 + 1j), True, True),
+    lambda m: m.ormqr(m.ones(3), m.ones(2), m.ones(3, 4)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(2), m.ones(3)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(2), m.ones(2, 4)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(3), m.ones(3, 4)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(1, 2), m.ones(3, 4)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(2, dtype=m.float64), m.ones(3, 4)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(2), m.ones(3, 4, dtype=m.float64)),
+    lambda m: m.ormqr(m.ones(3, 2, dtype=m.int64), m.ones(2, dtype=m.int64),
+                      m.ones(3, 4, dtype=m.int64)),
+    lambda m: m.ormqr(m.ones(2, 3, 2), m.ones(3, 2), m.ones(2, 3, 4)),
+    lambda m: m.ormqr(m.ones(2, 3, 2), m.ones(2, 2), m.ones(3, 3, 4)),
+    lambda m: m.ormqr(m.ones(3, 2), m.ones(2), m.ones(1, 3, 4)),
     lambda m: m.triangular_solve(m.ones(3, 2, 1), m.tensor(A2), upper=False, transpose=True,
                                  unitriangular=True),
     lambda m: m.triangular_solve(m.ones(2, 1), m.tensor([A2, [[1.0, 1], [0, 1]]]),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyaten.autograd.engine import sum_to
-from pyaten.autograd.formulas_linalg import scatter_reduce_backward
+from pyaten.autograd.formulas_linalg import _householder_product, scatter_reduce_backward
 from pyaten.autograd.formulas_reduce import norm_backward
 from pyaten.core.tensor import Tensor
 from pyaten.native.ops_handles import aten
@@ -15,6 +15,7 @@ from pyaten.native.ops_handles import aten
 __all__ = [
     "block_diag_backward",
     "index_reduce_backward",
+    "ormqr_backward",
     "renorm_backward",
     "triangular_solve_backward",
 ]
@@ -89,3 +90,36 @@ def triangular_solve_backward(grad_x: Tensor | None, grad_m: Tensor | None, b: T
     if grad_a is not None:
         grad_a = sum_to(grad_a, tuple(a.shape))
     return grad_b, grad_a
+
+
+def _ormqr_composite(a: Tensor, tau: Tensor, other: Tensor, left: bool,
+                     transpose: bool) -> Tensor:
+    """`ormqr` in differentiable operators: the full Q from the reflectors (padded to square,
+    the columns past tau's length the identity), then one product."""
+    m = a.shape[-2]
+    k = tau.shape[-1]
+    reflectors = a[..., :k]
+    if k < m:
+        pad = aten.zeros.default(tuple(a.shape[:-2]) + (m, m - k), dtype=a.dtype)
+        reflectors = aten.cat.default([reflectors, pad], -1)
+    q = _householder_product(reflectors, tau)
+    if transpose:
+        q = q.mH
+    return q.matmul(other) if left else other.matmul(q)
+
+
+def ormqr_backward(grad: Tensor | None, self: Tensor, input2: Tensor, input3: Tensor,
+                   left: bool, transpose: bool) -> tuple:
+    """The gradients of `ormqr`, by differentiating its composite form (as pyaten's
+    householder_product_backward does)."""
+    if grad is None:
+        return None, None, None
+    import pyaten.autograd as autograd
+
+    create = autograd.grad_mode.is_grad_enabled()
+    with autograd.grad_mode.enable_grad():
+        leaves = [t if (create and t.requires_grad) else t.detach().requires_grad_(True)
+                  for t in (self, input2, input3)]
+        result = _ormqr_composite(*leaves, left, transpose)
+        grads = autograd.grad(result, leaves, grad, allow_unused=True, create_graph=create)
+    return tuple(grads)

@@ -15,6 +15,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.promotion import result_type
 from pyaten.core.tensor import Tensor
+from pyaten.core.views import empty_tensor
 from pyaten.native.family import unsupported_dtype
 from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.gather import (
@@ -25,7 +26,7 @@ from pyaten.native.kernels.gather import (
     _size1,
     _slices_first,
 )
-from pyaten.native.kernels.linalg_ops import batches, column_major, scipy_linalg
+from pyaten.native.kernels.linalg_ops import batches, column_major, lapack, scipy_linalg
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.kernels.view_ops import _copy_pieces_out
 from pyaten.native.ops_handles import aten_ops
@@ -842,3 +843,130 @@ def triangular_solve_out(op, self: Tensor, A: Tensor, upper: bool, transpose: bo
         x[index] = solve(coefficients[index], rhs[index], trans=1 if transpose else 0,
                          lower=not upper, unit_diagonal=unitriangular, check_finite=False)
     quiet_call(assign, X._numpy(), x)
+
+
+# --- geqrf, ormqr: LAPACK's QR in Householder form, and multiplying by its Q ------------------
+
+
+def _geqrf_outputs(self: Tensor) -> tuple[tuple, tuple]:
+    if self.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    m, n = self._sizes[-2:]
+    return tuple(self._sizes), tuple(self._sizes[:-2]) + (min(m, n),)
+
+
+def _geqrf_fill(self: Tensor, a: Tensor, tau: Tensor) -> None:
+    if not (self._dtype.is_floating_point or self._dtype.is_complex) or self._dtype in (
+            dt.float16, dt.bfloat16):
+        raise unsupported_dtype("geqrf_cpu", self._dtype)
+    if self._device.type == "meta" or self.numel() == 0:
+        return
+    source = self._numpy()
+    routine = lapack("geqrf", source)
+    factors = np.empty(source.shape, source.dtype)
+    scales = np.empty(tuple(tau._sizes), source.dtype)
+    for index in batches(source.shape[:-2]):
+        qr, t, _, _ = routine(np.asfortranarray(source[index]))
+        factors[index], scales[index] = qr, t
+    assign(a._numpy(), factors)
+    assign(tau._numpy(), scales)
+
+
+@native
+def geqrf(self: Tensor) -> tuple:
+    a_shape, tau_shape = _geqrf_outputs(self)
+    a = empty_tensor(a_shape, self._dtype, self._device, column_major(a_shape))
+    tau = empty_tensor(tau_shape, self._dtype, self._device)
+    _geqrf_fill(self, a, tau)
+    return a, tau
+
+
+@native
+def geqrf_out(self: Tensor, a: Tensor, tau: Tensor) -> tuple:
+    result, scales = geqrf(self)
+    for target, value in ((a, result), (tau, scales)):
+        if target._dtype is not self._dtype:
+            raise RuntimeError(
+                f"Expected out tensor to have dtype {self._dtype.cpp_name}, but got "
+                f"{target._dtype.cpp_name} instead")
+        resize_output(target, value._sizes, "geqrf")
+        aten_ops().copy_.default(target, value)
+    return a, tau
+
+
+def _ormqr_checks(self: Tensor, input2: Tensor, input3: Tensor, left: bool) -> None:
+    if self.dim() < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if input3.dim() < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if input3._sizes[side] != self._sizes[-2]:
+        raise RuntimeError(
+            f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if not input2.dim() or input2._sizes[-1] != min(input3._sizes[side], self._sizes[-1]):
+        raise RuntimeError(
+            f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
+            "input.shape[-1])")
+    if self.dim() - input2.dim() != 1:
+        raise RuntimeError(
+            "torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {input2.dim()} and input.ndim is equal to {self.dim()}")
+    if self.dim() != input3.dim():
+        raise RuntimeError(
+            "torch.ormqr: Expected other to have the same number of dimensions as input, but "
+            f"got other.ndim equal to {input3.dim()} and input.ndim is equal to {self.dim()}")
+    batch = tuple(self._sizes[:-2])
+    for name, got in (("tau", tuple(input2._sizes[:-1])), ("other", tuple(input3._sizes[:-2]))):
+        if got != batch:
+            raise RuntimeError(
+                f"torch.ormqr: Expected batch dimensions of {name} to be equal to "
+                f"input.shape[:-2], but got {format_shape(got)}")
+    for name, t in (("tau", input2), ("other", input3)):
+        if t._dtype is not self._dtype:
+            raise RuntimeError(
+                f"torch.ormqr: Expected input and {name} to have the same dtype, but input has "
+                f"dtype{self._dtype.scalar_name} and {name} has dtype {t._dtype.scalar_name}")
+    if not (self._dtype.is_floating_point or self._dtype.is_complex) or self._dtype in (
+            dt.float16, dt.bfloat16):
+        raise unsupported_dtype("ormqr_cpu", self._dtype)
+
+
+@native
+def ormqr(self: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    _ormqr_checks(self, input2, input3, left)
+    shape = tuple(input3._sizes)
+    result = empty_tensor(shape, input3._dtype, input3._device, column_major(shape))
+    if input3._device.type == "meta" or result.numel() == 0:
+        return result
+    reflectors, scales, other = self._numpy(), input2._numpy(), input3._numpy()
+    complex_ = reflectors.dtype.kind == "c"
+    routine = lapack("unmqr" if complex_ else "ormqr", reflectors)
+    trans = ("C" if complex_ else "T") if transpose else "N"
+    value = np.empty(shape, other.dtype)
+    k = scales.shape[-1]
+    for index in batches(shape[:-2]):
+        if k == 0:
+            value[index] = other[index]
+            continue
+        c = np.asfortranarray(other[index])
+        lwork = max(1, c.shape[1] if left else c.shape[0]) * 64
+        q_c, _, info = routine("L" if left else "R", trans,
+                               np.asfortranarray(reflectors[index][:, :k]), scales[index], c,
+                               lwork)
+        value[index] = q_c
+    assign(result._numpy(), value)
+    return result
+
+
+@native
+def ormqr_out(self: Tensor, input2: Tensor, input3: Tensor, left: bool, transpose: bool,
+              out: Tensor) -> Tensor:
+    result = ormqr(self, input2, input3, left, transpose)
+    if out._dtype is not result._dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {result._dtype.cpp_name}, but got "
+            f"{out._dtype.cpp_name} instead")
+    resize_output(out, result._sizes, "ormqr")
+    aten_ops().copy_.default(out, result)
+    return out
