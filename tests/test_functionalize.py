@@ -932,3 +932,30 @@ def test_sync_called_inside_the_program_matches_torch():
     expected_in[0].add_(1)  # the program, eagerly (torch refuses a sync on a plain tensor)
     np.testing.assert_array_equal(out.numpy(), (expected_in * 2).numpy())
     np.testing.assert_array_equal(x.numpy(), expected_in.numpy())
+
+
+# -- detach_copy: the view-free detach that remove="mutations_and_views" runs --------------------
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_detach_copy_matches_torch(device):
+    results = []
+    for P in (torch, pyaten):
+        x = P.arange(6.0).reshape(2, 3).t()
+        if device == "meta":
+            x = x.to("meta")
+        y = P.ops.aten.detach_copy.default(x)
+        results.append((tuple(y.shape), y.stride(), str(y.dtype).split(".")[-1],
+                        y.tolist() if device == "cpu" else None))
+    assert results[0] == results[1]
+
+
+def test_detach_copy_derivative_is_not_implemented_as_torch():
+    messages = []
+    for P in (torch, pyaten):
+        y = P.ops.aten.detach_copy.default(P.ones(2, requires_grad=True))
+        assert y.requires_grad
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
