@@ -107,6 +107,17 @@ OPS = {
     "kron": (lambda m, x, y: m.kron(x, y), [F(2), F(2)]),
     "outer": (lambda m, x, y: m.outer(x, y), [F(3), F(2)]),
     "diag": (lambda m, x: m.diag(x), [F(3)]),
+    "triu": (lambda m, x: m.triu(x, 1), [F(3, 4)]),
+    "pad": (lambda m, x: m.nn.functional.pad(x, (1, 2)), [F(2, 3)]),
+    "reflect_pad": (lambda m, x: m.nn.functional.pad(x, (1, 1), mode="reflect"), [F(2, 4)]),
+    "upsample": (lambda m, x: m.nn.functional.interpolate(x, scale_factor=2), [F(1, 2, 3)]),
+    "roll": (lambda m, x: m.roll(x, 1, 1), [F(2, 3)]),
+    "roll_flat": (lambda m, x: m.roll(x, 1), [F(2, 3)]),
+    "hardswish": (lambda m, x: m.nn.functional.hardswish(x), [F(4)]),
+    "floor_divide": (lambda m, x, y: m.floor_divide(x, y.abs() + 1), [F(3), F(3)]),
+    "det": (lambda m, x: m.linalg.det(x), [F(3, 3)]),
+    "qr": (lambda m, x: m.linalg.qr(x), [F(3, 2)]),
+    "pixel_shuffle": (lambda m, x: m.nn.functional.pixel_shuffle(x, 2), [F(4, 1, 2)]),
 }
 
 

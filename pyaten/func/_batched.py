@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyaten
+from pyaten._C import _disabled_torch_function_impl
 from pyaten.dispatch import tls
 from pyaten.dispatch.python_key import tls_on_entry
 
@@ -76,6 +77,8 @@ class BatchedTensor(pyaten.Tensor):
 
     value: pyaten.Tensor
     level: int
+    # Only the ATen calls matter to vmap: the public API runs as on a plain tensor.
+    __torch_function__ = _disabled_torch_function_impl
 
     @staticmethod
     def __new__(cls, value: pyaten.Tensor, level: int) -> BatchedTensor:

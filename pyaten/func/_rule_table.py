@@ -41,7 +41,10 @@ def _pad_to(value: pyaten.Tensor, logical_rank: int, rank: int) -> pyaten.Tensor
     "masked_fill", "masked_fill_", "where", "threshold_backward", "sigmoid_backward",
     "gelu_backward", "silu_backward", "clamp", "clamp_", "clamp_min", "clamp_max",
     "mse_loss_backward", "_conj", "_neg_view", "rsub", "hardswish_backward",
-    "hardsigmoid_backward", "logit_backward",
+    "hardsigmoid_backward", "logit_backward", "hardswish", "hardswish_", "gelu_", "mish_",
+    "threshold_", "heaviside_", "gcd_", "lcm_", "copysign_", "xlogy_", "floor_divide",
+    "floor_divide_", "__lshift__", "__rshift__", "__ilshift__", "__irshift__", "fill", "zero",
+    "log_sigmoid_forward", "lift_fresh_copy", "detach_", "alias_copy", "polar", "complex",
 )
 def pointwise(call: BatchedCall) -> Any:
     tensors = [x for x in call.args if isinstance(x, pyaten.Tensor)]
@@ -107,7 +110,8 @@ def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | Non
     "squeeze.dim", "squeeze.dims", "split.Tensor", "split_with_sizes", "chunk", "unbind",
     "diagonal", "unfold", "movedim.int", "gather", "scatter", "scatter_add", "scatter_",
     "scatter_add_", "index_select", "cat", "stack", "diff", "glu", "glu_backward",
-    "aminmax", "nanmean", "var.dim", "std.dim", "softmax.int", "log_softmax.int",
+    "aminmax", "nanmean", "var.dim", "std.dim", "softmax.int", "log_softmax.int", "roll",
+    "cumsum_", "cumprod_", "nanmedian.dim", "rot90",
 )
 def dim_op(call: BatchedCall) -> Any:
     first = call.args[0]
@@ -127,6 +131,8 @@ def dim_op(call: BatchedCall) -> Any:
         return NotImplemented
     if rank == 0:
         return NotImplemented  # a 0-dim sample: its dim argument means a dim of size 1
+    if call.name == "roll" and (len(call.args) < 3 or not call.args[2]):
+        return NotImplemented  # roll without dims rolls the flattened sample
     extra = 1 if call.name == "stack" else 0
     args = _shift_dims(call, rank, extra)
     if args is None:
@@ -319,7 +325,11 @@ _POOL_RANK = {
     "max_pool2d_with_indices": 4, "avg_pool2d": 4, "_adaptive_avg_pool2d": 4,
     "adaptive_avg_pool2d": 4, "max_pool1d": 3, "avg_pool1d": 3, "max_pool3d_with_indices": 5,
     "avg_pool3d": 5, "_adaptive_avg_pool3d": 5, "adaptive_max_pool2d": 4,
-    "upsample_nearest2d": 4, "upsample_bilinear2d": 4,
+    "upsample_nearest2d": 4, "upsample_bilinear2d": 4, "upsample_nearest1d": 3,
+    "upsample_linear1d": 3, "upsample_bicubic2d": 4, "upsample_nearest3d": 5,
+    "upsample_trilinear3d": 5, "reflection_pad1d": 3, "reflection_pad2d": 4,
+    "reflection_pad3d": 5, "replication_pad1d": 3, "replication_pad2d": 4,
+    "replication_pad3d": 5, "adaptive_max_pool1d": 3, "max_pool1d_with_indices": 3,
 }
 
 
@@ -438,3 +448,27 @@ def nll_loss_backward(call: BatchedCall) -> Any:
         scale = scale / call.physical(total_weight).reshape(call.batch_size, 1)
     grad = onehot * (-(item_weight * scale)).unsqueeze(-1)
     return grad.view(call.batch_size, *x.shape)
+
+
+# --- operators on the last dims that take any leading dims as a batch ---------------------
+
+
+@rule(
+    "tril", "triu", "tril_", "triu_", "constant_pad_nd", "pixel_shuffle", "pixel_unshuffle",
+    "cholesky", "linalg_cholesky_ex", "linalg_inv_ex", "linalg_eig", "linalg_qr",
+    "linalg_matrix_exp", "_linalg_det", "_linalg_slogdet", "_linalg_eigh", "_linalg_svd",
+    "linalg_lu", "linalg_lu_factor_ex", "_linalg_eigvals", "linalg_householder_product",
+    "diag_embed", "view_as_real", "view_as_complex",
+)
+def leading_batch(call: BatchedCall) -> Any:
+    self = call.args[0]
+    rest = (*call.args[1:], *call.kwargs.values())
+    if any(call.batched(x) for x in rest) or not call.batched(self):
+        return NotImplemented
+    if call.name in ("pixel_shuffle", "pixel_unshuffle") and self.dim() < 3:
+        return NotImplemented
+    if call.name == "diag_embed":  # its dims count from the front
+        return NotImplemented if len(call.args) > 2 else call.func(self.value, *call.args[1:])
+    if call.name == "constant_pad_nd" and len(call.args[1]) > 2 * self.dim():
+        return NotImplemented
+    return call.func(self.value, *call.args[1:], **call.kwargs)
