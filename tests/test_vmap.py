@@ -325,3 +325,51 @@ def test_per_sample_nll_loss_gradients(reduction: str, weighted: bool) -> None:
     if reduction == "mean":  # a sample whose targets are all ignored: 0/0 in both
         ours, theirs = tuple(o[:3] for o in ours), tuple(o[:3] for o in theirs)
     _same(ours, theirs)
+
+
+# --- property: chains of operators under vmap equal the loop and torch.func.vmap -----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+CHAIN = [
+    lambda m, x: x.sin(),
+    lambda m, x: x * 2 + x,
+    lambda m, x: x.sum(-1, keepdim=True) - x,
+    lambda m, x: m.softmax(x, -1),
+    lambda m, x: x.transpose(0, -1),
+    lambda m, x: x.cumsum(0),
+    lambda m, x: x.unsqueeze(0).squeeze(0).exp().clamp(max=3.0),
+    lambda m, x: x.flip(-1) * x.amax(0, keepdim=True),
+    lambda m, x: x @ x.transpose(0, -1) if x.dim() == 2 else x.abs(),
+    lambda m, x: x.reshape(-1).view(x.shape).contiguous(),
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    batch=st.integers(1, 4),
+    where=st.integers(0, 3),
+    ops=st.lists(st.integers(0, len(CHAIN) - 1), min_size=1, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_property_chains(shape, batch, where, ops, seed) -> None:
+    rng = np.random.default_rng(seed)
+    in_dim = where % (len(shape) + 1)
+    data = np.moveaxis(rng.standard_normal((batch, *shape)), 0, in_dim)
+
+    def run(m):
+        def f(x):
+            for k in ops:
+                x = CHAIN[k](m, x)
+            return x
+
+        return f
+
+    ours = pf.vmap(run(pyaten), in_dims=in_dim)(pyaten.tensor(data))
+    theirs = tf.vmap(run(torch), in_dims=in_dim)(torch.tensor(data))
+    _same(ours, theirs)
+    loop = pyaten.stack([run(pyaten)(pyaten.tensor(np.take(data, i, in_dim)))
+                         for i in range(batch)])
+    np.testing.assert_allclose(ours.numpy(), loop.numpy(), atol=1e-10)
