@@ -530,6 +530,31 @@ def _batch_norm_stats(P):
         return P.nn.functional.batch_norm(x, mean, var.abs(), training=True)
     return f
 
+
+def _resize_shrink(P):
+    def f(x):
+        y = x.clone()
+        y.resize_(2, 2)
+        y.add_(1)
+        return y
+    return f
+
+
+def _resize_input(P):
+    def f(x):
+        x.resize_(2, 2)
+        return x * 1
+    return f
+
+
+def _resize_grow(P):
+    def f(x):
+        y = x.clone()
+        y.resize_(4, 4)
+        y[0].fill_(1)
+        return y[0]
+    return f
+
 PROGRAMS = [
     ("inplace_add", _inplace_add, [(3, 3)]),
     ("inplace_chain", _inplace_chain, [(3, 3)]),
@@ -595,6 +620,9 @@ PROGRAMS = [
     ("arange_out", _arange_out, [(3, 3)]),
     ("floor_divide_transpose_", _floor_divide_transpose_, [(3, 3)]),
     ("batch_norm_stats", _batch_norm_stats, [(4, 3), (3,), (3,)]),
+    ("resize_shrink", _resize_shrink, [(3, 3)]),
+    ("resize_input", _resize_input, [(3, 3)]),
+    ("resize_grow", _resize_grow, [(3, 3)]),
 ]
 IDS = [p[0] for p in PROGRAMS]
 REMOVE = ("mutations", "mutations_and_views")
@@ -665,13 +693,14 @@ def test_only_the_final_copy_mutates(name, factory, shapes, remove):
     with _RecordMode() as mode:
         functionalize(factory(pyaten), remove=remove)(*inputs)
     mutating = [i for i, (func, _, _) in enumerate(mode.calls) if _is_mutating(func)]
-    # the only writes: one copy_ per mutated input (after an as_strided_ where the program
-    # changed the input's shape, as PyTorch's), after everything else
+    # the only writes: one copy_ per mutated input (after a resize_ or as_strided_ where the
+    # program changed the input's size or shape, as PyTorch's), after everything else
     assert mutating == list(range(len(mode.calls) - len(mutating), len(mode.calls)))
     copies = 0
     for i in mutating:
         func, args, _ = mode.calls[i]
-        assert str(func) in ("aten.copy_.default", "aten.as_strided_.default")
+        assert str(func) in ("aten.copy_.default", "aten.as_strided_.default",
+                             "aten.resize_.default")
         assert any(args[0] is t for t in inputs)
         copies += str(func) == "aten.copy_.default"
     assert copies <= len(inputs)
@@ -728,7 +757,7 @@ def test_make_fx_graph_matches_torch(name, factory, shapes, remove):
 def test_graph_comparison_covers_most_programs():
     # the count the docs report: programs whose make_fx graph equals torch's exactly
     assert len(PROGRAMS) >= 40
-    assert len(GRAPH_PROGRAMS) - len(GRAPH_DIFFERS) >= 62
+    assert len(GRAPH_PROGRAMS) - len(GRAPH_DIFFERS) >= 65
 
 
 # -- errors, as eager raises them ---------------------------------------------------------------

@@ -55,11 +55,14 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
 
 
 def _propagate_input_mutation(original: Tensor, functional: FunctionalTensor) -> None:
-    """Write an input's final value back into it, if `func` changed it (given the value's
-    geometry first if its shape changed; same-shape strides stay, as PyTorch's)."""
+    """Write an input's final value back into it, if `func` changed it: resized first if
+    its size changed, given the value's geometry if its shape changed (same-shape strides
+    stay), as PyTorch's."""
     value = _from_functional_tensor(functional)
     if value is original:
         return
+    if value.numel() != original.numel():
+        original.resize_(value.shape)
     if tuple(value.shape) != tuple(original.shape):
         original.as_strided_(value.shape, value.stride())
     original.copy_(value)

@@ -44,6 +44,7 @@ _FUNCTIONAL_NAMES = {
     "bernoulli_.float": "bernoulli.p",
 }
 _KIND_CACHE: dict[str, tuple[str, Any]] = {}
+_RESIZE_ = aten.resize_.default
 
 
 def _classify(func: Any) -> tuple[str, Any]:
@@ -141,6 +142,8 @@ class FunctionalTensorMode(TorchDispatchMode):
         if kind == _VIEW:
             return self._view(func, args, kwargs)
         if kind == _INPLACE_VIEW:
+            if func is _RESIZE_ and isinstance(args[0], FunctionalTensor):
+                return self._resize(args[0], args[1], kwargs)
             return self._inplace_view(func, functional, args, kwargs)
         _pytree.tree_map(_sync, (args, kwargs))
         if kind == _MUTATION:
@@ -178,6 +181,26 @@ class FunctionalTensorMode(TorchDispatchMode):
             view.__name__.partition(".")[2])
         t.mutate_view_meta(ViewMeta(view.__name__, tuple(args[1:]), kwargs),
                            op(t.elem, *args[1:], **kwargs))
+        return t
+
+    def _resize(self, t: FunctionalTensor, size: Any, kwargs: dict) -> FunctionalTensor:
+        """`resize_`, as ATen's functionalization does it: the functional `resize` runs; a
+        tensor that fits in its current value becomes an `as_strided` view of it, a larger
+        one becomes the base of a new storage holding the resized value."""
+        t.sync()
+        resized = aten.resize.default(t.elem, size, **kwargs)
+        if resized.numel() <= t.elem.numel():
+            size = list(resized.shape)
+            stride = list(resized.stride())
+            op = aten.as_strided.default if self.reapply_views else aten.as_strided_copy.default
+            t.mutate_view_meta(ViewMeta("as_strided.default", (size, stride)),
+                               op(t.elem, size, stride))
+            return t
+        # a storage of its own, as ATen's resize_ gives the grown tensor
+        t.functional_storage = FunctionalStorage(resized, self.reapply_views)
+        t.view_metas = ()
+        t.generation = 0
+        t.replace_(resized)
         return t
 
     def _mutation(self, func: Any, functional: Any, args: tuple, kwargs: dict) -> Any:
