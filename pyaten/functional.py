@@ -97,6 +97,25 @@ def _make_unravel_index(namespace: dict[str, Any]) -> Callable[..., Any]:
     return unravel_index
 
 
+def _make_lu(namespace: dict[str, Any]) -> Callable[..., Any]:
+    def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple:  # noqa: N803
+        """`torch.lu`: (LU, pivots), with `info` too for `get_infos=True` (deprecated in
+        PyTorch for `linalg.lu_factor(_ex)`)."""
+        result = namespace["_lu_with_info"](A, pivot=pivot, check_errors=not get_infos)
+        result = result if get_infos else tuple(result)[:2]
+        if out is None:
+            return result
+        if len(out) - int(get_infos) != 2:
+            raise TypeError(f"expected tuple of {2 + int(get_infos)} elements but got {len(out)}")
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        for target, value in zip(out, result):
+            target.resize_as_(value).copy_(value)
+        return out
+
+    return lu
+
+
 def install(namespace: dict[str, Any]) -> None:
     """Replace the generated bindings in `namespace` (pyaten's globals) by these forms."""
     present = {name: namespace[name] for name in _NAMES if name in namespace}
@@ -111,3 +130,5 @@ def install(namespace: dict[str, Any]) -> None:
         if name in present:
             namespace[name] = _make_variadic(present[name], name)
     namespace["unravel_index"] = _make_unravel_index(namespace)
+    if "_lu_with_info" in namespace:
+        namespace["lu"] = _make_lu(namespace)

@@ -20,7 +20,7 @@ with warnings.catch_warnings():
 
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
-renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve geqrf ormqr
+renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve geqrf ormqr lu
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -154,6 +154,12 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.lu(m.tensor(A2).T),
+    lambda m: m.lu(m.zeros(2, 2), get_infos=True),
+    lambda m: m.lu(m.tensor(Y), pivot=True),
+    lambda m: m.lu(m.tensor(A2), out=(m.empty(0), m.empty(0, dtype=m.int32))),
+    lambda m: m.lu(m.tensor(A2), out=(m.empty(0),)),
+    lambda m: m._lu_with_info(m.ones(2, 3, 3)),
     lambda m: m.geqrf(m.tensor(Y).T),
     lambda m: m.geqrf(m.ones(2, 0, 3)),
     lambda m: m.geqrf(m.ones(2)),

@@ -970,3 +970,25 @@ def ormqr_out(self: Tensor, input2: Tensor, input3: Tensor, left: bool, transpos
     resize_output(out, result._sizes, "ormqr")
     aten_ops().copy_.default(out, result)
     return out
+
+
+# --- _lu_with_info (torch.lu's operator, deprecated for linalg.lu_factor_ex) ------------------
+
+_WARNED_LU: list[bool] = []
+
+
+@native
+def _lu_with_info(self: Tensor, pivot: bool = True, check_errors: bool = True) -> tuple:
+    if not _WARNED_LU:
+        import warnings
+
+        _WARNED_LU.append(True)
+        warnings.warn(
+            "torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+            "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+            "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+            "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+            "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+            "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+            "compute_pivots)", UserWarning, stacklevel=2)
+    return aten_ops().linalg_lu_factor_ex.default(self, pivot=pivot, check_errors=False)
