@@ -216,6 +216,10 @@ def test_randomness() -> None:
     assert all(pyaten.equal(same[0], same[i]) for i in range(4))
     different = pf.vmap(lambda a: pyaten.rand_like(a), randomness="different")(x)
     assert not pyaten.equal(different[0], different[1])
+    factory = pf.vmap(lambda a: a + pyaten.randn(3), randomness="different")(x)
+    assert not pyaten.equal(factory[0], factory[1])
+    factory = pf.vmap(lambda a: a + pyaten.randint(0, 1000, (3,)), randomness="same")(x)
+    assert all(pyaten.equal(factory[0], factory[i]) for i in range(4))
     drop = pf.vmap(lambda a: pyaten.nn.functional.dropout(a, 0.5), randomness="different")(
         pyaten.ones(64, 16))
     assert 0.3 < float((drop == 0).double().mean()) < 0.7
@@ -279,6 +283,7 @@ ERRORS = [
     ("inplace on unbatched", lambda m, vm: vm(lambda x, y: y.copy_(x), in_dims=(0, None))(
         m.ones(3, 2), m.ones(2))),
     ("random in error mode", lambda m, vm: vm(lambda x: m.rand_like(x))(m.ones(3, 2))),
+    ("random factory in error mode", lambda m, vm: vm(lambda x: x + m.rand(2))(m.ones(3, 2))),
     ("non-tensor output", lambda m, vm: vm(lambda x: 3)(m.ones(3, 2))),
     ("item", lambda m, vm: vm(lambda x: x.sum().item())(m.ones(3, 2))),
     ("bad randomness", lambda m, vm: vm(lambda x: x, randomness="foo")(m.ones(3))),

@@ -8,7 +8,7 @@ parameters (_functional_call.py).
 """
 
 from pyaten._functionalize import functionalize as functionalize  # docs/functionalize.md
-from pyaten.func import _rule_table  # noqa: F401 - registers the batching rules
+from pyaten.func import _random, _rule_table  # noqa: F401 - registrations (rules, RNG)
 from pyaten.func._functional_call import functional_call, stack_module_state
 from pyaten.func._rules import batching_coverage
 from pyaten.func._transforms import (

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
+from pyaten.dispatch.tls import IncludeDispatchKeyGuard
 from pyaten.func._batched import BatchedTensor, pop_level, push_level
 from pyaten.utils._pytree import tree_flatten, tree_unflatten
 
@@ -178,6 +179,8 @@ def _vmap_once(
 ) -> Any:
     flat, spec, flat_dims, batch_size = _batch_inputs(func, in_dims, args)
     entry = push_level(batch_size, randomness)
+    mode = IncludeDispatchKeyGuard("FuncTorchVmapMode")  # random factories (_random.py)
+    mode.__enter__()
     try:
         wrapped = []
         for x, d in zip(flat, flat_dims, strict=True):
@@ -188,6 +191,7 @@ def _vmap_once(
         out = func(*tree_unflatten(wrapped, spec), **kwargs)
         return _unbatch(func, out, out_dims, entry.level, batch_size)
     finally:
+        mode.__exit__(None, None, None)
         pop_level()
 
 
