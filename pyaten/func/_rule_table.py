@@ -306,19 +306,61 @@ def addmm(call: BatchedCall) -> Any:
 # --- nn operators ------------------------------------------------------------------------
 
 
+def _fold_into_groups(call: BatchedCall, x: Any) -> Any:
+    """(B, N, C, ...) -> (N, B*C, ...): the batch becomes groups of the channel dim."""
+    value = call.physical(x)
+    value = value.movedim(0, 1)
+    return value.reshape(value.shape[0], -1, *value.shape[3:])
+
+
+def _unfold_groups(call: BatchedCall, out: Any) -> Any:
+    """(N, B*O, ...) -> (B, N, O, ...)."""
+    out = out.view(out.shape[0], call.batch_size, -1, *out.shape[2:])
+    return out.movedim(1, 0)
+
+
 @rule("convolution")
 def convolution(call: BatchedCall) -> Any:
-    x, weight, bias = call.args[:3]
-    if not call.batched(x) or call.batched(weight) or call.batched(bias):
+    x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = call.args
+    if x.dim() != weight.dim():
         return NotImplemented
-    value = x.value
-    if x.dim() == weight.dim():  # a sample with its own batch: fold both batches
+    if not call.batched(weight) and not call.batched(bias):
+        value = x.value
         n = x.shape[0]
         folded = value.reshape(call.batch_size * n, *x.shape[1:])
         out = call.func(folded, weight, bias, *call.args[3:])
         return out.view(call.batch_size, n, *out.shape[1:])
-    out = call.func(value, weight, bias, *call.args[3:])
-    return out
+    if transposed:
+        return NotImplemented
+    # a weight per sample (an ensemble): each sample's channels a group of their own
+    w = call.physical(weight)
+    w = w.reshape(-1, *w.shape[2:])
+    b = None if bias is None else call.physical(bias).reshape(-1)
+    out = call.func(_fold_into_groups(call, x), w, b, stride, padding, dilation, transposed,
+                    output_padding, groups * call.batch_size)
+    return _unfold_groups(call, out)
+
+
+@rule("convolution_backward")
+def convolution_backward(call: BatchedCall) -> Any:
+    (grad_out, x, weight, bias_sizes, stride, padding, dilation, transposed, output_padding,
+     groups, mask) = call.args
+    if transposed or x.dim() != weight.dim():
+        return NotImplemented
+    b = call.batch_size
+    w = call.physical(weight)
+    w = w.reshape(-1, *w.shape[2:])
+    sizes = None if bias_sizes is None else [b * bias_sizes[0]]
+    gi, gw, gb = call.func(
+        _fold_into_groups(call, grad_out), _fold_into_groups(call, x), w, sizes, stride,
+        padding, dilation, transposed, output_padding, groups * b, mask,
+    )
+    # Each result is batched: a per-sample gradient even where the weight is shared, the sum
+    # over samples being autograd's job above vmap.
+    gi = None if gi is None else _unfold_groups(call, gi)
+    gw = None if gw is None else gw.view(b, -1, *gw.shape[1:])
+    gb = None if gb is None else gb.view(b, -1)
+    return gi, gw, gb
 
 
 _POOL_RANK = {
