@@ -239,3 +239,21 @@ def test_ensemble_of_five_models() -> None:
     xs, txs = both(5, 3, 4)
     assert_same(pf.vmap(run(pyaten, base))(params, buffers, xs),
                 tf.vmap(run(torch, tbase))(tparams, tbuffers, txs))
+
+
+def test_hessian_vector_products_and_batched_jacobians() -> None:
+    x, tx = both(4)
+    v, tv = both(4)
+
+    def f(m):
+        return lambda a: (m.sin(a) * a.sum()).sum()
+
+    # forward-over-reverse and reverse-over-reverse Hessian-vector products
+    assert_same(pf.jvp(pf.grad(f(pyaten)), (x,), (v,)), tf.jvp(tf.grad(f(torch)), (tx,), (tv,)))
+    _, hvp = pf.vjp(pf.grad(f(pyaten)), x)
+    _, thvp = tf.vjp(tf.grad(f(torch)), tx)
+    assert_same(hvp(v), thvp(tv))
+    xs, txs = both(3, 4)
+    assert_same(pf.vmap(pf.hessian(f(pyaten)))(xs), tf.vmap(tf.hessian(f(torch)))(txs))
+    assert_same(pf.vmap(pf.jacfwd(lambda a: a.exp() * a.sum()))(xs),
+                tf.vmap(tf.jacfwd(lambda a: a.exp() * a.sum()))(txs))
