@@ -5,12 +5,15 @@ total - alpha) marginal of a Dirichlet sample, divided by (1 - x).
 
 Both are ATen's piecewise approximations (series for small x, saddle-point expansions for
 large parameters, rational fits elsewhere), computed element by element in double and
-rounded to the tensor's dtype. ATen runs a few steps of the Dirichlet branches in float32
-for float32 tensors; here they run in double (float32 results may differ in the last bits).
+rounded to the tensor's dtype, except where ATen computes in `scalar_t`: for a float32
+tensor the Dirichlet gradient's series branches and its digammas run in float32 (NumPy
+float32 scalars, libm's `logf`/`powf`/`tanf` through ctypes, as ATen's `std::log(float)`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 
 import numpy as np
@@ -209,6 +212,12 @@ def _dirichlet_grad_one(x: float, alpha: float, total: float) -> float:
         return -_beta_grad_beta_small(1 - x, beta, alpha)
     if alpha > 6 and beta > 6:
         return _beta_grad_alpha_mid(x, alpha, beta)
+    return _rational_correction(x, alpha, total, x * (_digamma(total) - _digamma(alpha)) / beta)
+
+
+def _rational_correction(x: float, alpha: float, total: float, approx: float) -> float:
+    """The analytic approximation `approx` times a rational fit in log x, log(alpha / x),
+    log(total) (the fallback region)."""
     u = _log(x)
     a = _log(alpha) - u
     b = _log(total) - a
@@ -223,8 +232,94 @@ def _dirichlet_grad_one(x: float, alpha: float, total: float) -> float:
             cq = _DIRICHLET_C[1][i][j]
             p += ua * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
             q += ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
-    approx = x * (_digamma(total) - _digamma(alpha)) / beta
     return p / q * approx
+
+
+# --- float32: ATen's scalar_t steps -----------------------------------------------------------
+
+_F = np.float32
+_PI_F = _F(math.pi)
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+for _name, _nargs in (("logf", 1), ("tanf", 1), ("powf", 2)):
+    getattr(_LIBM, _name).restype = ctypes.c_float
+    getattr(_LIBM, _name).argtypes = [ctypes.c_float] * _nargs
+
+
+def _logf(x):
+    return _F(_LIBM.logf(float(x)))
+
+
+def _powf(a, b):
+    return _F(_LIBM.powf(float(a), float(b)))
+
+
+def _digamma_f(x) -> np.float32:
+    """`digamma_one<float, double>`: x steps in float, the sum in double."""
+    x = _F(x)
+    if x == 0:
+        return _F(math.inf)
+    extra = 0.0
+    if x < 0:
+        if x == _F(math.floor(x)):
+            return _F(math.inf)
+        extra = float(-_PI_F / _F(_LIBM.tanf(float(_PI_F * x))))
+        x = _F(1) - x
+    result = 0.0
+    while x < 10:
+        result -= float(_F(1) / x)
+        x = x + _F(1)
+    if x == 10:
+        return _F(result + _PSI_10 + extra)
+    y = 0.0
+    if x < _F(1e17):
+        z = 1.0 / float(x * x)
+        poly = 0.0
+        for coefficient in _DIGAMMA_ASYMPTOTIC:
+            poly = poly * z + coefficient
+        y = z * poly
+    return _F(result + float(_logf(x)) - float(_F(0.5) / x) - y + extra)
+
+
+def _beta_grad_alpha_small_f(x, alpha, beta):
+    factor = _digamma_f(alpha) - _digamma_f(alpha + beta) - _logf(x)
+    numer = _F(1)
+    series = numer / alpha * (factor + _F(1) / alpha)
+    for i in range(1, 11):
+        ci = _F(i)
+        numer = numer * ((ci - beta) * x / ci)
+        denom = alpha + ci
+        series = series + numer / denom * (factor + _F(1) / denom)
+    result = x * _powf(_F(1) - x, -beta) * series
+    return _F(0) if result != result else result
+
+
+def _beta_grad_beta_small_f(x, alpha, beta):
+    factor = _digamma_f(alpha + beta) - _digamma_f(beta)
+    numer, betas, dbetas, series = _F(1), _F(1), _F(0), factor / alpha
+    for i in range(1, 9):
+        ci = _F(i)
+        numer = numer * (-x / ci)
+        dbetas = dbetas * (beta - ci) + betas
+        betas = betas * (beta - ci)
+        series = series + numer / (alpha + ci) * (dbetas + factor * betas)
+    result = -_powf(_F(1) - x, _F(1) - beta) * series
+    return _F(0) if result != result else result
+
+
+def _dirichlet_grad_one_f(x: float, alpha: float, total: float) -> float:
+    """`dirichlet_grad_one<float, double>`."""
+    xf, af, tf = _F(x), _F(alpha), _F(total)
+    beta = tf - af
+    boundary = tf * xf * (_F(1) - xf)
+    with np.errstate(all="ignore"):
+        if xf <= _F(0.5) and boundary < _F(2.5):
+            return float(_beta_grad_alpha_small_f(xf, af, beta))
+        if xf >= _F(0.5) and boundary < _F(0.75):
+            return float(-_beta_grad_beta_small_f(_F(1) - xf, beta, af))
+        if af > 6 and beta > 6:
+            return _beta_grad_alpha_mid(x, alpha, total - alpha)
+        digammas = float(_digamma_f(tf) - _digamma_f(af))
+    return _rational_correction(x, alpha, total, x * digammas / (total - alpha))
 
 
 def _elementwise(kernel: str, fn, *tensors: Tensor) -> Tensor:
@@ -253,4 +348,5 @@ def _standard_gamma_grad_cpu(self: Tensor, output: Tensor) -> Tensor:
 
 @native
 def _dirichlet_grad_cpu(x: Tensor, alpha: Tensor, total: Tensor) -> Tensor:
-    return _elementwise("_dirichlet_grad_cpu", _dirichlet_grad_one, x, alpha, total)
+    one = _dirichlet_grad_one_f if x._dtype == dt.float32 else _dirichlet_grad_one
+    return _elementwise("_dirichlet_grad_cpu", one, x, alpha, total)
