@@ -157,6 +157,11 @@ def test_errors_as_torch(call):
 
 def test_meta_and_empty():
     assert tuple(pyaten._standard_gamma(pyaten.ones(2, 3, device="meta")).shape) == (2, 3)
+    # the others have no Meta kernel in PyTorch either: the same NotImplementedError
+    for call in (lambda m: m._sample_dirichlet(m.ones(3, device="meta")),
+                 lambda m: m.binomial(m.ones(3, device="meta"), m.ones(3, device="meta")),
+                 lambda m: m._dirichlet_grad(*(m.ones(3, device="meta"),) * 3)):
+        assert _error(lambda c=call: c(pyaten)) == _error(lambda c=call: c(torch))
     out = pyaten._standard_gamma(pyaten.ones(0, 3))
     assert tuple(out.shape) == (0, 3)
     assert tuple(pyaten._sample_dirichlet(pyaten.ones(0, 3)).shape) == (0, 3)
