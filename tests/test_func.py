@@ -257,3 +257,32 @@ def test_hessian_vector_products_and_batched_jacobians() -> None:
     assert_same(pf.vmap(pf.hessian(f(pyaten)))(xs), tf.vmap(tf.hessian(f(torch)))(txs))
     assert_same(pf.vmap(pf.jacfwd(lambda a: a.exp() * a.sum()))(xs),
                 tf.vmap(tf.jacfwd(lambda a: a.exp() * a.sum()))(txs))
+
+
+def _cube(m):
+    class Cube(m.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x**3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    return Cube
+
+
+def test_autograd_function_under_transforms() -> None:
+    xs, txs = both(4, 3)
+    ours, theirs = _cube(pyaten), _cube(torch)
+    assert_same(pf.vmap(ours.apply)(xs), tf.vmap(theirs.apply)(txs))
+    assert_same(pf.vmap(pf.grad(lambda a: ours.apply(a).sum()))(xs),
+                tf.vmap(tf.grad(lambda a: theirs.apply(a).sum()))(txs))
+    assert_same(pf.jacrev(ours.apply)(xs[0]), tf.jacrev(theirs.apply)(txs[0]))
