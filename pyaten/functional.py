@@ -132,3 +132,5 @@ def install(namespace: dict[str, Any]) -> None:
     namespace["unravel_index"] = _make_unravel_index(namespace)
     if "_lu_with_info" in namespace:
         namespace["lu"] = _make_lu(namespace)
+    if "segment_reduce" in namespace:  # torch keeps the private name as an alias
+        namespace["_segment_reduce"] = namespace["segment_reduce"]

@@ -489,6 +489,10 @@ _AUTOGEN_CASES = {
                                       {"rounding_mode": "floor"}),
     "rsub.Tensor_out": lambda m: ((m.arange(6.0), m.ones(6)), "float32", {"alpha": 2}),
     "rsub.Scalar_out": lambda m: ((m.arange(6.0), 5, 2), "float32"),
+    "segment_reduce.out": lambda m: ((m.arange(6.0), "max"), "float32",
+                                     {"lengths": m.tensor([2, 0, 4])}),
+    "_segment_reduce_backward.out": lambda m: ((m.ones(2), m.tensor([2.0, 6.0]), m.arange(
+        1.0, 7.0), "prod"), "float32", {"lengths": m.tensor([2, 4])}),
     "block_diag.out": lambda m: (([m.ones(2, 1), m.arange(3.0)],), "float32"),
     "relu.out": lambda m: ((m.arange(6.0) - 3,), "float32"),
     "remainder.Scalar_Tensor_out": lambda m: ((7, m.arange(1, 5)), "int64"),

@@ -21,6 +21,7 @@ with warnings.catch_warnings():
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
 renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve geqrf ormqr lu
+_segment_reduce
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -154,6 +155,22 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2, 3, 4, 5, 6]), "mean",
+                                lengths=m.tensor([2, 0, 3, 1]), initial=7.0),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2, 3, 4, 5, 6]), "max",
+                                offsets=m.tensor([0, 2, 2, 5, 6])),
+    lambda m: m._segment_reduce(m.arange(12.0).reshape(2, 6), "prod",
+                                lengths=m.tensor([[2, 4], [3, 3]]), axis=1),
+    lambda m: m._segment_reduce(m.arange(12.0).reshape(6, 2), "min",
+                                lengths=m.tensor([2, 0, 3, 1])),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "foo", lengths=m.tensor([2])),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum"),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum", lengths=m.tensor([1])),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum", lengths=m.tensor([1.0, 1.0])),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum", lengths=m.tensor([3, -1])),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum", indices=m.tensor([1, 1])),
+    lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum", lengths=m.tensor([1]), unsafe=True),
+    lambda m: m._segment_reduce(m.tensor([1, 2]), "sum", lengths=m.tensor([1, 1])),
     lambda m: m.lu(m.tensor(A2).T),
     lambda m: m.lu(m.zeros(2, 2), get_infos=True),
     lambda m: m.lu(m.tensor(Y), pivot=True),

@@ -10,6 +10,8 @@ structured (CPU, Meta), its gradient `renorm_backward` in autograd's formulas.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pyaten.core import dtypes as dt
@@ -992,3 +994,146 @@ def _lu_with_info(self: Tensor, pivot: bool = True, check_errors: bool = True) -
             "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
             "compute_pivots)", UserWarning, stacklevel=2)
     return aten_ops().linalg_lu_factor_ex.default(self, pivot=pivot, check_errors=False)
+
+
+# --- segment_reduce (torch._segment_reduce) ---------------------------------------------------
+# Consecutive runs of `data` along `axis` (their lengths, or their start offsets, given per
+# leading index) reduced to one value each; `initial` starts every reduction and fills empty
+# segments (else the reduction's identity; NaN for an empty mean).
+
+_SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin")
+
+
+def _segment_bounds(data: Tensor, reduce: str, lengths: Tensor | None, indices: Tensor | None,
+                    offsets: Tensor | None, axis: int, unsafe: bool) -> tuple:
+    """The checked axis, the segments' (start, stop) per leading index, and the output shape."""
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    axis = wrap_dim(axis, data.dim())
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    given = lengths if lengths is not None else offsets
+    if given._dtype not in (dt.int32, dt.int64):
+        kernel = "lengths" if lengths is not None else "offsets"
+        raise unsupported_dtype(f"_segment_reduce_{kernel}_cpu_kernel1", given._dtype)
+    if given.dim() - 1 != axis:
+        raise RuntimeError(
+            f"segment_reduce(): Expected axis to be the last dimension of "
+            f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
+    segments = given._sizes[-1] - (0 if lengths is not None else 1)
+    shape = tuple(data._sizes[:axis]) + (segments,) + tuple(data._sizes[axis + 1:])
+    if data._device.type == "meta":
+        return axis, None, shape
+    values = given._numpy().astype(np.int64)
+    if lengths is not None:
+        if not unsafe:
+            if values.size and values.min() < 0:
+                raise RuntimeError("lengths contains negative value!")
+            if not np.all(values.sum(-1) == data._sizes[axis]):
+                raise RuntimeError(
+                    "segment_reduce(): Expected all rows of lengths along axis to sum to "
+                    "data.size(lengths.dim()-1) when !unsafe.")
+        stops = np.cumsum(values, -1)
+        starts = stops - values
+    else:
+        starts, stops = values[..., :-1], values[..., 1:]
+    return axis, (starts, stops), shape
+
+
+def _segment_identity(reduce: str) -> float:
+    return {"sum": 0.0, "mean": math.nan, "max": -math.inf, "amax": -math.inf,
+            "min": math.inf, "amin": math.inf, "prod": 1.0}[reduce]
+
+
+@native
+def segment_reduce_kernel(data: Tensor, reduce: str, lengths: Tensor | None = None,
+                          indices: Tensor | None = None, offsets: Tensor | None = None,
+                          axis: int = 0, unsafe: bool = False,
+                          initial: object = None) -> Tensor:
+    axis, bounds, shape = _segment_bounds(data, reduce, lengths, indices, offsets, axis, unsafe)
+    if not data._dtype.is_floating_point:
+        raise unsupported_dtype("_segment_reduce_cpu", data._dtype)
+    result = empty_tensor(shape, data._dtype, data._device)
+    if bounds is None or result.numel() == 0:
+        return result
+    compute = _compute_dtype(data._dtype)
+    source = data._numpy().astype(compute, copy=False)
+    out = np.empty(shape, compute)
+    starts, stops = bounds
+    size = data._sizes[axis]
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.fmax,
+             "amax": np.fmax, "min": np.fmin, "amin": np.fmin}[reduce]
+    for outer in np.ndindex(*data._sizes[:axis]):
+        for s in range(starts.shape[-1]):
+            lo = min(max(int(starts[outer + (s,)]), 0), size)
+            hi = min(max(int(stops[outer + (s,)]), lo), size)
+            part = source[outer + (slice(lo, hi),)]
+            target = outer + (s,)
+            if hi == lo:
+                out[target] = _segment_identity(reduce) if initial is None else initial
+                continue
+            if reduce in ("max", "amax", "min", "amin"):  # NaN propagates, as PyTorch's
+                value = (np.max if reduce in ("max", "amax") else np.min)(part, axis=0)
+            else:
+                value = ufunc.reduce(part, axis=0)
+            if initial is not None:
+                value = ufunc(value, compute.type(initial))
+            if reduce == "mean":
+                value = value / (hi - lo)
+            out[target] = value
+    quiet_call(assign, result._numpy(), out)
+    return result
+
+
+@native
+def _segment_reduce_backward_kernel(grad: Tensor, output: Tensor, data: Tensor, reduce: str,
+                                    lengths: Tensor | None = None,
+                                    offsets: Tensor | None = None, axis: int = 0,
+                                    initial: object = None) -> Tensor:
+    axis, bounds, _ = _segment_bounds(data, reduce, lengths, None, offsets, axis, True)
+    result = aten_ops().zeros_like.default(data)
+    if bounds is None or result.numel() == 0:
+        return result
+    compute = _compute_dtype(data._dtype)
+    g, y = grad._numpy().astype(compute), output._numpy().astype(compute)
+    x = data._numpy().astype(compute)
+    gx = np.zeros(x.shape, compute)
+    starts, stops = bounds
+    size = data._sizes[axis]
+    for outer in np.ndindex(*data._sizes[:axis]):
+        for s in range(starts.shape[-1]):
+            lo = min(max(int(starts[outer + (s,)]), 0), size)
+            hi = min(max(int(stops[outer + (s,)]), lo), size)
+            if hi == lo:
+                continue
+            where, at = outer + (slice(lo, hi),), outer + (s,)
+            part, gs = x[where], g[at]
+            if reduce == "sum":
+                gx[where] = gs
+            elif reduce == "mean":
+                gx[where] = gs / (hi - lo)
+            elif reduce in ("max", "amax", "min", "amin"):
+                hit = np.isnan(part) | (part == y[at])
+                share = np.where(hit, gs, 0)
+                count = hit.sum(axis=0)
+                # PyTorch divides among ties only where the gradient is positive
+                share = np.where((count >= 2) & (share > 0), share / np.maximum(count, 1),
+                                 share)
+                gx[where] = share
+            else:
+                with np.errstate(all="ignore"):
+                    plain = gs * y[at] / part
+                special = np.isnan(part) | (part == 0)
+                if special.any():
+                    start = 1 if initial is None else initial
+                    for k in np.argwhere(special):
+                        others = np.delete(part, k[0], axis=0)
+                        column = (slice(None),) + tuple(k[1:])
+                        exclusive = compute.type(start) * np.prod(others[column], axis=0)
+                        plain[tuple(k)] = (gs[tuple(k[1:])] if gs.ndim else gs) * exclusive
+                gx[where] = plain
+    quiet_call(assign, result._numpy(), gx)
+    return result
