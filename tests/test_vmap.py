@@ -95,6 +95,10 @@ OPS = {
                            [F(2, 2, 7), F(4, 2, 3), F(4)]),
     "conv2d_groups": (lambda m, x, w: m.nn.functional.conv2d(x, w, groups=2),
                       [F(1, 4, 3, 3), F(2, 2, 2, 2)]),
+    "batch_norm_eval": (lambda m, x, rm, w: m.nn.functional.batch_norm(
+        x, rm, rm.abs() + 1, w, None, training=False), [F(2, 3, 4), F(3), F(3)]),
+    "batch_norm_train": (lambda m, x: m.nn.functional.batch_norm(x, None, None, training=True),
+                         [F(4, 3, 2)]),
     "max_pool2d": (lambda m, x: m.nn.functional.max_pool2d(x, 2), [F(2, 4, 4)]),
     "avg_pool2d": (lambda m, x: m.nn.functional.avg_pool2d(x, 2), [F(1, 2, 4, 4)]),
     "layer_norm": (lambda m, x, w: m.nn.functional.layer_norm(x, (3,), w), [F(2, 3), F(3)]),

@@ -514,3 +514,25 @@ def leading_batch(call: BatchedCall) -> Any:
     if call.name == "constant_pad_nd" and len(call.args[1]) > 2 * self.dim():
         return NotImplemented
     return call.func(self.value, *call.args[1:], **call.kwargs)
+
+
+@rule("native_batch_norm")
+def batch_norm(call: BatchedCall) -> Any:
+    x, weight, bias, running_mean, running_var, training, momentum, eps = call.args
+    if x.dim() < 2 or any(call.batched(t) for t in (weight, bias, running_mean, running_var)):
+        return NotImplemented
+    b = call.batch_size
+    if not training:  # running statistics shared by every sample: fold into the batch
+        n = x.shape[0]
+        out, mean, invstd = call.func(x.value.reshape(b * n, *x.shape[1:]), *call.args[1:])
+        return (out.view(b, n, *x.shape[1:]), mean.expand(b, *mean.shape),
+                invstd.expand(b, *invstd.shape))
+    if running_mean is not None or running_var is not None:
+        return NotImplemented  # one running buffer cannot take every sample's statistics
+    # statistics per sample: each sample's channels become channels of their own
+    channels = x.shape[1]
+    w = None if weight is None else weight.repeat(b)
+    bb = None if bias is None else bias.repeat(b)
+    out, mean, invstd = call.func(_fold_into_groups(call, x), w, bb, None, None, True,
+                                  momentum, eps)
+    return (_unfold_groups(call, out), mean.view(b, channels), invstd.view(b, channels))
