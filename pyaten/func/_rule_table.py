@@ -232,10 +232,24 @@ def repeat(call: BatchedCall) -> Any:
     return value.repeat([1, *repeats])
 
 
+def _index_with_batched_indices(call: BatchedCall) -> Any:
+    """self[i0, i1, ...] with tensors from dim 0 on, some batched: the batch becomes one more
+    advanced index (an arange), so each sample reads its own rows."""
+    self, indices = call.args
+    if any(i is None or i.dtype in (pyaten.bool, pyaten.uint8) for i in indices):
+        return NotImplemented
+    rank = max(i.dim() for i in indices)
+    batch = pyaten.arange(call.batch_size).view(call.batch_size, *([1] * rank))
+    physical = [_pad_to(i.value, i.dim(), rank) if call.batched(i) else i for i in indices]
+    return call.func(call.physical(self), [batch, *physical])
+
+
 @rule("index.Tensor")
 def index(call: BatchedCall) -> Any:
     self, indices = call.args
-    if not call.batched(self) or any(call.batched(i) for i in indices if i is not None):
+    if any(call.batched(i) for i in indices if i is not None):
+        return _index_with_batched_indices(call)
+    if not call.batched(self):
         return NotImplemented
     seen_none_after = False
     started = False

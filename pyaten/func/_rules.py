@@ -98,16 +98,17 @@ def _is_inplace(func: Any) -> bool:
     return bool(returns) and returns[0].annotation is not None and returns[0].annotation.is_write
 
 
-# func -> (rule or None, is random, is in place, is .item()): computed once per operator
-_PLANS: dict[Any, tuple[Rule | None, bool, bool, bool]] = {}
+# func -> (rule or None, is random, is in place, is .item(), has a data-dependent shape):
+# computed once per operator
+_PLANS: dict[Any, tuple[Rule | None, bool, bool, bool, bool]] = {}
 _ITEM_OPS = ("aten::_local_scalar_dense", "aten::item", "aten::is_nonzero")
 
 
-def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool]:
+def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool]:
     plan = _PLANS.get(func)
     if plan is None:
         plan = (_lookup(func), "nondeterministic_seeded" in func.tags, _is_inplace(func),
-                func.name() in _ITEM_OPS)
+                func.name() in _ITEM_OPS, "dynamic_output_shape" in func.tags)
         _PLANS[func] = plan
     return plan
 
@@ -116,7 +117,7 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
     level = _innermost_level(args, kwargs)
     info = level_info(level)
     call = BatchedCall(func, args, kwargs, level, info.batch_size)
-    fn, random, inplace, item = _plan(func)
+    fn, random, inplace, item, dynamic = _plan(func)
     if random and not _dropout_off(func, args):
         return _random(call, info.randomness)
     if item:
@@ -128,6 +129,8 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
         )
     if inplace:
         _check_inplace(call)
+    if dynamic:
+        _refuse_dynamic_shape(call)
     if fn is not None:
         out = fn(call)
         if out is not NotImplemented:
@@ -137,6 +140,25 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
                 return BatchedTensor(out, level)
             return _wrap_out(out, level)
     return fallback(call)
+
+
+def _refuse_dynamic_shape(call: BatchedCall) -> None:
+    """Operators whose output shape depends on the data cannot be batched (PyTorch's errors);
+    indexing with integer tensors has a static shape and goes on."""
+    if call.name == "index":
+        masks = [i for i in call.args[1] if i is not None and i.dtype in (pyaten.bool,
+                                                                          pyaten.uint8)]
+        if not masks:
+            return
+        raise RuntimeError(
+            "vmap: We do not support batching operators that can support dynamic shape. "
+            "Attempting to batch over indexing with a boolean mask."
+        )
+    raise RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted "
+        f"to vmap over aten::{call.name}. Please file an issue at "
+        "https://github.com/pytorch/pytorch/issues if you need this feature."
+    )
 
 
 def _dropout_off(func: Any, args: tuple) -> bool:
