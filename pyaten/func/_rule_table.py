@@ -72,6 +72,13 @@ _DIM_ARGS = ("dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "sou
              "destination")
 
 
+# reductions for which an empty dim list means every dim (as PyTorch's sum(x, []))
+_ALL_DIMS_WHEN_EMPTY = frozenset({
+    "sum", "mean", "nansum", "nanmean", "amax", "amin", "var", "std", "var_mean", "std_mean",
+    "linalg_vector_norm", "count_nonzero", "logsumexp", "all", "any", "norm",
+})
+
+
 def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | None:
     """The arguments with every dim argument moved past the batch; None if a dim argument
     is absent where the operator reduces over all dims."""
@@ -88,14 +95,14 @@ def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | Non
         if isinstance(value, int):
             args[index] = _wrap_dim(value, rank + extra) + 1
         elif isinstance(value, (list, tuple)):
-            if not value and "reduction" in call.func.tags:
+            if not value and call.name in _ALL_DIMS_WHEN_EMPTY:
                 args[index] = list(range(1, rank + 1))
             else:
                 args[index] = [_wrap_dim(d, rank + extra) + 1 for d in value]
-        elif value is None and "reduction" in call.func.tags:
-            args[index] = list(range(1, rank + 1)) if argument.name == "dim" else None
+        elif value is None and argument.name in ("dim", "dims"):
             if "[" not in str(argument.type):
-                return None
+                return None  # an optional int dim: None flattens the sample (argmax)
+            args[index] = list(range(1, rank + 1))  # an optional dim list: None is every dim
     return args
 
 
@@ -105,7 +112,7 @@ def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | Non
     "std_mean.correction", "logsumexp", "all.dim", "any.dim", "all.dims", "any.dims",
     "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "_softmax", "_log_softmax",
     "_softmax_backward_data", "_log_softmax_backward_data", "sort", "topk", "kthvalue",
-    "median.dim", "mode", "nansum", "count_nonzero.dim_IntList", "linalg_vector_norm",
+    "median.dim", "mode", "nansum", "count_nonzero", "linalg_vector_norm",
     "norm.ScalarOpt_dim", "flip", "transpose", "select.int", "slice.Tensor", "narrow",
     "squeeze.dim", "squeeze.dims", "split.Tensor", "split_with_sizes", "chunk", "unbind",
     "diagonal", "unfold", "movedim.int", "gather", "scatter", "scatter_add", "scatter_",
@@ -150,8 +157,8 @@ def dim_op(call: BatchedCall) -> Any:
     return call.func(*physical_args, **kwargs)
 
 
-@rule("sum.default", "mean.default", "prod.default", "all.default",
-      "any.default", "max.default", "min.default", "nansum.default", "count_nonzero.default")
+@rule("sum.default", "mean.default", "prod.default", "all.default", "any.default",
+      "max.default", "min.default")
 def full_reduction(call: BatchedCall) -> Any:
     value = call.value(call.args[0])
     flat = value.reshape(call.batch_size, -1)
