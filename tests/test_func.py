@@ -286,3 +286,28 @@ def test_autograd_function_under_transforms() -> None:
     assert_same(pf.vmap(pf.grad(lambda a: ours.apply(a).sum()))(xs),
                 tf.vmap(tf.grad(lambda a: theirs.apply(a).sum()))(txs))
     assert_same(pf.jacrev(ours.apply)(xs[0]), tf.jacrev(theirs.apply)(txs[0]))
+
+
+def test_functional_call_tied_weights_and_strict() -> None:
+    def build(m):
+        model = m.nn.Sequential(m.nn.Linear(3, 3, bias=False), m.nn.Linear(3, 3, bias=False))
+        model[1].weight = model[0].weight
+        return model.double()
+
+    ours, theirs = build(pyaten), build(torch)
+    with pyaten.no_grad():
+        ours[0].weight.copy_(pyaten.tensor(theirs[0].weight.detach().numpy()))
+    w = RNG.standard_normal((3, 3))
+    x, tx = both(2, 3)
+    assert_same(pf.functional_call(ours, {"0.weight": pyaten.tensor(w)}, x),
+                tf.functional_call(theirs, {"0.weight": torch.tensor(w)}, tx))
+    assert_same(pf.functional_call(ours, {"0.weight": pyaten.tensor(w)}, x, tie_weights=False),
+                tf.functional_call(theirs, {"0.weight": torch.tensor(w)}, tx,
+                                   tie_weights=False))
+    with pytest.raises(RuntimeError) as theirs_error:
+        tf.functional_call(torch.nn.Linear(2, 2).double(), {"weight": torch.ones(2, 2)},
+                           tx[:, :2], strict=True)
+    with pytest.raises(RuntimeError) as ours_error:
+        pf.functional_call(pyaten.nn.Linear(2, 2).double(), {"weight": pyaten.ones(2, 2)},
+                           x[:, :2], strict=True)
+    assert str(ours_error.value) == str(theirs_error.value)

@@ -22,6 +22,26 @@ def _owner(module: Any, path: str) -> tuple[Any, str]:
     return owner, leaf
 
 
+def _tie(module: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+    """Names that share one tensor in the module take the tensor given for any of them."""
+    by_id: dict[int, list[str]] = {}
+    for name, t in [*module.named_parameters(remove_duplicate=False),
+                    *module.named_buffers(remove_duplicate=False)]:
+        by_id.setdefault(id(t), []).append(name)
+    tied = dict(tensors)
+    for names in by_id.values():
+        given = [n for n in names if n in tensors]
+        if len(given) > 1 and any(tensors[n] is not tensors[given[0]] for n in given):
+            raise ValueError(
+                f"functional_call got multiple values for keys {given}, which are tied. "
+                "Consider using tie_weights=False"
+            )
+        if given:
+            for n in names:
+                tied.setdefault(n, tensors[given[0]])
+    return tied
+
+
 @contextmanager
 def _swapped(module: Any, tensors: dict[str, Any], strict: bool) -> Iterator[None]:
     known = {name for name, _ in module.named_parameters(remove_duplicate=False)}
@@ -99,6 +119,8 @@ def functional_call(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
+    if tie_weights:
+        tensors = _tie(module, tensors)
     with _swapped(module, tensors, strict):
         return module(*args, **(kwargs or {}))
 
