@@ -119,16 +119,30 @@ def test_vjp_jvp_linearize() -> None:
     assert_same(jfn(v), tjfn(tv))
 
 
-def test_grad_errors_as_torch() -> None:
-    x, tx = both(3)
-    for ours, theirs in ((pf.grad(lambda a: a * 2), tf.grad(lambda a: a * 2)),):
-        with pytest.raises(RuntimeError) as e_ours:
-            ours(x)
-        with pytest.raises(RuntimeError) as e_theirs:
-            theirs(tx)
-        assert str(e_ours.value).split(",")[0] == str(e_theirs.value).split(",")[0]
-    with pytest.raises(RuntimeError, match="output of function f should be a tuple"):
-        pf.grad(lambda a: a.sum(), has_aux=True)(x)
+TRANSFORM_ERRORS = [
+    ("non-scalar", lambda m, F: F.grad(lambda a: a * 2)(m.ones(3))),
+    ("non-tensor", lambda m, F: F.grad(lambda a: 3.0)(m.ones(3))),
+    ("argnums out of range", lambda m, F: F.grad(lambda a: a.sum(), argnums=2)(m.ones(3))),
+    ("argnums list", lambda m, F: F.grad(lambda a: a.sum(), argnums=[0])(m.ones(3))),
+    ("grad aux", lambda m, F: F.grad(lambda a: a.sum(), has_aux=True)(m.ones(3))),
+    ("vjp aux", lambda m, F: F.vjp(lambda a: a, m.ones(3), has_aux=True)),
+    ("jacrev aux", lambda m, F: F.jacrev(lambda a: a, has_aux=True)(m.ones(3))),
+    ("jacfwd aux", lambda m, F: F.jacfwd(lambda a: a, has_aux=True)(m.ones(3))),
+    ("jvp primals", lambda m, F: F.jvp(lambda a: a, m.ones(3), (m.ones(3),))),
+    ("vjp cotangents", lambda m, F: F.vjp(lambda a: (a, [a]), m.ones(3))[1](m.ones(3))),
+    ("vjp cotangents dict", lambda m, F: F.vjp(lambda a: a, m.ones(3))[1]({"a": m.ones(3)})),
+]
+
+
+@pytest.mark.parametrize("case", TRANSFORM_ERRORS, ids=[c[0] for c in TRANSFORM_ERRORS])
+def test_transform_errors_as_torch(case) -> None:
+    _, program = case
+    with pytest.raises(Exception) as theirs:
+        program(torch, tf)
+    with pytest.raises(Exception) as ours:
+        program(pyaten, pf)
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value) == str(theirs.value)
 
 
 # --- per-sample gradients ------------------------------------------------------------------

@@ -57,13 +57,11 @@ def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
     single = isinstance(argnums, int)
     nums = (argnums,) if single else argnums
     if not isinstance(nums, tuple) or not nums:
-        raise RuntimeError(
-            f"{name}: argnums must be int or Tuple[int, ...], got: {type(argnums)}"
-        )
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     out = []
     for n in nums:
         if not isinstance(n, int):
-            raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {argnums}")
+            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {argnums}")
         if not -nargs <= n < nargs:
             raise RuntimeError(
                 f"Got argnum={n}, but only {nargs} positional inputs"
@@ -103,8 +101,7 @@ def _split_aux(out: Any, has_aux: bool, name: str) -> tuple[Any, Any]:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
         raise RuntimeError(
-            f"{name}(f, ...)(*args): output of function f should be a tuple: (output, aux) "
-            "if has_aux is True"
+            f"{name}: output of function f should be a tuple: (output, aux) if has_aux is True"
         )
     return out
 
@@ -120,7 +117,7 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
             for n in nums:
                 args[n] = tree_map(_alias_input, args[n])
             out = func(*args, **kwargs)
-            out, aux = _split_aux(out, has_aux, "grad_and_value")
+            out, aux = _split_aux(out, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(out, pyaten.Tensor):
                 raise RuntimeError(
                     "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
@@ -169,7 +166,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         with pyaten.enable_grad():
             inputs = tree_map(_alias_input, primals)
             out = func(*inputs)
-            out, aux = _split_aux(out, has_aux, "vjp")
+            out, aux = _split_aux(out, has_aux, "vjp(f, *primals)")
         flat_in, in_spec = tree_flatten(inputs)
         flat_out, out_spec = tree_flatten(out)
         nested_at_call = _DEPTH.value > 1
@@ -187,7 +184,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure "
-                f"of outputs to the function. cotangents: {ct_spec}, primal output: {out_spec}"
+                f"of outputs to the function. cotangents: {_pprint(ct_spec)}, primal output: "
+                f"{_pprint(out_spec)}"
             )
         create = nested_at_call or _DEPTH.value > 0
         grads = _grads(flat_out, flat_in, flat_ct, retain=True, create=create)
@@ -206,6 +204,21 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return value, vjp_fn
 
 
+def _pprint(spec: Any) -> str:
+    """A pytree structure as torch.func's messages write it: `(*, [*])`, `{'a': *}`."""
+    if spec.is_leaf():
+        return "*"
+    children = [_pprint(c) for c in spec.children_specs]
+    if spec.type is tuple:
+        return "(" + ", ".join(children) + ("," if len(children) == 1 else "") + ")"
+    if spec.type is list:
+        return "[" + ", ".join(children) + "]"
+    if spec.type is dict:
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(spec.context, children,
+                                                            strict=True)) + "}"
+    return f"{spec.type.__name__}(" + ", ".join(children) + ")"
+
+
 def _detach(x: Any) -> Any:
     return x.detach() if isinstance(x, pyaten.Tensor) else x
 
@@ -217,8 +230,8 @@ def jvp(
     the autograd graph)."""
     if not isinstance(primals, tuple):
         raise RuntimeError(
-            f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
-            f"valid to call f(*primals). Got: {type(primals)}"
+            "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
+            "valid to call f(*primals)."
         )
     if not isinstance(tangents, tuple) or len(tangents) != len(primals):
         raise RuntimeError(
@@ -230,7 +243,7 @@ def jvp(
     with _Enter(), pyaten.enable_grad():
         inputs = tree_map(_alias_input, primals)
         out = func(*inputs)
-        out, aux = _split_aux(out, has_aux, "jvp")
+        out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
         flat_in = [x for x in tree_flatten(inputs)[0] if isinstance(x, pyaten.Tensor)]
         flat_t = [t for t in tree_flatten(tangents)[0] if isinstance(t, pyaten.Tensor)]
         flat_out, out_spec = tree_flatten(out)
@@ -286,7 +299,7 @@ def jacrev(
             for n in nums:
                 args[n] = tree_map(_alias_input, args[n])
             out = func(*args, **kwargs)
-            out, aux = _split_aux(out, has_aux, "jacrev")
+            out, aux = _split_aux(out, has_aux, "vjp(f, *primals)")
             flat_out, out_spec = tree_flatten(out)
             diff = [args[n] for n in nums]
             flat_in, in_spec = tree_flatten(diff)
@@ -352,7 +365,7 @@ def jacfwd(
                     columns[j].append(flat_t)
             if out_spec is None:  # every input empty
                 value = restricted(*diff)
-                out, aux = _split_aux(value, has_aux, "jacfwd")
+                out, aux = _split_aux(value, has_aux, "jvp(f, primals, tangents)")
                 out_spec = tree_flatten(out)[1]
             flat_out = tree_flatten(out)[0]
             per_output = []
