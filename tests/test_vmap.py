@@ -396,3 +396,49 @@ def test_property_chains(shape, batch, where, ops, seed) -> None:
     loop = pyaten.stack([run(pyaten)(pyaten.tensor(np.take(data, i, in_dim)))
                          for i in range(batch)])
     np.testing.assert_allclose(ours.numpy(), loop.numpy(), atol=1e-10)
+
+
+# --- vmap(grad) over the table: per-sample gradients of every differentiable operator -----
+
+NOT_DIFFERENTIABLE = {"eq", "argmax", "argmax_flat", "count_nonzero", "new_zeros",
+                      "floor_divide"}
+# pyaten's derivative formulas of these read a value with .item() (counting zeros or ties),
+# which vmap refuses as PyTorch does; PyTorch's formulas stay in tensors.
+ITEM_IN_BACKWARD = {"det", "max_all", "prod"}
+
+
+@pytest.mark.parametrize("name", sorted(ITEM_IN_BACKWARD))
+def test_vmap_of_grad_refuses_item_in_a_formula(name: str) -> None:
+    fn, specs = OPS[name]
+    arrays = _batched_inputs(specs, (0,) * len(specs), [B1], np.random.default_rng(4))
+    with pytest.raises(RuntimeError, match="calling .item"):
+        pf.vmap(pf.grad(lambda *a: _scalar(pyaten, fn(pyaten, *a))))(*_to(pyaten, arrays))
+
+
+def _scalar(m, out):
+    flat = (tree_flatten(out)[0] if m is pyaten else torch.utils._pytree.tree_flatten(out)[0])
+    total = None
+    for o in flat:
+        if o.is_floating_point():
+            term = (o * o).sum()
+            total = term if total is None else total + term
+    return total
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, specs) in OPS.items()
+                                        if specs[0][0] == "f"
+                                        and n not in NOT_DIFFERENTIABLE | ITEM_IN_BACKWARD))
+def test_vmap_of_grad(name: str) -> None:
+    fn, specs = OPS[name]
+    rng = np.random.default_rng(abs(hash(name)) % 2**32 + 2)
+    in_dims = tuple(0 for _ in specs)
+    arrays = _batched_inputs(specs, in_dims, [B1], rng)
+
+    def per_sample(m, transform):
+        return transform(lambda x, *rest: _scalar(m, fn(m, x, *rest)))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = pf.vmap(per_sample(pyaten, pf.grad), in_dims=in_dims)(*_to(pyaten, arrays))
+    theirs = tf.vmap(per_sample(torch, tf.grad), in_dims=in_dims)(*_to(torch, arrays))
+    _same(ours, theirs)
