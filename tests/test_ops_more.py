@@ -21,7 +21,7 @@ with warnings.catch_warnings():
 SURFACE = frozenset("""
 cov corrcoef block_diag cartesian_prod combinations trapezoid trapz cumulative_trapezoid
 renorm frexp unsafe_chunk unsafe_split gradient index_reduce triangular_solve geqrf ormqr lu
-_segment_reduce
+_segment_reduce linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve
 """.split())
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.complex64)
 
@@ -37,6 +37,12 @@ def _forward_cases():
     return cases
 
 
+def _named(module, name):
+    for part in name.split("."):
+        module = getattr(module, part)
+    return module
+
+
 def _call(fn, sample):
     inp = sample.input
     if isinstance(inp, (list, tuple)) and fn in (torch.block_diag, torch.cartesian_prod,
@@ -47,8 +53,8 @@ def _call(fn, sample):
 
 @pytest.mark.parametrize("info, dtype", _forward_cases())
 def test_opinfo_samples_match_torch(info, dtype):
-    ours_fn = getattr(pyaten, info.name)
-    theirs_fn = getattr(torch, info.name)
+    ours_fn = _named(pyaten, info.name)
+    theirs_fn = _named(torch, info.name)
     for sample in opinfo_samples(info, dtype):
         converted = sample.transform(lambda t: t)  # a copy with the same structure
         args = to_pyaten(tuple(converted.args))
@@ -77,6 +83,8 @@ def test_opinfo_gradients_match_torch(info):
 X = [[1.0, 2.0, 4.0], [3.0, 1.0, 0.5]]
 Y = [[1.0, 2, 4, 8], [3, 5, 9, 1], [0, 1, 1, 2]]
 A2 = [[2.0, 1.0], [0.0, 3.0]]
+S3 = [[0.0, 1, 2], [1, 0, 3], [2, 3, 0]]
+C3 = [[0, 2 + 1j, 2 + 2j], [2 - 1j, 0, 3 + 1j], [2 - 2j, 3 - 1j, 0]]
 
 
 def _filled(op, *args, out):
@@ -155,6 +163,24 @@ def _filled(op, *args, out):
     lambda m: m.frexp(m.tensor([1.0]), out=(m.empty(1), m.empty(1, dtype=m.int64))),
     lambda m: m.frexp(m.tensor([[1.0, 6.0]]), out=(m.empty(0), m.empty(0, dtype=m.int32))),
     lambda m: m.renorm(m.tensor([[1.0, 2], [3, 4]]), 2, 0, 3),
+    lambda m: m.linalg.ldl_factor_ex(m.tensor(S3)),
+    lambda m: m.linalg.ldl_factor(m.tensor(C3), hermitian=True),
+    lambda m: m.linalg.ldl_factor(m.tensor(C3)),
+    lambda m: m.linalg.ldl_factor(m.tensor(S3), out=(m.empty(0), m.empty(0, dtype=m.int32))),
+    lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor([S3, Y[:3][:3]])[..., :3]),
+                                 m.ones(3, 2)),
+    lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor(C3), hermitian=True),
+                                 m.ones(3, 1, dtype=m.complex128), hermitian=True),
+    lambda m: m.linalg.ldl_factor_ex(m.zeros(2, 2)),
+    lambda m: m.linalg.ldl_factor(m.ones(2, 3)),
+    lambda m: m.linalg.ldl_factor(m.ones(2)),
+    lambda m: m.linalg.ldl_factor(m.ones(2, 2, dtype=m.int64)),
+    lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor(S3)), m.ones(2, 1)),
+    lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(m.tensor(S3)),
+                                 m.ones(3, 1, dtype=m.float64)),
+    lambda m: m.linalg.ldl_solve(m.tensor(S3), m.ones(3), m.ones(3, 1)),
+    lambda m: m.linalg.ldl_solve(m.tensor(S3), m.ones(2, dtype=m.int32), m.ones(3, 1)),
+    lambda m: m.linalg.ldl_solve(m.tensor(S3), m.ones(3, dtype=m.int32), m.ones(3)),
     lambda m: m._segment_reduce(m.tensor([1.0, 2, 3, 4, 5, 6]), "mean",
                                 lengths=m.tensor([2, 0, 3, 1]), initial=7.0),
     lambda m: m._segment_reduce(m.tensor([1.0, 2, 3, 4, 5, 6]), "max",

@@ -28,7 +28,13 @@ from pyaten.native.kernels.gather import (
     _size1,
     _slices_first,
 )
-from pyaten.native.kernels.linalg_ops import batches, column_major, lapack, scipy_linalg
+from pyaten.native.kernels.linalg_ops import (
+    batches,
+    column_major,
+    lapack,
+    raise_for_info,
+    scipy_linalg,
+)
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.kernels.view_ops import _copy_pieces_out
 from pyaten.native.ops_handles import aten_ops
@@ -1137,3 +1143,123 @@ def _segment_reduce_backward_kernel(grad: Tensor, output: Tensor, data: Tensor, 
                 gx[where] = plain
     quiet_call(assign, result._numpy(), gx)
     return result
+
+
+# --- linalg.ldl_factor(_ex), linalg.ldl_solve: LAPACK's Bunch-Kaufman LDL^T / LDL^H ---------
+
+
+def _ldl_square(A: Tensor, api: str) -> None:  # noqa: N803
+    if A.dim() < 2:
+        raise RuntimeError(f"{api}: The input tensor A must have at least 2 dimensions.")
+    if A._sizes[-1] != A._sizes[-2]:
+        raise RuntimeError(
+            f"{api}: A must be batches of square matrices, but they are {A._sizes[-2]} by "
+            f"{A._sizes[-1]} matrices")
+    if not (A._dtype.is_floating_point or A._dtype.is_complex) or A._dtype in (
+            dt.float16, dt.bfloat16):
+        raise RuntimeError(
+            f"{api}: Expected a floating point or complex tensor as input. Got "
+            f"{A._dtype.scalar_name}")
+
+
+def _ldl_routine(name: str, a: np.ndarray, hermitian: bool):
+    prefix = "he" if hermitian and a.dtype.kind == "c" else "sy"
+    return lapack(prefix + name, a)
+
+
+@native
+def meta_linalg_ldl_factor_ex(op, self: Tensor, hermitian: bool = False,
+                              check_errors: bool = False) -> None:
+    _ldl_square(self, "torch.linalg.ldl_factor_ex")
+    batch = tuple(self._sizes[:-2])
+    op.set_output(0, tuple(self._sizes), self._dtype, self._device, column_major(self._sizes))
+    op.set_output(1, batch + (self._sizes[-1],), dt.int32, self._device)
+    op.set_output(2, batch, dt.int32, self._device)
+
+
+@native
+def linalg_ldl_factor_ex_out(op, self: Tensor, hermitian: bool, check_errors: bool,
+                             LD: Tensor, pivots: Tensor, info: Tensor) -> None:  # noqa: N803
+    if self._device.type == "meta" or self.numel() == 0:
+        if info.numel() and self._device.type != "meta":
+            info._numpy()[...] = 0
+        return
+    a = self._numpy()
+    routine = _ldl_routine("trf", a, hermitian)
+    factors = np.empty(a.shape, a.dtype)
+    pivot_values = np.empty(tuple(pivots._sizes), np.int32)
+    codes = np.empty(tuple(info._sizes), np.int32)
+    for index in batches(a.shape[:-2]):
+        ld, piv, code = routine(np.asfortranarray(a[index]), lower=1)[:3]
+        factors[index] = np.tril(ld)
+        pivot_values[index], codes[index] = piv, code
+    assign(LD._numpy(), factors)
+    assign(pivots._numpy(), pivot_values)
+    assign(info._numpy(), codes)
+    if check_errors:
+        raise_for_info(info, "torch.linalg.ldl_factor_ex", self.dim() == 2)
+
+
+@native
+def linalg_ldl_factor(self: Tensor, hermitian: bool = False) -> tuple:
+    LD, pivots, info = aten_ops().linalg_ldl_factor_ex.default(self, hermitian=hermitian)  # noqa: N806
+    raise_for_info(info, "torch.linalg.ldl_factor", self.dim() == 2)
+    return LD, pivots
+
+
+@native
+def linalg_ldl_factor_out(self: Tensor, hermitian: bool = False, LD: Tensor = None,  # noqa: N803
+                          pivots: Tensor = None) -> tuple:
+    info = empty_tensor((0,), dt.int32, self._device)
+    aten_ops().linalg_ldl_factor_ex.out(self, hermitian=hermitian, LD=LD, pivots=pivots,
+                                        info=info)
+    raise_for_info(info, "torch.linalg.ldl_factor", self.dim() == 2)
+    return LD, pivots
+
+
+@native
+def meta_linalg_ldl_solve(op, LD: Tensor, pivots: Tensor, B: Tensor,  # noqa: N803
+                          hermitian: bool = False) -> None:
+    api = "torch.linalg.ldl_solve"
+    _ldl_square(LD, api)
+    if B._dtype is not LD._dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{B._dtype.scalar_name} and A of type {LD._dtype.scalar_name} instead.")
+    if B.dim() < 2:  # PyTorch reads B.size(-2) before checking B's dims
+        top = max(B.dim(), 1)
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-top}, {top - 1}], but got -2)")
+    n = LD._sizes[-1]
+    if B._sizes[-2] != n:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for {api}: each A matrix is {n} by {n} but each b "
+            f"matrix is {B._sizes[-2]} by {B._sizes[-1]}")
+    if tuple(pivots._sizes) != tuple(LD._sizes[:-1]):
+        raise RuntimeError(
+            f"{api}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape {format_shape(pivots._sizes)} instead")
+    if not pivots._dtype.is_integral or pivots._dtype is dt.bool:
+        raise RuntimeError(
+            f"{api}: Expected pivots to be integers. Got {pivots._dtype.scalar_name}")
+    batch = broadcast_shapes("linalg.ldl_solve", tuple(B._sizes[:-2]), tuple(LD._sizes[:-2]))
+    shape = batch + tuple(B._sizes[-2:])
+    op.set_output(0, shape, B._dtype, B._device, column_major(shape))
+
+
+@native
+def linalg_ldl_solve_out(op, LD: Tensor, pivots: Tensor, B: Tensor, hermitian: bool,  # noqa: N803
+                         out: Tensor) -> None:
+    if out._device.type == "meta" or out.numel() == 0:
+        return
+    batch = tuple(out._sizes[:-2])
+    n = LD._sizes[-1]
+    factors = np.broadcast_to(LD._numpy(), batch + (n, n))
+    piv = np.broadcast_to(pivots._numpy().astype(np.int32), batch + (n,))
+    rhs = np.broadcast_to(B._numpy(), tuple(out._sizes))
+    routine = _ldl_routine("trs", factors, hermitian)
+    x = np.empty(tuple(out._sizes), rhs.dtype)
+    for index in batches(batch):
+        x[index] = routine(np.asfortranarray(factors[index]), piv[index],
+                           np.asfortranarray(rhs[index]), lower=1)[0]
+    quiet_call(assign, out._numpy(), x)
