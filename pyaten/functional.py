@@ -116,6 +116,15 @@ def _make_lu(namespace: dict[str, Any]) -> Callable[..., Any]:
     return lu
 
 
+def _lu_method(lu: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Any, pivot: bool = True, get_infos: bool = False) -> tuple:
+        """`t.lu(pivot=True, get_infos=False)`: `pyaten.lu(t, ...)`."""
+        return tuple(lu(self, pivot=pivot, get_infos=get_infos))  # a plain tuple, as torch's
+
+    method.__name__ = method.__qualname__ = "lu"
+    return method
+
+
 def install(namespace: dict[str, Any]) -> None:
     """Replace the generated bindings in `namespace` (pyaten's globals) by these forms."""
     present = {name: namespace[name] for name in _NAMES if name in namespace}
@@ -132,5 +141,7 @@ def install(namespace: dict[str, Any]) -> None:
     namespace["unravel_index"] = _make_unravel_index(namespace)
     if "_lu_with_info" in namespace:
         namespace["lu"] = _make_lu(namespace)
+        if "Tensor" in namespace:  # torch's Tensor.lu is the same Python function
+            namespace["Tensor"].lu = _lu_method(namespace["lu"])
     if "segment_reduce" in namespace:  # torch keeps the private name as an alias
         namespace["_segment_reduce"] = namespace["segment_reduce"]

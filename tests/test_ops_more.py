@@ -198,6 +198,8 @@ def _filled(op, *args, out):
     lambda m: m._segment_reduce(m.tensor([1.0, 2]), "sum", lengths=m.tensor([1]), unsafe=True),
     lambda m: m._segment_reduce(m.tensor([1, 2]), "sum", lengths=m.tensor([1, 1])),
     lambda m: m.lu(m.tensor(A2).T),
+    lambda m: m.tensor(Y)[:, :3].lu(get_infos=True),
+    lambda m: m.tensor(Y)[:, :3].lu(pivot=True),
     lambda m: m.lu(m.zeros(2, 2), get_infos=True),
     lambda m: m.lu(m.tensor(Y), pivot=True),
     lambda m: m.lu(m.tensor(A2), out=(m.empty(0), m.empty(0, dtype=m.int32))),
@@ -390,3 +392,8 @@ def test_kthvalue_ties_pick_torchs_index(row, k, dtype):
     ours = pyaten.kthvalue(pyaten.tensor(rows, dtype=getattr(pyaten, dtype)), k, 1)
     assert ours.indices.tolist() == theirs.indices.tolist()
     assert_same(ours.values, theirs.values)
+
+
+def test_tensor_lu_returns_plain_tuples_as_torch():
+    for m in (torch, pyaten):
+        assert type(m.ones(2, 2).lu(get_infos=True)) is tuple
