@@ -145,3 +145,7 @@ def install(namespace: dict[str, Any]) -> None:
             namespace["Tensor"].lu = _lu_method(namespace["lu"])
     if "segment_reduce" in namespace:  # torch keeps the private name as an alias
         namespace["_segment_reduce"] = namespace["segment_reduce"]
+    from pyaten import _lowrank  # torch's svd_lowrank/pca_lowrank (Python, over operators)
+
+    namespace["svd_lowrank"] = _lowrank.svd_lowrank
+    namespace["pca_lowrank"] = _lowrank.pca_lowrank

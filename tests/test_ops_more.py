@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 from _grad_helpers import check_opinfo_grads, opinfo_grad_cases
@@ -397,3 +398,41 @@ def test_kthvalue_ties_pick_torchs_index(row, k, dtype):
 def test_tensor_lu_returns_plain_tuples_as_torch():
     for m in (torch, pyaten):
         assert type(m.ones(2, 2).lu(get_infos=True)) is tuple
+
+
+# --- svd_lowrank, pca_lowrank: the same random projection as torch's under one seed -----------
+
+def _same_factors_up_to_sign(ours, theirs, atol):
+    u, s, v = (np.array(t.tolist()) for t in ours)
+    tu, ts, tv = (t.numpy() for t in theirs)
+    np.testing.assert_allclose(s, ts, atol=atol)
+    # each singular pair is unique only up to a sign (LAPACK builds pick differently)
+    signs = np.sign(np.sum(u * tu, axis=-2, keepdims=True))
+    np.testing.assert_allclose(u * signs, tu, atol=atol)
+    np.testing.assert_allclose(v * signs, tv, atol=atol)
+
+
+@pytest.mark.parametrize("shape, q, center", [((8, 5), 3, True), ((5, 9), 4, False),
+                                              ((2, 7, 6), 2, True), ((6, 6), None, True)])
+def test_lowrank_factors_match_torch(shape, q, center):
+    a = np.random.default_rng(0).standard_normal(shape)
+    torch.manual_seed(1)
+    pyaten.manual_seed(1)
+    theirs = torch.pca_lowrank(torch.tensor(a), q=q, center=center)
+    ours = pyaten.pca_lowrank(pyaten.tensor(a.tolist(), dtype=pyaten.float64), q=q,
+                              center=center)
+    _same_factors_up_to_sign(ours, theirs, 1e-8)
+    torch.manual_seed(2)
+    pyaten.manual_seed(2)
+    m = np.full(shape, 0.3)
+    theirs = torch.svd_lowrank(torch.tensor(a), q=q, M=torch.tensor(m))
+    ours = pyaten.svd_lowrank(pyaten.tensor(a.tolist(), dtype=pyaten.float64), q=q,
+                              M=pyaten.tensor(m.tolist(), dtype=pyaten.float64))
+    _same_factors_up_to_sign(ours, theirs, 1e-8)
+
+
+@pytest.mark.parametrize("kwargs", [{"q": 7}, {"q": -1}, {"niter": -1}])
+def test_pca_lowrank_errors_match_torch(kwargs):
+    same = run_both(lambda: pyaten.pca_lowrank(pyaten.ones(4, 3), **kwargs),
+                    lambda: torch.pca_lowrank(torch.ones(4, 3), **kwargs))
+    assert same is None  # torch refused, and pyaten the same way (checked by run_both)
