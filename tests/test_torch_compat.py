@@ -469,9 +469,12 @@ def test_a_pytorch_training_script_prints_the_same() -> None:
 
 @contextlib.contextmanager
 def restored_flags():
+    # torch's own test helpers (imported by the OpInfo tests in the same worker) freeze the
+    # flags (`disable_global_flags`): allow setting them here, as torch's tests do.
     saved = [m.backends.cudnn.benchmark for m in MODULES]
-    try:
-        yield
-    finally:
-        for m, value in zip(MODULES, saved, strict=True):
-            m.backends.cudnn.benchmark = value
+    with getattr(torch.backends, "__allow_nonbracketed_mutation")():
+        try:
+            yield
+        finally:
+            for m, value in zip(MODULES, saved, strict=True):
+                m.backends.cudnn.benchmark = value
