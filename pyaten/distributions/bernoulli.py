@@ -10,6 +10,7 @@ from pyaten.distributions import constraints
 from pyaten.distributions.exp_family import ExponentialFamily
 from pyaten.distributions.utils import (
     broadcast_all,
+    expand_param,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
@@ -47,12 +48,7 @@ class Bernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = torch.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_param(self, new, batch_shape)
         super(Bernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

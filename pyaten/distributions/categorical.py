@@ -7,7 +7,12 @@ import math
 import pyaten as torch
 from pyaten.distributions import constraints
 from pyaten.distributions.distribution import Distribution
-from pyaten.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from pyaten.distributions.utils import (
+    expand_param,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["Categorical"]
 
@@ -40,12 +45,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = torch.Size(batch_shape)
         param_shape = batch_shape + torch.Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        expand_param(self, new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args

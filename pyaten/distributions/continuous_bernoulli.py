@@ -11,6 +11,7 @@ from pyaten.distributions.exp_family import ExponentialFamily
 from pyaten.distributions.utils import (
     broadcast_all,
     clamp_probs,
+    expand_param,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
@@ -54,12 +55,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = torch.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_param(self, new, batch_shape)
         super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -12,6 +12,7 @@ from pyaten.distributions.transforms import SigmoidTransform
 from pyaten.distributions.utils import (
     broadcast_all,
     clamp_probs,
+    expand_param,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
@@ -44,12 +45,7 @@ class LogitRelaxedBernoulli(Distribution):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         batch_shape = torch.Size(batch_shape)
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_param(self, new, batch_shape)
         super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

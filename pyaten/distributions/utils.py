@@ -129,3 +129,25 @@ def vec_to_tril_matrix(vec, diag: int = 0):
 def _empty_like_shape(t, shape):
     """An uninitialised tensor of `shape` with `t`'s dtype and device (`t.new(shape)`)."""
     return torch.empty(shape, dtype=t.dtype, device=t.device)
+
+
+def expand_param(source, new, shape) -> None:
+    """`expand` for the probs/logits distributions: copy whichever of `source`'s `probs` and
+    `logits` it has computed onto `new`, expanded to `shape`, `_param` the last one copied."""
+    for name in ("probs", "logits"):
+        if name in source.__dict__:
+            value = getattr(source, name).expand(shape)
+            setattr(new, name, value)
+            new._param = value
+
+
+def set_count_and_param(dist, total_count, probs, logits) -> None:
+    """`__init__` for the count-and-probability distributions (Binomial, NegativeBinomial):
+    exactly one of `probs`/`logits`, broadcast with `total_count` in its dtype."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    count, param = broadcast_all(total_count, value)
+    setattr(dist, name, param)
+    dist.total_count = count.type_as(param)
+    dist._param = param
