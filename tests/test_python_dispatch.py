@@ -755,3 +755,14 @@ def test_wrapper_subclass_answers_item_and_iteration() -> None:
     s = Scaled(pyaten.tensor([1.0, 2.0]), 3.0)
     assert s[1].item() == 6.0 and float(s[0]) == 3.0
     assert [type(x) for x in s] == [Scaled, Scaled]
+
+
+def test_local_scalar_dense_reads_the_first_element_as_pytorch() -> None:
+    for make in (lambda m: m.arange(6.0).reshape(2, 3).t()[1:], lambda m: m.tensor([True]),
+                 lambda m: m.tensor([[7]]), lambda m: m.tensor([1 + 2j])):
+        ours = pyaten.ops.aten._local_scalar_dense.default(make(pyaten))
+        theirs = torch.ops.aten._local_scalar_dense.default(make(torch))
+        assert ours == theirs and type(ours) is type(theirs)
+    for lib in (torch, pyaten):
+        with pytest.raises(RuntimeError, match="_local_scalar_dense: Empty tensor not supported"):
+            lib.ops.aten._local_scalar_dense.default(lib.ones(0))

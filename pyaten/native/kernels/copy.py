@@ -422,7 +422,11 @@ def _to_copy(
 
 @native
 def _local_scalar_dense_cpu(self: Tensor):
-    return Tensor.item(self)  # the tensor's own reading (its key set is not read again)
+    # The first element (PyTorch reads the data pointer: no one-element check here).
+    if 0 in self._sizes:
+        raise RuntimeError("_local_scalar_dense: Empty tensor not supported")
+    first = Tensor._make(self._storage, (), (), self._offset, self._dtype, self._device)
+    return Tensor.item(first)  # read directly (its key set is the device's alone)
 
 
 @native
