@@ -286,19 +286,11 @@ def sigmoid_kernel(op: TensorIteratorMeta) -> None:
         op.compute(_sigmoid, a)
 
 
-_EXPIT: list = []  # scipy.special.expit, imported on the first sigmoid (import time)
-
-
 def _sigmoid(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    if a.dtype.kind == "f":
-        # SciPy's logistic ufunc: one pass, and closer to PyTorch's results than
-        # 1 / (1 + exp(-a)) (float32: 4% of values differ by an ulp, against 16%).
-        if not _EXPIT:
-            from scipy.special import expit
-
-            _EXPIT.append(expit)
-        return _EXPIT[0](a, out=_output(a, out))
-    # Complex: 1 / (1 + exp(-a)), each step in place: no temporaries.
+    # PyTorch's formula, 1 / (1 + exp(-a)), each step a ufunc in place in the result: four
+    # passes and no temporary. Measured on 4M float32 it is 1.5-2.5x faster than SciPy's
+    # expit (one pass, but a scalar libm exp per element) and than a Numba loop; blocking the
+    # passes into cache-sized chunks did not help (the exp, not memory, is the cost).
     result = np.negative(a, out=_output(a, out))
     np.exp(result, out=result)
     np.add(result, constant(1, a.dtype), out=result)
