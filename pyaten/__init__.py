@@ -13,6 +13,13 @@ import pyaten.library as library  # noqa: E402,F401
 
 # --- the tensor core: Tensor, dtypes, devices, promotion, creation, interop
 from pyaten.core import *  # noqa: E402,F401,F403
+from pyaten.core.quantized import (  # noqa: E402,F401 - torch.qscheme values
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+)
 
 
 # --- the generated API: pyaten.add, Tensor.add, operators, pyaten.ops handles
@@ -150,6 +157,16 @@ def __getattr__(name: str) -> object:
         import pyaten.func as func
 
         return func if name == "func" else func.vmap
+    if name in ("compile", "compile_report", "compiler", "_dynamo"):  # docs/compile.md
+        import importlib
+
+        if name in ("compiler", "_dynamo"):
+            return importlib.import_module(f"pyaten.{name}")
+        return getattr(importlib.import_module("pyaten._dynamo"), name)
+    if name == "ao":  # loaded on first use (docs/quantization.md)
+        import pyaten.ao as ao
+
+        return ao
     if name in ("save", "load"):  # loaded on first use (docs/serialization.md)
         import pyaten.serialization as serialization
 

@@ -677,6 +677,17 @@ class Module:
             return self.forward(*args, **kwargs)
         return call_with_hooks(self, args, kwargs)
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's `forward` in place with `pyaten.compile(..., *args,
+        **kwargs)` (docs/compile.md); calls, hooks included, then run it compiled."""
+        from pyaten import compile as compile_fn
+
+        bound = type(self).forward.__get__(self)
+        compiled = compile_fn(bound, *args, **kwargs)
+        if hasattr(compiled, "_module"):
+            compiled._module = self  # guard this module's parameters and training flags
+        object.__setattr__(self, "forward", compiled)
+
     # ------------------------------------------------------------------ printing
     def _get_name(self) -> str:
         return type(self).__name__

@@ -1,0 +1,17 @@
+"""pyaten._dynamo: `pyaten.compile`'s capture, guards, cache and report (PyTorch's
+`torch._dynamo` names: `reset`, `explain`, `list_backends`, `config`); docs/compile.md."""
+
+from . import config
+from .backends import list_backends
+from .capture import is_compiling
+from .eval_frame import (
+    CompiledFunction,
+    OptimizedModule,
+    compile,
+    compile_report,
+    reset,
+)
+from .exc import Unsupported
+
+__all__ = ["CompiledFunction", "OptimizedModule", "Unsupported", "compile", "compile_report",
+           "config", "is_compiling", "list_backends", "reset"]

@@ -1,0 +1,113 @@
+"""AOTAutograd's split: a joint forward+backward graph cut into a forward graph and a
+backward graph, run as one custom `autograd.Function`.
+
+Note: the partition
+    In the joint graph (pyaten/_dynamo/capture.py) a node belongs to the backward when it
+    depends on a tangent, else to the forward. Every forward value a backward node reads
+    (an input, an activation, `detach` of a value an operator's derivative saved) is a
+    *saved value*: the forward graph returns it after the call's outputs, the backward
+    graph takes it as an input before the tangents. So what the backward keeps alive is
+    exactly the graph's saved values, explicit in both graphs' signatures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.fx.graph import Graph
+from pyaten.fx.graph_module import GraphModule
+from pyaten.fx.node import Node, map_arg
+
+__all__ = ["partition_joint", "aot_function"]
+
+
+def _copy_node(graph: Graph, node: Node, env: dict[Node, Node]) -> Node:
+    new = graph.create_node(node.op, node.target, map_arg(node.args, env.__getitem__),
+                            map_arg(node.kwargs, env.__getitem__), name=node.name)
+    new.meta = dict(node.meta)
+    return new
+
+
+def partition_joint(joint_graph: Graph, joint: Any,
+                    n_outputs: int) -> tuple[GraphModule, GraphModule, int]:
+    """Split the joint graph (Note: the partition). Returns the forward graph (inputs ->
+    outputs then saved values), the backward graph (saved values then tangents -> the
+    gradients that exist) and the number of saved values."""
+    nodes = joint_graph.nodes
+    output = nodes[-1]
+    backward: set[Node] = set(joint.tangents)
+    for node in nodes:
+        if node.op != "output" and any(a in backward for a in node.all_input_nodes):
+            backward.add(node)
+    fwd_outputs = list(output.args[0][:n_outputs])
+    saved: list[Node] = []
+    for node in nodes:
+        if node in backward or node.op == "output":
+            continue
+        if any(user in backward for user in node.users):
+            saved.append(node)
+
+    forward = Graph()
+    env: dict[Node, Node] = {}
+    for node in nodes:
+        if node in backward or node.op == "output":
+            continue
+        env[node] = _copy_node(forward, node, env)
+    forward.output(tuple(env[n] for n in fwd_outputs + saved))
+    forward.eliminate_dead_code()
+    forward.lint()
+
+    back = Graph()
+    benv: dict[Node, Node] = {}
+    for node in saved:
+        benv[node] = back.placeholder(node.name)
+        benv[node].meta = dict(node.meta)
+    for node in joint.tangents:
+        benv[node] = back.placeholder(node.name)
+        benv[node].meta = dict(node.meta)
+    for node in nodes:
+        if node in backward and node.op != "placeholder":
+            benv[node] = _copy_node(back, node, benv)
+    back.output(tuple(benv[g] for g in joint.grads if g is not None))
+    back.eliminate_dead_code()
+    back.lint()
+    return (GraphModule({}, forward, class_name="GraphModule"),
+            GraphModule({}, back, class_name="GraphModule"), len(saved))
+
+
+def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any], joint: Any,
+                 input_nodes: list[Node], n_outputs: int, n_saved: int) -> Callable[..., Any]:
+    """A callable over the graph inputs that runs `forward_fn` in an autograd Function whose
+    backward runs `backward_fn` on the saved values and the tangents."""
+    from pyaten.autograd.function import Function
+
+    position = {node: i for i, node in enumerate(input_nodes)}
+    grad_slots = [position[n] for n, g in zip(joint.grad_inputs, joint.grads) if g is not None]
+    diff = set(joint.diff_outputs)
+    n_inputs = len(input_nodes)
+
+    class CompiledFunction(Function):
+        @staticmethod
+        def forward(ctx: Any, *inputs: Any) -> Any:
+            values = forward_fn(*inputs)
+            outs = tuple(values[:n_outputs])
+            ctx.saved_values = tuple(values[n_outputs:])
+            ctx.mark_non_differentiable(*(o for i, o in enumerate(outs) if i not in diff))
+            return outs
+
+        @staticmethod
+        def backward(ctx: Any, *grad_outputs: Any) -> Any:
+            tangents = [grad_outputs[i].contiguous() for i in joint.diff_outputs]
+            grads = backward_fn(*ctx.saved_values, *tangents)
+            result: list[Any] = [None] * n_inputs
+            for slot, value in zip(grad_slots, grads):
+                result[slot] = value
+            return tuple(result)
+
+    def run(*inputs: Any) -> tuple:
+        outs = CompiledFunction.apply(*inputs)
+        return outs if isinstance(outs, tuple) else (outs,)
+
+    run.n_saved = n_saved  # type: ignore[attr-defined]
+    return run

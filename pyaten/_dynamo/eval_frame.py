@@ -1,0 +1,225 @@
+"""`pyaten.compile`: a function or module wrapped so that its calls run captured graphs.
+
+Each call flattens its arguments and looks for a cache entry whose guards pass
+(pyaten/_dynamo/guards.py). None passes: the call is captured (pyaten/_dynamo/capture.py),
+which also computes its result, and the backend builds what later calls with the same
+guards run. A capture that met a graph break leaves an *eager* entry: calls matching it run
+the function as written. Past `config.cache_size_limit` entries a function runs eagerly.
+Everything is counted in a `FunctionReport` (`pyaten.compile_report()`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyaten.core.tensor import Tensor
+from pyaten.utils import _pytree
+
+from . import config
+from .backends import BACKENDS, build
+from .capture import Capture, capture
+from .guards import GuardSet, build_guards
+
+__all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFunction"]
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_ALL: weakref.WeakSet = weakref.WeakSet()
+
+
+@dataclass
+class GraphBreak:
+    op: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.op}: {self.reason}"
+
+
+@dataclass
+class FunctionReport:
+    """What happened to one compiled function."""
+
+    name: str
+    backend: str
+    captures: int = 0
+    compiled_calls: int = 0
+    eager_calls: int = 0
+    guard_failures: list[str] = field(default_factory=list)
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    capture_seconds: list[float] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"{self.name} (backend={self.backend}): {self.captures} capture(s), "
+                 f"{self.compiled_calls} compiled call(s), {self.eager_calls} eager call(s)"]
+        lines += [f"  recompiled: {why}" for why in self.guard_failures]
+        lines += [f"  graph break: {b}" for b in self.graph_breaks]
+        return "\n".join(lines)
+
+
+class CompileReport(list):
+    """`pyaten.compile_report()`: a list of `FunctionReport`, printed one per function."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(r) for r in self) if self else "no compiled function has run"
+
+
+@dataclass
+class _Entry:
+    guards: GuardSet
+    run: Callable[..., Any] | None  # None: a graph break; run the function eagerly
+    capture: Capture
+    how: str
+    constants: list[Tensor]
+
+
+class CompiledFunction:
+    """A compiled function (what `pyaten.compile(fn)` returns)."""
+
+    def __init__(self, fn: Callable[..., Any], backend: Any, fullgraph: bool,
+                 module: Any = None) -> None:
+        self._fn = fn
+        self._backend = backend
+        self._fullgraph = fullgraph
+        self._module = module
+        self._entries: list[_Entry] = []
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
+        backend_name = backend if isinstance(backend, str) else getattr(
+            backend, "__name__", "custom")
+        self.report = FunctionReport(name, backend_name)
+        self.last_entry: _Entry | None = None
+        if module is None:
+            functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
+        _ALL.add(self)
+
+    def reset(self) -> None:
+        self._entries.clear()
+        self.last_entry = None
+
+    def _find(self, spec: Any, flat: list[Any], grad: bool) -> tuple[_Entry | None, str | None]:
+        failure = None
+        for entry in self._entries:
+            why = entry.guards.check(spec, flat, grad, self._module)
+            if why is None:
+                return entry, None
+            failure = failure or why
+        return None, failure
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from pyaten.autograd.grad_mode import is_grad_enabled
+
+        flat, spec = _pytree.tree_flatten((args, kwargs))
+        grad = is_grad_enabled()
+        entry, failure = self._find(spec, flat, grad)
+        if entry is None:
+            if len(self._entries) >= config.cache_size_limit:
+                self.report.eager_calls += 1
+                return self._fn(*args, **kwargs)
+            if failure is not None:
+                self.report.guard_failures.append(failure)
+            return self._capture(args, kwargs, spec, flat, grad)
+        self.last_entry = entry
+        if entry.run is None:
+            self.report.eager_calls += 1
+            return self._fn(*args, **kwargs)
+        self.report.compiled_calls += 1
+        tensors = [v for v in flat if isinstance(v, Tensor)]
+        outs = entry.run(*tensors, *entry.constants)
+        return _rebuild(entry.capture, outs)
+
+    def _capture(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
+                 grad: bool) -> Any:
+        start = time.perf_counter()
+        backward = self._backend != "eager"
+        cap = capture(self._fn, args, kwargs, fullgraph=self._fullgraph, backward=backward)
+        guards = build_guards(spec, flat, grad, self._module)
+        self.report.captures += 1
+        if cap.graph is None:
+            self.report.graph_breaks.append(GraphBreak(cap.break_op or "?",
+                                                       cap.break_reason or "?"))
+            entry = _Entry(guards, None, cap, "eager (graph break)", [])
+        else:
+            inputs = [v for v in flat if isinstance(v, Tensor)] + cap.constants
+            run, how = build(self._backend, cap, inputs)
+            entry = _Entry(guards, run, cap, how, cap.constants)
+        self.report.capture_seconds.append(time.perf_counter() - start)
+        self._entries.append(entry)
+        self.last_entry = entry
+        return cap.result
+
+
+def _rebuild(cap: Capture, outs: Any) -> Any:
+    if not isinstance(outs, (tuple, list)):
+        outs = (outs,)
+    leaves = [outs[leaf] if isinstance(leaf, int) else leaf[1] for leaf in cap.out_leaves]
+    return _pytree.tree_unflatten(leaves, cap.out_spec)
+
+
+class OptimizedModule:
+    """A compiled module (what `pyaten.compile(module)` returns): calls run the module's
+    `forward` compiled; attributes read and write through to the module (`_orig_mod`)."""
+
+    def __init__(self, module: Any, backend: Any, fullgraph: bool) -> None:
+        object.__setattr__(self, "_orig_mod", module)
+        object.__setattr__(self, "_compiled", CompiledFunction(module, backend, fullgraph,
+                                                               module=module))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)"
+
+
+def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,
+            backend: Any = "pyaten", mode: str | None = None, options: dict | None = None,
+            disable: bool = False) -> Any:
+    """Compile a function or module (PyTorch's `torch.compile`); also a decorator, bare or
+    with arguments. See docs/compile.md."""
+    if model is None:
+        def decorate(fn: Any) -> Any:
+            return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                           options=options, disable=disable)
+        return decorate
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(str(m) for m in _MODES[1:])}")
+    if isinstance(backend, str) and backend not in BACKENDS:
+        raise RuntimeError(f"Invalid backend: '{backend}', see `pyaten._dynamo.list_backends()`"
+                           " for available backends.")
+    if not callable(model):
+        raise RuntimeError("compile(): model must be a callable (a function or a Module), got "
+                           f"{type(model).__name__}")
+    if disable:
+        return model
+    from pyaten.nn.modules.module import Module
+
+    if isinstance(model, Module):
+        return OptimizedModule(model, backend, fullgraph)
+    return CompiledFunction(model, backend, fullgraph)
+
+
+def compile_report() -> CompileReport:
+    """What every live compiled function did: captures, guard failures (why each recapture
+    happened), graph breaks (operator and reason), compiled and eager call counts."""
+    return CompileReport(f.report for f in list(_ALL))
+
+
+def reset() -> None:
+    """Forget every capture and every report (PyTorch's `torch._dynamo.reset`)."""
+    for fn in list(_ALL):
+        fn.reset()
+        fn.report = FunctionReport(fn.report.name, fn.report.backend)

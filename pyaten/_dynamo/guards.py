@@ -1,0 +1,121 @@
+"""Guards: what must hold of a call for a captured graph to be reused.
+
+A graph bakes in everything about its inputs that the capture run depended on, so its guard
+set records it: for each tensor input its type, shape, strides, dtype, device and
+`requires_grad`; for every other input its value (ints, floats, strings: capture
+specializes on them, as PyTorch's does without `dynamic`) or its identity; the pytree
+structure of the arguments; grad mode; and for a compiled module the identity of its
+parameters and buffers and every submodule's `training` flag. `check` returns None when the
+call passes, else the first failure in words (PyTorch's wording), which the report keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyaten.core.tensor import Tensor
+
+__all__ = ["GuardSet", "build_guards"]
+
+_VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _tensor_key(t: Tensor) -> tuple:
+    return (type(t), tuple(t.shape), t.stride(), t.dtype, t.device, t.requires_grad)
+
+
+def _leaf_key(value: Any) -> tuple:
+    if isinstance(value, Tensor):
+        return ("tensor",) + _tensor_key(value)
+    if isinstance(value, _VALUE_TYPES):
+        return ("value", type(value), value)
+    return ("id", id(value))
+
+
+def _module_state(module: Any) -> tuple:
+    if module is None:
+        return ()
+    params = tuple((name, id(p)) for name, p in module.named_parameters())
+    buffers = tuple((name, id(b)) for name, b in module.named_buffers())
+    training = tuple(m.training for _, m in module.named_modules())
+    return (params, buffers, training)
+
+
+@dataclass(frozen=True)
+class GuardSet:
+    """The facts a captured graph depends on (see the module docstring)."""
+
+    spec: Any
+    leaves: tuple
+    grad_enabled: bool
+    module_state: tuple
+
+    def check(self, spec: Any, flat: list[Any], grad_enabled: bool,
+              module: Any = None) -> str | None:
+        if grad_enabled != self.grad_enabled:
+            return f"grad mode changed: expected {self.grad_enabled}, got {grad_enabled}"
+        if spec != self.spec or len(flat) != len(self.leaves):
+            return "the structure of the arguments changed"
+        for i, (value, expected) in enumerate(zip(flat, self.leaves)):
+            got = _leaf_key(value)
+            if got != expected:
+                return _describe(i, expected, got)
+        if module is not None and _module_state(module) != self.module_state:
+            return _describe_module(self.module_state, _module_state(module))
+        return None
+
+    def describe(self) -> list[str]:
+        """The guards as lines of text (`explain` prints them)."""
+        lines = [f"grad mode is {'enabled' if self.grad_enabled else 'disabled'}"]
+        for i, key in enumerate(self.leaves):
+            if key[0] == "tensor":
+                _, kind, shape, stride, dtype, device, requires_grad = key
+                lines.append(
+                    f"input {i}: {kind.__name__} size={list(shape)} stride={list(stride)} "
+                    f"dtype={dtype} device={device} requires_grad={requires_grad}")
+            elif key[0] == "value":
+                lines.append(f"input {i}: {key[1].__name__} == {key[2]!r}")
+            else:
+                lines.append(f"input {i}: the same object (id {key[1]})")
+        if self.module_state:
+            params, buffers, training = self.module_state
+            lines.append(f"module: the same {len(params)} parameters and {len(buffers)} "
+                         f"buffers; training flags {list(training)}")
+        return lines
+
+
+def build_guards(spec: Any, flat: list[Any], grad_enabled: bool, module: Any = None) -> GuardSet:
+    return GuardSet(spec, tuple(_leaf_key(v) for v in flat), grad_enabled,
+                    _module_state(module))
+
+
+def _describe(i: int, expected: tuple, got: tuple) -> str:
+    where = f"input {i}"
+    if expected[0] != got[0] or expected[0] != "tensor":
+        if expected[0] == got[0] == "value":
+            return f"{where}: expected {expected[2]!r}, got {got[2]!r}"
+        return f"{where}: expected {_kind(expected)}, got {_kind(got)}"
+    names = ("type", "size", "stride", "dtype", "device", "requires_grad")
+    for name, a, b in zip(names, expected[1:], got[1:]):
+        if a != b:
+            if name in ("size", "stride"):
+                return f"tensor {where}: {name} mismatch, expected {list(a)}, actual {list(b)}"
+            return f"tensor {where}: {name} mismatch, expected {a}, actual {b}"
+    return f"{where} changed"
+
+
+def _kind(key: tuple) -> str:
+    if key[0] == "tensor":
+        return "a tensor"
+    if key[0] == "value":
+        return repr(key[2])
+    return "another object"
+
+
+def _describe_module(expected: tuple, got: tuple) -> str:
+    if expected[2] != got[2]:
+        return "module training flag changed"
+    if expected[0] != got[0]:
+        return "module parameters changed (a parameter was replaced or added)"
+    return "module buffers changed"
