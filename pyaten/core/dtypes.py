@@ -48,6 +48,9 @@ __all__ = [
     "cfloat",
     "cdouble",
     "chalf",
+    "qint8",
+    "quint8",
+    "qint32",
     "get_default_dtype",
     "set_default_dtype",
 ]
@@ -59,6 +62,8 @@ BOOL_CATEGORY = 0
 INT_CATEGORY = 1
 FLOAT_CATEGORY = 2
 COMPLEX_CATEGORY = 3
+# Quantized dtypes take part in no promotion (they are kept out of ALL_DTYPES).
+QUANTIZED_CATEGORY = 4
 
 
 class dtype:  # noqa: N801 - named like torch.dtype
@@ -187,6 +192,14 @@ ALL_DTYPES: tuple[dtype, ...] = tuple(_ALL)
 BY_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}
 # complex32 has no NumPy twin: a structured array is not converted to it.
 _BY_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES if d is not complex32}
+
+# Quantized element types (docs/quantization.md): the storage holds their integer
+# representation; they stay out of ALL_DTYPES, so promotion and NumPy lookups never see them.
+qint8 = dtype("qint8", "QInt8", np.int8, QUANTIZED_CATEGORY, True)
+quint8 = dtype("quint8", "QUInt8", np.uint8, QUANTIZED_CATEGORY, False)
+qint32 = dtype("qint32", "QInt32", np.int32, QUANTIZED_CATEGORY, True)
+QUANTIZED_DTYPES: tuple[dtype, ...] = (qint8, quint8, qint32)
+_TYPEMETA_NAMES.update(qint8="c10::qint8", quint8="c10::quint8", qint32="c10::qint32")
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:

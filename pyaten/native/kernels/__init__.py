@@ -64,6 +64,7 @@ FAMILIES: tuple[str, ...] = (
     "amp",
     "more_ops",
     "functionalize_ops",
+    "quantized",
 )
 
 LOADED: list[str] = []
