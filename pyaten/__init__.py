@@ -92,8 +92,22 @@ Tensor.norm = _tensor_norm  # noqa: F405 - torch's Tensor.norm is Python over to
 # --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
 import pyaten.special as special  # noqa: E402,F401
 
+# Sparse layouts and torch.sparse's operators (docs/sparse.md)
+import pyaten.sparse as sparse  # noqa: E402,F401
+from pyaten.core.sparse import (  # noqa: E402,F401
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+)
+
 # --- explain: `with pyaten.explain() as ex: ...; print(ex)`
 from pyaten.utils.explain import explain  # noqa: E402,F401
+
+# --- nested tensors, strided and jagged layouts (docs/nested.md)
+import pyaten.nested as nested  # noqa: E402,F401
+from pyaten.nested import jagged  # noqa: E402,F401
 
 
 # --- mixed precision: `with pyaten.autocast("cpu"): ...`, pyaten.amp.GradScaler (docs/amp.md)
@@ -167,6 +181,10 @@ def __getattr__(name: str) -> object:
         import pyaten.ao as ao
 
         return ao
+    if name == "distributed":  # loaded on first use (docs/distributed.md)
+        import pyaten.distributed as distributed
+
+        return distributed
     if name in ("save", "load"):  # loaded on first use (docs/serialization.md)
         import pyaten.serialization as serialization
 

@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import pyaten  # noqa: F401  (registers the built-in operators)
+    import pyaten.distributed  # noqa: F401  (registers the c10d operators)
     from pyaten import dispatch
 
     name = args.op if "::" in args.op else f"aten::{args.op}"

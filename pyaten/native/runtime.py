@@ -12,6 +12,7 @@ import numpy as np
 
 from pyaten.core import creation as _creation
 from pyaten.core import dtypes as _dtypes
+from pyaten.core import sparse as _sparse
 from pyaten.core.creation import wrapped_scalar_tensor
 from pyaten.core.device import CPU as _CPU
 from pyaten.core.generator import Generator
@@ -32,7 +33,8 @@ __all__ = [
     "set_requires_grad",
 ]
 
-_LAYOUTS = {"strided": strided}
+_SPARSE_LAYOUTS = (_sparse.sparse_coo, *_sparse.COMPRESSED_LAYOUTS)
+_LAYOUTS = {"strided": strided, **{t.name: t for t in _SPARSE_LAYOUTS}}
 _MEMORY_FORMATS = {
     "contiguous_format": contiguous_format,
     "channels_last": channels_last,

@@ -427,11 +427,15 @@ class FunctionSchema:
 
     @property
     def tensor_arg_indices(self) -> tuple[int, ...]:
-        """Indices into `arguments` of tensor-like arguments (the dispatcher's key sources)."""
+        """Indices into `arguments` of tensor-like arguments (the dispatcher's key sources).
+
+        A list of tensor lists (`Tensor[][]`, c10d's) is not one, as in c10's key extractor."""
         d = self._derived
         if "tensor_arg_indices" not in d:
             d["tensor_arg_indices"] = tuple(
-                i for i, a in enumerate(self.arguments) if a.type.is_tensor_like()
+                i
+                for i, a in enumerate(self.arguments)
+                if a.type.is_tensor_like() and not _is_nested_list(a.type)
             )
         return d["tensor_arg_indices"]
 
@@ -543,3 +547,8 @@ class FunctionSchema:
                 f"{self.name}({self.arguments_text(True)}) -> {self.returns_text(True)}"
             )
         return d["yaml"]
+
+
+def _is_nested_list(t: Type) -> bool:
+    inner = t.is_list_like()
+    return inner is not None and inner.elem.is_list_like() is not None

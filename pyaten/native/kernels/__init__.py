@@ -29,6 +29,7 @@ FAMILIES: tuple[str, ...] = (
     "random_gamma",
     "random_gamma_grad",
     "convert",
+    "sparse",
     "reduce",
     "linalg",
     "blas",

@@ -1,18 +1,14 @@
-"""Conversions: `Tensor.type` (the legacy type strings), `type_as`, `chalf`, and the sparse
-conversions (`to_sparse`, `to_sparse_csr`, ...), which refuse with a clear error.
+"""Conversions: `Tensor.type` (the legacy type strings), `type_as` and `chalf`. The sparse
+conversions (`to_sparse`, `to_sparse_csr`, ..., `to_dense`) are in kernels/sparse.py.
 
 Where PyTorch defines each:
-- `type_as` and the `to_sparse*` family are ATen operators (CompositeImplicitAutograd), so they
-  are declared in native_functions.yaml and dispatch; their kernels are here.
+- `type_as` is an ATen operator (CompositeImplicitAutograd), so it is declared in
+  native_functions.yaml and dispatches; its kernel is here.
 - `Tensor.type` and the dtype shorthands (`float double half bfloat16 int long short char byte
   bool cfloat cdouble chalf`) are bound by hand in PyTorch's C++ (python_variable_methods.cpp):
   they are not operators, they parse their arguments and call `to`. pyaten attaches them after
   the generated API (`attach_conversions`); the shorthands other than `chalf` live beside
   `Tensor.to` in kernels/copy.py.
-
-Note: sparse layouts. pyaten has the strided layout only. The sparse conversions exist (so code
-that calls them gets PyTorch's schema and argument errors) and raise `NotImplementedError`
-naming the layout they would produce.
 """
 
 from __future__ import annotations
@@ -29,50 +25,6 @@ from pyaten.native.registry import native
 @native
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     return _aten().to.dtype_layout(self, dtype=other.dtype, device=other.device)
-
-
-# --- the sparse conversions ----------------------------------------------------------------
-
-
-def _no_sparse(op: str, layout: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{op}: pyaten does not implement the {layout} layout (only strided tensors exist); "
-        "see docs/factories.md"
-    )
-
-
-def _layout_name(layout) -> str:
-    return "sparse_coo" if layout is None else getattr(layout, "name", str(layout))
-
-
-@native
-def to_sparse_sparse_dim(self: Tensor, sparse_dim: int) -> Tensor:
-    raise _no_sparse("to_sparse", "sparse_coo")
-
-
-@native
-def to_sparse(self: Tensor, layout=None, blocksize=None, dense_dim=None) -> Tensor:
-    raise _no_sparse("to_sparse", _layout_name(layout))
-
-
-@native
-def to_sparse_csr(self: Tensor, dense_dim=None) -> Tensor:
-    raise _no_sparse("to_sparse_csr", "sparse_csr")
-
-
-@native
-def to_sparse_csc(self: Tensor, dense_dim=None) -> Tensor:
-    raise _no_sparse("to_sparse_csc", "sparse_csc")
-
-
-@native
-def to_sparse_bsr(self: Tensor, blocksize: tuple, dense_dim=None) -> Tensor:
-    raise _no_sparse("to_sparse_bsr", "sparse_bsr")
-
-
-@native
-def to_sparse_bsc(self: Tensor, blocksize: tuple, dense_dim=None) -> Tensor:
-    raise _no_sparse("to_sparse_bsc", "sparse_bsc")
 
 
 # --- Tensor.type ---------------------------------------------------------------------------

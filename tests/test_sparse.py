@@ -1,0 +1,235 @@
+"""Sparse layouts (COO, CSR, CSC, BSR, BSC) against PyTorch: construction, conversions, parts,
+printing, the key sets and dispatch tables, operators, gradients and errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyaten
+import pyaten.dispatch as pd
+
+torch = pytest.importorskip("torch")
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+warnings.filterwarnings("ignore", message=".*Sparse.*beta.*")
+
+DENSE = np.array([[0.0, 1.0, 0.0, 0.0], [2.0, 0.0, 3.0, 0.0], [0.0, 0.0, 0.0, 4.0],
+                  [5.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+
+
+def both(array: np.ndarray):
+    return pyaten.tensor(array.tolist(), dtype=getattr(pyaten, str(array.dtype))), \
+        torch.tensor(array)
+
+
+def as_np(t) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def assert_same_sparse(ours, theirs) -> None:
+    """Same layout, size, dtype, nnz, parts and dense values."""
+    assert ours.layout.name == str(theirs.layout).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    if theirs.layout == torch.strided:
+        np.testing.assert_allclose(as_np(ours), as_np(theirs), rtol=1e-6, atol=1e-6)
+        return
+    assert ours._nnz() == theirs._nnz()
+    assert ours.sparse_dim() == theirs.sparse_dim() and ours.dense_dim() == theirs.dense_dim()
+    if theirs.layout == torch.sparse_coo:
+        assert ours.is_coalesced() == theirs.is_coalesced()
+        pairs = [(ours._indices(), theirs._indices()), (ours._values(), theirs._values())]
+    elif theirs.layout in (torch.sparse_csr, torch.sparse_bsr):
+        pairs = [(ours.crow_indices(), theirs.crow_indices()),
+                 (ours.col_indices(), theirs.col_indices()), (ours.values(), theirs.values())]
+    else:
+        pairs = [(ours.ccol_indices(), theirs.ccol_indices()),
+                 (ours.row_indices(), theirs.row_indices()), (ours.values(), theirs.values())]
+    for a, b in pairs:
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(as_np(a), as_np(b), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(as_np(ours.to_dense()), as_np(theirs.to_dense()), rtol=1e-6,
+                               atol=1e-6)
+
+
+def same_error(fn_ours, fn_theirs) -> None:
+    with pytest.raises(Exception) as theirs:
+        fn_theirs()
+    with pytest.raises(type(theirs.value)) as ours:
+        fn_ours()
+    # the first sentence: the dispatcher's "Could not run" error goes on differently
+    assert str(ours.value).split(". ")[0] == str(theirs.value).split(". ")[0]
+
+
+CONVERSIONS = [
+    ("to_sparse", ()), ("to_sparse", (1,)), ("to_sparse_csr", ()),
+    ("to_sparse_csc", ()), ("to_sparse_bsr", ((2, 2),)), ("to_sparse_bsc", ((2, 1),)),
+    ("to_sparse_bsr", ((1, 4),)),
+]
+
+
+@pytest.mark.parametrize("method,args", CONVERSIONS)
+def test_conversions_from_dense_match_torch(method: str, args: tuple) -> None:
+    ours, theirs = both(DENSE)
+    assert_same_sparse(getattr(ours, method)(*args), getattr(theirs, method)(*args))
+
+
+@pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr", "sparse_csc"])
+def test_to_sparse_layout_keyword(layout: str) -> None:
+    ours, theirs = both(DENSE)
+    assert_same_sparse(ours.to_sparse(layout=getattr(pyaten, layout)),
+                       theirs.to_sparse(layout=getattr(torch, layout)))
+
+
+@pytest.mark.parametrize("source", ["to_sparse", "to_sparse_csr", "to_sparse_csc"])
+@pytest.mark.parametrize("target", ["to_sparse", "to_sparse_csr", "to_sparse_csc"])
+def test_conversions_between_layouts(source: str, target: str) -> None:
+    ours, theirs = both(DENSE)
+    assert_same_sparse(getattr(getattr(ours, source)(), target)(),
+                       getattr(getattr(theirs, source)(), target)())
+
+
+def test_block_layouts_to_coo_and_back() -> None:
+    ours, theirs = both(DENSE)
+    assert_same_sparse(ours.to_sparse_bsr((2, 2)).to_sparse(),
+                       theirs.to_sparse_bsr((2, 2)).to_sparse())
+    assert_same_sparse(ours.to_sparse_bsc((1, 2)).to_sparse(),
+                       theirs.to_sparse_bsc((1, 2)).to_sparse())
+    assert_same_sparse(ours.to_sparse_csr().to_sparse_bsr((1, 2)),
+                       theirs.to_sparse_csr().to_sparse_bsr((1, 2)))
+    same_error(lambda: ours.to_sparse_bsr((2, 2)).to_sparse_csr(),
+               lambda: theirs.to_sparse_bsr((2, 2)).to_sparse_csr())
+
+
+def test_key_sets_are_torchs() -> None:
+    ours, theirs = both(DENSE)
+    for method in ("to_sparse", "to_sparse_csr", "to_sparse_csc"):
+        assert repr(pd.DispatchKeySet.from_raw(getattr(ours, method)()._keyset)) == repr(
+            torch._C._dispatch_keys(getattr(theirs, method)()))
+
+
+def test_layout_answers() -> None:
+    ours, _ = both(DENSE)
+    coo, csr, csc = ours.to_sparse(), ours.to_sparse_csr(), ours.to_sparse_csc()
+    assert (coo.is_sparse, coo.is_sparse_csr) == (True, False)
+    assert (csr.is_sparse, csr.is_sparse_csr) == (False, True)
+    assert (csc.is_sparse, csc.is_sparse_csr) == (False, False)
+    assert ours.layout is pyaten.strided and coo.layout is pyaten.sparse_coo
+    assert isinstance(coo, pyaten.Tensor)
+
+
+def test_coo_factory_and_coalesce() -> None:
+    idx = [[1, 0, 1, 2], [0, 2, 0, 1]]
+    vals = [1.0, 2.0, 3.0, 4.0]
+    ours = pyaten.sparse_coo_tensor(pyaten.tensor(idx), pyaten.tensor(vals), (3, 3))
+    theirs = torch.sparse_coo_tensor(torch.tensor(idx), torch.tensor(vals), (3, 3))
+    assert_same_sparse(ours, theirs)
+    assert_same_sparse(ours.coalesce(), theirs.coalesce())
+    inferred = pyaten.sparse_coo_tensor(pyaten.tensor(idx), pyaten.tensor(vals))
+    assert tuple(inferred.shape) == tuple(torch.sparse_coo_tensor(idx, vals).shape)
+    empty = pyaten.sparse_coo_tensor((2, 3))
+    assert_same_sparse(empty, torch.sparse_coo_tensor(size=(2, 3)))
+
+
+def test_coo_with_dense_dims() -> None:
+    array = np.arange(24, dtype=np.float64).reshape(2, 3, 4) % 5
+    array[1] = 0
+    ours, theirs = both(array)
+    assert_same_sparse(ours.to_sparse(2), theirs.to_sparse(2))
+    assert_same_sparse(ours.to_sparse(dense_dim=2), theirs.to_sparse(dense_dim=2))
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc", "bsr", "bsc"])
+def test_compressed_factories(layout: str) -> None:
+    dense = torch.tensor(DENSE)
+    args = ((2, 2),) if layout[0] == "b" else ()
+    made = getattr(dense, f"to_sparse_{layout}")(*args)
+    if layout in ("csr", "bsr"):
+        parts = (made.crow_indices(), made.col_indices(), made.values())
+    else:
+        parts = (made.ccol_indices(), made.row_indices(), made.values())
+    ours_parts = [pyaten.tensor(p.numpy().tolist(), dtype=getattr(pyaten, str(p.dtype)[6:]))
+                  for p in parts]
+    factory = getattr(pyaten, f"sparse_{layout}_tensor")
+    assert_same_sparse(factory(*ours_parts, (4, 4)), made)
+    assert_same_sparse(factory(*ours_parts), getattr(torch, f"sparse_{layout}_tensor")(*parts))
+    layout_token = getattr(pyaten, f"sparse_{layout}")
+    assert_same_sparse(pyaten.sparse_compressed_tensor(*ours_parts, (4, 4), layout=layout_token),
+                       made)
+
+
+def test_printing_matches_torch() -> None:
+    for array in (DENSE, DENSE.astype(np.float64), np.zeros((2, 3), np.float32),
+                  DENSE.astype(np.int64)):
+        ours, theirs = both(array)
+        for method, args in CONVERSIONS:
+            if array.shape != (4, 4) and method.startswith("to_sparse_b"):
+                continue
+            text = repr(getattr(theirs, method)(*args)).replace("torch.", "pyaten.")
+            assert repr(getattr(ours, method)(*args)) == text, method
+
+
+ERRORS = [
+    ("to_sparse(3)", lambda m: m(DENSE).to_sparse(3)),
+    ("to_sparse(0)", lambda m: m(DENSE).to_sparse(0)),
+    ("bsr without blocksize", lambda m: m(DENSE).to_sparse(layout=m.sparse_bsr)),
+    ("bsr bad blocksize", lambda m: m(DENSE).to_sparse_bsr((3, 3))),
+    ("indices of dense", lambda m: m(DENSE).indices()),
+    ("values of dense", lambda m: m(DENSE).values()),
+    ("crow of coo", lambda m: m(DENSE).to_sparse().crow_indices()),
+    ("col of csc", lambda m: m(DENSE).to_sparse_csc().col_indices()),
+    ("coalesce of csr", lambda m: m(DENSE).to_sparse_csr().coalesce()),
+    ("is_coalesced of dense", lambda m: m(DENSE).is_coalesced()),
+    ("to_dense dtype", lambda m: m(DENSE).to_sparse().to_dense(m.float64)),
+    ("indices uncoalesced", lambda m: m.sparse_coo_tensor(
+        m.tensor([[1, 0, 1]]), m.tensor([1.0, 2.0, 3.0])).indices()),
+    ("nnz mismatch", lambda m: m.sparse_coo_tensor(
+        m.tensor([[0, 1]]), m.tensor([1.0, 2.0, 3.0]), (2,))),
+    ("size rank", lambda m: m.sparse_coo_tensor(
+        m.tensor([[0, 1], [0, 1]]), m.tensor([1.0, 2.0]), (2,))),
+    ("compressed without layout", lambda m: m.sparse_compressed_tensor(
+        m.tensor([0, 1, 2]), m.tensor([0, 1]), m.tensor([1.0, 2.0]), (2, 2))),
+    ("to_sparse sparse_dim of coo", lambda m: m(DENSE).to_sparse().to_sparse(1)),
+    ("numpy of sparse", lambda m: m(DENSE).to_sparse().numpy()),
+    ("missing kernel", lambda m: m(DENSE).to_sparse().cumsum(0)),
+]
+
+
+@pytest.mark.parametrize("name,call", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(name: str, call) -> None:
+    def ours_module(array=None):  # noqa: ANN001, ANN202
+        return pyaten
+
+    class Ours:
+        def __call__(self, array):  # noqa: ANN001, ANN204
+            return pyaten.tensor(array.tolist())
+
+        def __getattr__(self, name):  # noqa: ANN001, ANN204
+            return getattr(pyaten, name)
+
+    class Theirs:
+        def __call__(self, array):  # noqa: ANN001, ANN204
+            return torch.tensor(array)
+
+        def __getattr__(self, name):  # noqa: ANN001, ANN204
+            return getattr(torch, name)
+
+    same_error(lambda: call(Ours()), lambda: call(Theirs()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 6), cols=st.integers(1, 6), density=st.floats(0, 1),
+       seed=st.integers(0, 2**16))
+def test_random_conversions_round_trip(rows: int, cols: int, density: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    array = (rng.standard_normal((rows, cols)) * (rng.random((rows, cols)) < density))
+    array = array.astype(np.float32)
+    ours, theirs = both(array)
+    for method in ("to_sparse", "to_sparse_csr", "to_sparse_csc"):
+        assert_same_sparse(getattr(ours, method)(), getattr(theirs, method)())
