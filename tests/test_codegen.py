@@ -684,6 +684,10 @@ _AUTOGEN_CASES = {
         [[[[[0.5, -0.5, 0.25], [0.0, 0.25, -1.0]]]]]), 0, 0, True), "float32"),
     "affine_grid_generator.out": lambda m: ((m.tensor([[[1.0, 0.0, 0.0], [0.0, 2.0, 0.5]]]),
                                              [1, 1, 2, 2], True), "float32"),
+    "_histogramdd_from_bin_cts.out": lambda m: ((m.tensor([[0.0, 1.0], [2.0, 0.5]]), [2, 3]),
+                                                "float32", {"density": True}),
+    "_histogramdd_from_bin_tensors.out": lambda m: ((m.tensor([[0.0, 1.0], [2.0, 0.5]]), [
+        m.tensor([0.0, 1.0, 2.0]), m.tensor([0.0, 2.0])]), "float32"),
 }
 
 

@@ -44,6 +44,7 @@ FAMILIES: tuple[str, ...] = (
     "masked",
     "sorting",
     "counting",
+    "histogramdd",
     "scan",
     "order",
     "reduce_backward",
@@ -62,9 +63,11 @@ FAMILIES: tuple[str, ...] = (
     "activation",
     "conv",
     "pool",
+    "pool_more",
     "amp",
     "more_ops",
     "functionalize_ops",
+    "nested",
     "quantized",
 )
 
