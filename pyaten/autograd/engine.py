@@ -136,6 +136,8 @@ def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None
     if old is None:
         if GRAD.enabled:
             variable._grad = grad  # create_graph: the gradient keeps its own graph
+        elif grad.is_nested:  # a nested leaf keeps its nested gradient (pyaten/nested)
+            variable._grad = grad.detach()
         elif (grad._keyset | TLS.included) & PYTHON_KEYS:
             _accumulate_first_dispatched(variable, grad, owned)
         elif owned and _stealable(grad, variable):
@@ -151,7 +153,7 @@ def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None
             fresh = empty_strided(variable._sizes, strides, grad)
             fresh.copy_(grad)
             variable._grad = fresh
-    elif GRAD.enabled:
+    elif GRAD.enabled or old.is_nested:
         variable._grad = old + grad
     else:
         old.add_(grad)

@@ -404,6 +404,10 @@ class Tensor:
     def is_quantized(self) -> bool:
         return False
 
+    @property
+    def is_nested(self) -> bool:
+        return False  # the nested tensor classes (pyaten/nested) say True
+
     def get_device(self) -> int:
         """-1 on the CPU, else the device index (0 when unset)."""
         if self._device.type == "cpu":

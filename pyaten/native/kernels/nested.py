@@ -1,0 +1,295 @@
+"""NestedTensorCPU kernels: operators on nested tensors, computed component by component.
+
+Note: one rule per operator family, three users
+    A nested operator is its dense operator applied to each component (PyTorch's nested
+    kernels are that, fused). Each family below is written once as a *rule* over an abstract
+    pair of functions, `parts(x)` (the components of a nested `x`) and `pack(like, parts)`
+    (a nested tensor like `like` holding `parts`). Three users supply the pair:
+    - the NestedTensorCPU kernels of this module (the strided layout: buffer views in, one
+      packed copy out), declared in native_functions.yaml;
+    - the jagged layout's `__torch_dispatch__` (pyaten/nested/_jagged.py: narrows of its
+      values in, one concatenation out);
+    - the AutogradNestedTensor kernels (pyaten/nested/_autograd.py): a differentiable unbind
+      in and a differentiable nest out, so the dense operators' own derivatives give the
+      gradients, and a nested leaf receives a nested gradient.
+    Pointwise operators on a packed strided tensor skip the components and run once on the
+    buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.core.tensor import Tensor, _wrap_dim
+from pyaten.native.kernels.nested_tensor import (
+    NestedTensor,
+    components,
+    from_components,
+    make_nested,
+)
+from pyaten.native.ops_handles import aten_ops as _aten
+from pyaten.native.registry import native_at
+
+__all__ = ["RULES", "Layout", "STRIDED", "is_nested"]
+
+
+class Layout:
+    """How a rule reads and builds the nested tensors of one layout (or of autograd)."""
+
+    def __init__(self, parts: Callable[[Any], list], pack: Callable[[Any, list], Any]) -> None:
+        self.parts = parts
+        self.pack = pack
+
+
+def _strided_pack(like: Any, parts: list) -> NestedTensor:
+    if parts:
+        return from_components(parts, parts[0]._dtype)
+    return from_components(parts, None if like is None else like._dtype)
+
+
+STRIDED = Layout(components, _strided_pack)
+
+
+def is_nested(x: object) -> bool:
+    return isinstance(x, Tensor) and x.is_nested
+
+
+def _same_structure(op: str, a: Any, b: Any, lo: Layout) -> tuple[list, list]:
+    pa, pb = lo.parts(a), lo.parts(b)
+    if len(pa) != len(pb) or any(x._sizes != y._sizes for x, y in zip(pa, pb)):
+        raise RuntimeError(
+            f"{op}: expected `self` and `other` to have the same nested structure, but got "
+            f"{[list(p._sizes) for p in pa]} and {[list(p._sizes) for p in pb]}"
+        )
+    return pa, pb
+
+
+# --- the rules: (layout, the dense op, its arguments) -> result --------------------------------
+
+
+def unary_rule(lo: Layout, op: Callable, self: Any, *args: Any, **kwargs: Any) -> Any:
+    return lo.pack(self, [op(p, *args, **kwargs) for p in lo.parts(self)])
+
+
+def binary_rule(lo: Layout, op: Callable, self: Any, other: Any, *args: Any,
+                **kwargs: Any) -> Any:
+    if is_nested(self) and is_nested(other):
+        pa, pb = _same_structure("binary op", self, other, lo)
+        return lo.pack(self, [op(a, b, *args, **kwargs) for a, b in zip(pa, pb)])
+    if is_nested(self):
+        if isinstance(other, Tensor) and other.dim() > 0:
+            raise RuntimeError(
+                "Expected both self and other to be nested, but got a nested self and "
+                "non-nested other")
+        return lo.pack(self, [op(a, other, *args, **kwargs) for a in lo.parts(self)])
+    if isinstance(self, Tensor) and self.dim() > 0:
+        raise RuntimeError(
+            "Expected both self and other to be nested, but got a non-nested self and "
+            "nested other")
+    return lo.pack(other, [op(self, b, *args, **kwargs) for b in lo.parts(other)])
+
+
+def _component_dim(op: str, t: Any, dim: int) -> int:
+    d = _wrap_dim(dim, t.dim())
+    if d == 0:
+        raise RuntimeError(f"{op}: cannot apply it across the nested dimension 0")
+    return d - 1
+
+
+def softmax_rule(lo: Layout, op: Callable, self: Any, dim: int, *args: Any) -> Any:
+    d = _wrap_dim(dim, self.dim())
+    if d == 0:
+        raise RuntimeError("Cannot apply softmax across nested dimension 0")
+    return lo.pack(self, [op(p, d - 1, *args) for p in lo.parts(self)])
+
+
+def softmax_backward_rule(lo: Layout, op: Callable, grad: Any, output: Any, dim: int,
+                          dtype: Any) -> Any:
+    d = _component_dim("_softmax_backward_data", output, dim)
+    pg, po = _same_structure("_softmax_backward_data", grad, output, lo)
+    return lo.pack(output, [op(g, o, d, dtype) for g, o in zip(pg, po)])
+
+
+def transpose_rule(lo: Layout, op: Callable, self: Any, dim0: int, dim1: int) -> Any:
+    ndim = self.dim()
+    d0, d1 = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)
+    if d0 == 0 or d1 == 0:
+        raise RuntimeError("Nested tensor dimension 0 cannot be transposed")
+    return lo.pack(self, [op(p, d0 - 1, d1 - 1) for p in lo.parts(self)])
+
+
+def bmm_rule(lo: Layout, op: Callable, self: Any, mat2: Any) -> Any:
+    if self.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if not (is_nested(self) and is_nested(mat2)):
+        raise RuntimeError("bmm: expected both arguments to be nested tensors")
+    pa, pb = lo.parts(self), lo.parts(mat2)
+    if len(pa) != len(pb):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{len(pa)}, "
+            f"{pa[0]._sizes[-1] if pa else 0}] but got: [{len(pb)}, "
+            f"{pb[0]._sizes[-2] if pb else 0}].")
+    mm = _aten().mm.default
+    return lo.pack(self, [mm(a, b) for a, b in zip(pa, pb)])
+
+
+def matmul_rule(lo: Layout, op: Callable, self: Any, other: Any) -> Any:
+    if is_nested(self) and is_nested(other):
+        pa, pb = lo.parts(self), lo.parts(other)
+        if len(pa) != len(pb):
+            raise RuntimeError(
+                "matmul: Expected size for first dim of self and other to match, got "
+                f"{len(pa)} and {len(pb)}")
+        return lo.pack(self, [op(a, b) for a, b in zip(pa, pb)])
+    if is_nested(self):
+        return lo.pack(self, [op(a, other) for a in lo.parts(self)])
+    raise RuntimeError("matmul: a dense self times a nested other is not supported")
+
+
+def linear_rule(lo: Layout, op: Callable, input: Any, weight: Any, bias: Any = None) -> Any:
+    if is_nested(weight) or (bias is not None and is_nested(bias)):
+        raise RuntimeError("Linear does not support nested weight or bias")
+    if input.dim() != 3 or weight.dim() != 2:
+        raise RuntimeError(
+            "Linear requires nested_tensor.dim == 3 and dense_matrix.dim == 2. Nested tensor "
+            f"dim: {input.dim()}. Dense tensor dim: {weight.dim()}")
+    return lo.pack(input, [op(p, weight, bias) for p in lo.parts(input)])
+
+
+def layer_norm_rule(lo: Layout, op: Callable, input: Any, normalized_shape: list,
+                    weight: Any, bias: Any, eps: float) -> Any:
+    if len(normalized_shape) >= input.dim():
+        raise RuntimeError(
+            "NestedTensor layer_norm: normalized_shape must not cover the nested dimension")
+    outs = [op(p, normalized_shape, weight, bias, eps) for p in lo.parts(input)]
+    return tuple(lo.pack(input, [o[i] for o in outs]) for i in range(3))
+
+
+def sdpa_rule(lo: Layout, op: Callable, query: Any, key: Any, value: Any,
+              attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
+              scale: float | None = None, enable_gqa: bool = False) -> Any:
+    if attn_mask is not None:
+        raise RuntimeError(
+            "scaled_dot_product_attention: an attn_mask is not supported with nested inputs")
+    if not (is_nested(query) and is_nested(key) and is_nested(value)):
+        raise RuntimeError(
+            "scaled_dot_product_attention: expected query, key and value all nested")
+    pq, pk, pv = lo.parts(query), lo.parts(key), lo.parts(value)
+    if not len(pq) == len(pk) == len(pv):
+        raise RuntimeError(
+            "scaled_dot_product_attention: query, key and value hold different numbers of "
+            "sequences")
+    return lo.pack(query, [
+        op(q, k, v, None, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+        for q, k, v in zip(pq, pk, pv)
+    ])
+
+
+# operator overload -> (rule, the dense op's name). A row per operator of each family.
+_UNARY = ("abs", "neg", "sin", "cos", "tanh", "sqrt", "relu", "gelu", "silu", "sgn",
+          "logical_not", "isnan", "isinf", "isposinf", "isneginf", "sigmoid", "exp")
+_BINARY = ("add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "mul.Scalar",
+           "div.Scalar", "eq.Tensor", "eq.Scalar", "gt.Scalar", "ge.Scalar",
+           "threshold_backward", "gelu_backward", "silu_backward")
+
+RULES: dict[str, Callable] = {}
+for _name in _UNARY:
+    RULES[_name] = unary_rule
+for _name in _BINARY:
+    RULES[_name] = binary_rule
+RULES.update({
+    "_softmax": softmax_rule,
+    "_softmax_backward_data": softmax_backward_rule,
+    "transpose.int": transpose_rule,
+    "bmm": bmm_rule,
+    "matmul": matmul_rule,
+    "linear": linear_rule,
+    "native_layer_norm": layer_norm_rule,
+    "scaled_dot_product_attention": sdpa_rule,
+    "clone": unary_rule,
+    "ones_like": unary_rule,
+    "zeros_like": unary_rule,
+    "empty_like": unary_rule,
+})
+
+
+def dense_op(overload: str) -> Callable:
+    """The op handle of `overload` ("add.Tensor", "sin" meaning its default overload)."""
+    name, _, over = overload.partition(".")
+    return getattr(getattr(_aten(), name), over or "default")
+
+
+# --- the strided layout's kernels (NestedTensorCPU) --------------------------------------------
+
+
+def _packed(t: NestedTensor) -> NestedTensor:
+    return t if t.is_contiguous() else from_components(components(t), t._dtype)
+
+
+def _on_buffer(t: NestedTensor, out: Tensor) -> NestedTensor:
+    return make_nested(out, t._nt_sizes)
+
+
+def _strided_kernel(overload: str, rule: Callable) -> Callable:
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        op = dense_op(overload)
+        if rule is unary_rule and type(args[0]) is NestedTensor:
+            t = _packed(args[0])
+            return _on_buffer(t, op(t._nt_buffer, *args[1:], **kwargs))
+        if rule is binary_rule and len(args) >= 2:
+            a, b = args[0], args[1]
+            if type(a) is NestedTensor and type(b) is NestedTensor and a._nt_sizes == b._nt_sizes:
+                a, b = _packed(a), _packed(b)
+                return _on_buffer(a, op(a._nt_buffer, b._nt_buffer, *args[2:], **kwargs))
+        return rule(STRIDED, op, *args, **kwargs)
+
+    return kernel
+
+
+def _kernel_name(overload: str) -> str:
+    return "nested_" + overload.replace(".", "_")
+
+
+for _overload, _rule in RULES.items():
+    native_at(_kernel_name(_overload), _strided_kernel(_overload, _rule), __file__)
+
+
+def _transpose_view(self: NestedTensor, dim0: int, dim1: int) -> NestedTensor:
+    ndim = self.dim()
+    d0, d1 = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)
+    if d0 == 0 or d1 == 0:
+        raise RuntimeError("Nested tensor dimension 0 cannot be transposed")
+    a, b = d0 - 1, d1 - 1
+
+    def swap(row: tuple) -> tuple:
+        row = list(row)
+        row[a], row[b] = row[b], row[a]
+        return tuple(row)
+
+    view = make_nested(self._nt_buffer, tuple(map(swap, self._nt_sizes)),
+                       tuple(map(swap, self._nt_strides)), self._nt_offsets)
+    view._base = self
+    return view
+
+
+native_at("nested_transpose_int_view", _transpose_view, __file__)
+
+
+def _unbind(self: NestedTensor, dim: int = 0) -> list:
+    if _wrap_dim(dim, self.dim()) != 0:
+        raise RuntimeError(
+            f"NestedTensor can only be unbound along dimension 0 got dimension {dim} instead.")
+    return components(self)
+
+
+native_at("nested_unbind_int", _unbind, __file__)
+
+
+def _detach(self: NestedTensor) -> NestedTensor:
+    return make_nested(self._nt_buffer, self._nt_sizes, self._nt_strides, self._nt_offsets)
+
+
+native_at("nested_detach", _detach, __file__)

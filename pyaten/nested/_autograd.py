@@ -1,0 +1,142 @@
+"""Autograd for nested tensors: the AutogradNestedTensor kernels, by components.
+
+Note: nested autograd by components
+    Both layouts carry the AutogradNestedTensor key. Its kernels (registered here, one per
+    operator of the nested rules of pyaten/native/kernels/nested.py) run the operator's rule
+    with a differentiable unbind (`_Unbind`: its backward nests the components' gradients like
+    the input) and a differentiable nest (`_Nest`: its backward unbinds the gradient). Each
+    component is then an ordinary dense tensor whose operators record their own derivatives,
+    so the gradient of every nested operator is its dense derivatives.yaml formula, and a
+    nested leaf receives a nested gradient, as in PyTorch. Without a tensor that requires
+    grad, the kernel runs the operator below autograd (the layout's own kernel).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pyaten.autograd.function import Function
+from pyaten.autograd.grad_mode import GRAD
+from pyaten.core.tensor import Tensor
+from pyaten.dispatch.registry import get_operator
+from pyaten.dispatch.tls import call_below_autograd
+from pyaten.library import Library
+from pyaten.native.kernels.nested import RULES, STRIDED, Layout, dense_op
+from pyaten.native.kernels.nested_tensor import NestedTensor as StridedNested
+from pyaten.nested._jagged import JAGGED
+
+__all__ = ["layout_of", "BRIDGE", "nest"]
+
+
+def layout_of(t: Any) -> Layout:
+    return STRIDED if type(t) is StridedNested else JAGGED
+
+
+class _Like:
+    """A non-tensor handle on the nested tensor a `_Nest` output is built like."""
+
+    __slots__ = ("like", "layout")
+
+    def __init__(self, like: Any, layout: Layout) -> None:
+        self.like, self.layout = like, layout
+
+
+class _Unbind(Function):
+    @staticmethod
+    def forward(ctx: Any, nested: Any) -> tuple:
+        ctx.like = _Like(nested.detach(), layout_of(nested))
+        parts = ctx.like.layout.parts(nested)
+        ctx.shapes = [(p._sizes, p._dtype, p._device) for p in parts]
+        return tuple(parts)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        import pyaten
+
+        filled = [
+            pyaten.zeros(shape, dtype=dtype, device=device) if g is None else g
+            for g, (shape, dtype, device) in zip(grads, ctx.shapes)
+        ]
+        return ctx.like.layout.pack(ctx.like.like, filled)
+
+
+class _Nest(Function):
+    @staticmethod
+    def forward(ctx: Any, like: _Like, *parts: Tensor) -> Any:
+        ctx.layout = like.layout
+        return like.layout.pack(like.like, list(parts))
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple:
+        return (None, *ctx.layout.parts(grad))
+
+
+def nest(like: Any, layout: Layout, parts: list) -> Any:
+    """A nested tensor (of `layout`, built like `like`) of `parts`, differentiable."""
+    return _Nest.apply(_Like(like, layout), *parts)
+
+
+def _bridge_parts(x: Any) -> list:
+    return list(_Unbind.apply(x))
+
+
+def _bridge_pack(like: Any, parts: list) -> Any:
+    return nest(like, layout_of(like), parts)
+
+
+BRIDGE = Layout(_bridge_parts, _bridge_pack)
+
+
+def _wants_grad(args: tuple, kwargs: dict) -> bool:
+    if not GRAD.enabled:
+        return False
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor) and a.requires_grad:
+            return True
+    return False
+
+
+def _autograd_kernel(overload: str, rule: Any) -> Any:
+    qualified = "aten::" + overload
+    op = dense_op(overload)
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        if _wants_grad(args, kwargs):
+            return rule(BRIDGE, op, *args, **kwargs)
+        entry = get_operator(qualified)
+        return call_below_autograd(functools.partial(entry.call, *args, **kwargs))
+
+    kernel.__name__ = f"nested_autograd_{overload.replace('.', '_')}"
+    return kernel
+
+
+def _sdpa_kernel(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+    op = dense_op("scaled_dot_product_attention")
+    lo = BRIDGE if _wants_grad((query, key, value, *args), kwargs) else layout_of(query)
+    return RULES["scaled_dot_product_attention"](lo, op, query, key, value, *args, **kwargs)
+
+
+def _unbind_kernel(self: Any, dim: int = 0) -> Any:
+    if _wants_grad((self,), {}):
+        from pyaten.core.tensor import _wrap_dim
+
+        if _wrap_dim(dim, self.dim()) == 0:
+            return _bridge_parts(self)
+    entry = get_operator("aten::unbind.int")
+    return call_below_autograd(functools.partial(entry.call, self, dim))
+
+
+# Operators the nested rules serve that have a derivative (the backward-only ones, which a
+# dense derivative never calls on a nested tensor here, go below autograd untouched).
+_NOT_DIFFERENTIABLE = {"_softmax_backward_data", "threshold_backward", "gelu_backward",
+                       "silu_backward", "eq.Tensor", "eq.Scalar", "gt.Scalar", "ge.Scalar",
+                       "logical_not", "isnan", "isinf", "isposinf", "isneginf", "ones_like",
+                       "zeros_like", "empty_like", "scaled_dot_product_attention"}
+
+_LIBRARY = Library("aten", "IMPL")
+for _overload, _rule in RULES.items():
+    if _overload not in _NOT_DIFFERENTIABLE:
+        _LIBRARY.impl(_overload, _autograd_kernel(_overload, _rule), "AutogradNestedTensor")
+_LIBRARY.impl("scaled_dot_product_attention", _sdpa_kernel, "AutogradNestedTensor")
+_LIBRARY.impl("unbind.int", _unbind_kernel, "AutogradNestedTensor")

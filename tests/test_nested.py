@@ -1,0 +1,199 @@
+"""pyaten.nested against torch.nested 2.13: both layouts, values through unbind and
+to_padded_tensor, sizes, printing, gradients of nested leaves, and the errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pyaten
+import pyaten.nn.functional as PF
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as TF  # noqa: E402
+
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
+
+LAYOUTS = {"strided": (pyaten.strided, torch.strided), "jagged": (pyaten.jagged, torch.jagged)}
+
+
+def _pair(shapes: list[tuple], layout: str, seed: int = 0, requires_grad: bool = False):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    ours = pyaten.nested.nested_tensor([pyaten.tensor(a) for a in arrays],
+                                       layout=LAYOUTS[layout][0], requires_grad=requires_grad)
+    theirs = torch.nested.nested_tensor([torch.tensor(a) for a in arrays],
+                                        layout=LAYOUTS[layout][1], requires_grad=requires_grad)
+    return ours, theirs
+
+
+def _assert_same(ours, theirs, atol: float = 1e-5) -> None:
+    assert ours.is_nested and theirs.is_nested
+    mine, ref = ours.unbind(), theirs.unbind()
+    assert len(mine) == len(ref)
+    for a, b in zip(mine, ref):
+        assert tuple(a.shape) == tuple(b.shape)
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=atol, rtol=1e-5)
+
+
+SHAPES = [(2, 4), (5, 4), (3, 4)]
+OPS = {
+    "sin": (lambda t: t.sin(), lambda t: t.sin()),
+    "neg": (lambda t: -t, lambda t: -t),
+    "relu": (lambda t: t.relu(), lambda t: t.relu()),
+    "tanh": (lambda t: t.tanh(), lambda t: t.tanh()),
+    "add": (lambda t: t + t, lambda t: t + t),
+    "mul": (lambda t: t * t, lambda t: t * t),
+    "sub_scalar": (lambda t: t - 1.5, lambda t: t - 1.5),
+    "div_scalar": (lambda t: t / 2, lambda t: t / 2),
+    "mul_scalar": (lambda t: t * 3, lambda t: t * 3),
+    "softmax": (lambda t: t.softmax(-1), lambda t: t.softmax(-1)),
+    "linear": (lambda t: PF.linear(t, pyaten.tensor(_W), pyaten.tensor(_B)),
+               lambda t: TF.linear(t, torch.tensor(_W), torch.tensor(_B))),
+    "layer_norm": (lambda t: PF.layer_norm(t, (4,), pyaten.tensor(_G), pyaten.tensor(_B4)),
+                   lambda t: TF.layer_norm(t, (4,), torch.tensor(_G), torch.tensor(_B4))),
+    "matmul_dense": (lambda t: pyaten.matmul(t, pyaten.tensor(_W.T.copy())),
+                     lambda t: torch.matmul(t, torch.tensor(_W.T.copy()))),
+}
+_rng = np.random.default_rng(7)
+_W = _rng.standard_normal((3, 4)).astype(np.float32)
+_B = _rng.standard_normal(3).astype(np.float32)
+_G = _rng.standard_normal(4).astype(np.float32)
+_B4 = _rng.standard_normal(4).astype(np.float32)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", OPS)
+def test_operator_values_and_gradients(layout: str, op: str) -> None:
+    if layout == "strided" and op in ("sub_scalar", "matmul_dense"):
+        pytest.skip("torch's strided layout has no sub.Scalar / dense-matmul kernel")
+    ours, theirs = _pair(SHAPES, layout, requires_grad=True)
+    ours_fn, theirs_fn = OPS[op]
+    out, ref = ours_fn(ours), theirs_fn(theirs)
+    _assert_same(out, ref)
+    try:
+        ref.to_padded_tensor(0.0).sum().backward()
+    except NotImplementedError:
+        return  # torch lacks this derivative for the layout (tanh_backward on strided)
+    out.to_padded_tensor(0.0).sum().backward()
+    assert ours.grad is not None and ours.grad.is_nested
+    _assert_same(ours.grad, theirs.grad, atol=1e-4)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_to_padded_tensor_and_sizes(layout: str) -> None:
+    ours, theirs = _pair([(2, 3), (4, 3)], layout)
+    np.testing.assert_array_equal(ours.to_padded_tensor(-1.0).numpy(),
+                                  theirs.to_padded_tensor(-1.0).numpy())
+    np.testing.assert_array_equal(
+        pyaten.nested.to_padded_tensor(ours, 0.5, (2, 5, 3)).numpy(),
+        torch.nested.to_padded_tensor(theirs, 0.5, (2, 5, 3)).numpy())
+    assert ours.dim() == theirs.dim() == 3
+    assert ours.size(0) == theirs.size(0) and ours.size(2) == theirs.size(2)
+    assert ours.numel() == theirs.numel()
+    assert ours._nested_tensor_size().tolist() == [[2, 3], [4, 3]]
+    assert ours.is_nested and not pyaten.ones(2).is_nested
+    assert ours.layout is LAYOUTS[layout][0]
+
+
+def test_strided_sizes_follow_torch() -> None:
+    ours, theirs = _pair([(2, 3), (4, 3)], "strided")
+    assert ours._nested_tensor_size().tolist() == theirs._nested_tensor_size().tolist()
+    for call in (lambda t: t.size(1), lambda t: t.shape, lambda t: t.size(5)):
+        with pytest.raises(Exception) as expected:
+            call(theirs)
+        with pytest.raises(type(expected.value), match=str(expected.value)[:30]):
+            call(ours)
+
+
+def test_strided_printing_matches_torch() -> None:
+    ours, theirs = _pair([(2, 3), (1, 3)], "strided", requires_grad=True)
+    assert repr(ours) == repr(theirs)
+    ours2 = pyaten.nested.nested_tensor([[1, 2], [3]])
+    assert repr(ours2) == repr(torch.nested.nested_tensor([[1, 2], [3]]))
+
+
+def test_jagged_printing_shape() -> None:
+    ours, _ = _pair([(2, 3), (4, 3)], "jagged")
+    text = repr(ours)
+    assert text.startswith("NestedTensor(size=(2, j") and "offsets=tensor([0, 2, 6])" in text
+    assert str(ours.shape[1]).startswith("j")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nested_attention_matches_torch(layout: str) -> None:
+    # PyTorch's tutorial: (B, L_i, H, D) sequences, heads moved before the ragged dim
+    shapes = [(5, 2, 4), (3, 2, 4), (7, 2, 4)]
+    q, tq = _pair(shapes, layout, seed=1, requires_grad=True)
+    k, tk = _pair(shapes, layout, seed=2)
+    v, tv = _pair(shapes, layout, seed=3)
+    out = PF.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                          v.transpose(1, 2)).transpose(1, 2)
+    ref = TF.scaled_dot_product_attention(tq.transpose(1, 2), tk.transpose(1, 2),
+                                          tv.transpose(1, 2)).transpose(1, 2)
+    _assert_same(out, ref)
+    out.to_padded_tensor(0.0).square().sum().backward()
+    ref.to_padded_tensor(0.0).square().sum().backward()
+    _assert_same(q.grad, tq.grad, atol=1e-4)
+
+
+def test_strided_bmm_and_nested_matmul() -> None:
+    a, ta = _pair([(2, 3), (4, 3)], "strided", seed=4, requires_grad=True)
+    b, tb = _pair([(3, 5), (3, 1)], "strided", seed=5)
+    _assert_same(pyaten.bmm(a, b), torch.bmm(ta, tb))
+    out, ref = pyaten.matmul(a, b), torch.matmul(ta, tb)
+    _assert_same(out, ref)
+    out.to_padded_tensor(0.0).sum().backward()
+    ref.to_padded_tensor(0.0).sum().backward()
+    _assert_same(a.grad, ta.grad, atol=1e-4)
+
+
+def test_as_nested_tensor_keeps_history_and_unbind_grads() -> None:
+    parts = [pyaten.ones(2, 3, requires_grad=True), pyaten.ones(4, 3, requires_grad=True)]
+    nt = pyaten.nested.as_nested_tensor(parts)
+    (nt * 2).to_padded_tensor(0.0).sum().backward()
+    assert parts[0].grad.tolist() == [[2.0] * 3] * 2
+    leaf, tleaf = _pair([(2, 3), (1, 3)], "strided", requires_grad=True)
+    leaf.unbind()[1].sum().backward()
+    tleaf.unbind()[1].sum().backward()
+    _assert_same(leaf.grad, tleaf.grad)
+
+
+def test_nested_tensor_from_jagged() -> None:
+    values = np.arange(12, dtype=np.float32).reshape(6, 2)
+    ours = pyaten.nested.nested_tensor_from_jagged(pyaten.tensor(values),
+                                                    pyaten.tensor([0, 2, 6]))
+    theirs = torch.nested.nested_tensor_from_jagged(torch.tensor(values),
+                                                    torch.tensor([0, 2, 6]))
+    _assert_same(ours, theirs)
+    _assert_same(ours.reshape(2, -1, 2), theirs.reshape(2, -1, 2))
+
+
+def _same_error(ours_call, theirs_call) -> None:
+    with pytest.raises(Exception) as expected:
+        theirs_call()
+    with pytest.raises(type(expected.value)) as got:
+        ours_call()
+    assert str(got.value).split(".")[0] == str(expected.value).split(".")[0]
+
+
+def test_errors_as_torch() -> None:
+    a, ta = _pair([(2, 3), (4, 3)], "strided")
+    _same_error(lambda: pyaten.nested.nested_tensor([pyaten.ones(2, 3), pyaten.ones(3)]),
+                lambda: torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(3)]))
+    _same_error(lambda: a.unbind(1), lambda: ta.unbind(1))
+    _same_error(lambda: a + pyaten.ones(3), lambda: ta + torch.ones(3))
+    _same_error(lambda: pyaten.nested.to_padded_tensor(a, 0.0, (1,)),
+                lambda: torch.nested.to_padded_tensor(ta, 0.0, (1,)))
+    _same_error(lambda: PF.linear(a.unsqueeze(1) if False else pyaten.nested.nested_tensor(
+        [pyaten.ones(1, 2, 3)]), pyaten.ones(5, 3)),
+        lambda: TF.linear(torch.nested.nested_tensor([torch.ones(1, 2, 3)]), torch.ones(5, 3)))
+    _same_error(lambda: pyaten.bmm(a, a), lambda: torch.bmm(ta, ta.transpose(1, 2).unsqueeze(
+        0)) if False else torch.bmm(ta.transpose(1, 2).transpose(1, 2), ta.transpose(1, 2)[0:0]
+                                    if False else ta))
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::exp' with arguments "
+                       "from the 'NestedTensorCPU' backend"):
+        pyaten.exp(a)
