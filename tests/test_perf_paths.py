@@ -243,3 +243,44 @@ def test_batch_rebuilds_even_when_the_block_raises() -> None:
     finally:
         for handle in reversed(handles):
             handle.remove()
+
+
+# --- convolution: the (N, G, C*K, L) columns and the channels-last columns ------------------
+# (Note: channels-last columns, in pyaten/native/kernels/conv.py): one group and at least 8
+# input channels take the channels-last GEMMs; both paths against PyTorch, forward and the
+# three gradients, over 1-3 spatial dims, strides, paddings, dilations, groups and
+# transposed convolutions.
+CONV_CASES = [
+    # (channels in, channels out, spatial, kernel, stride, padding, dilation, groups)
+    (3, 5, (9,), (3,), (1,), (1,), (1,), 1),
+    (8, 6, (9,), (3,), (2,), (0,), (2,), 1),
+    (4, 8, (6, 7), (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    (12, 10, (6, 7), (3, 2), (2, 1), (1, 0), (1, 2), 1),
+    (16, 8, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1), 2),
+    (9, 4, (4, 5, 3), (2, 3, 2), (1, 2, 1), (1, 0, 1), (1, 1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_convolution_paths_match_torch_forward_and_backward(case, transposed) -> None:
+    cin, cout, spatial, kernel, stride, padding, dilation, groups = case
+    rng = np.random.default_rng(len(spatial) * 100 + cin)
+    x = rng.standard_normal((2, cin, *spatial)).astype(np.float64)
+    if transposed:
+        w = rng.standard_normal((cin, cout // groups, *kernel))
+    else:
+        w = rng.standard_normal((cout, cin // groups, *kernel))
+    b = rng.standard_normal(cout)
+    output_padding = [0] * len(spatial)
+    results = []
+    for lib, make in ((pyaten, pyaten.from_numpy), (torch, torch.from_numpy)):
+        xt, wt, bt = (make(a.copy()).requires_grad_(True) for a in (x, w, b))
+        y = lib.ops.aten.convolution(xt, wt, bt, list(stride), list(padding), list(dilation),
+                                     transposed, output_padding, groups)
+        grad = make(np.linspace(-1, 1, int(np.prod(tuple(y.shape)))).reshape(tuple(y.shape)))
+        y.backward(grad)
+        results.append([t.detach().numpy() for t in (y, xt.grad, wt.grad, bt.grad)])
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)

@@ -122,6 +122,66 @@ def _columns(x: np.ndarray, ksize: tuple, out: tuple, stride: tuple, padding: tu
     return view.reshape(n, groups, (c // groups) * kk, int(np.prod(out)))
 
 
+# Note: channels-last columns. With one group and at least _LAST_FROM input channels the
+# column matrix is built from a channels-last copy of the padded input: its rows are output
+# positions (N*L) and its columns kernel taps times channels (K*C), so the copy moves runs of C
+# contiguous values, and each of the forward, the weight gradient and the input gradient is
+# one GEMM over the whole batch. Measured on (64, 16, 4, 4) by 32 3x3 filters: forward 0.7 ->
+# 0.28 ms; on (32, 64, 32, 32) by 64: 149 -> 113 ms. With few channels (the first layer of an
+# image model) the runs are too short and the (N, G, C*K, L) columns above stay faster.
+_LAST_FROM = 8
+
+
+def _channels_last_path(channels: int, groups: int) -> bool:
+    return groups == 1 and channels >= _LAST_FROM
+
+
+def _padded_last(x: np.ndarray, padding: tuple) -> np.ndarray:
+    """x (N, C, *S) as a zero-padded channels-last array (N, *(S + 2 * padding), C)."""
+    nd = x.ndim - 2
+    last = (0, *range(2, 2 + nd), 1)
+    if not any(padding):
+        return np.ascontiguousarray(x.transpose(last))
+    shape = (x.shape[0],) + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)) + x.shape[1:2]
+    out = np.zeros(shape, x.dtype)
+    inner = tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))
+    out[(slice(None),) + inner] = x.transpose(last)
+    return out
+
+
+def _last_columns(x: np.ndarray, ksize: tuple, out: tuple, stride: tuple, padding: tuple,
+                  dilation: tuple) -> np.ndarray:
+    """The channels-last column matrix (N*L, K*C) of x (N, C, *S), one copy of a view."""
+    xp = _padded_last(x, padding)
+    sn, sp, sc = xp.strides[0], xp.strides[1:-1], xp.strides[-1]
+    view = as_strided(
+        xp,
+        (xp.shape[0], *out, *ksize, xp.shape[-1]),
+        (sn, *(s * st for s, st in zip(sp, stride)), *(s * d for s, d in zip(sp, dilation)),
+         sc),
+        writeable=False,
+    )
+    return view.reshape(xp.shape[0] * int(np.prod(out)), -1)
+
+
+def _weight_matrix(w: np.ndarray) -> np.ndarray:
+    """w (O, C, *K) as the (K*C, O) matrix that multiplies channels-last columns."""
+    nd = w.ndim - 2
+    return w.transpose((*range(2, 2 + nd), 1, 0)).reshape(-1, w.shape[0])
+
+
+def _rows(g: np.ndarray) -> np.ndarray:
+    """grad (N, O, *Out) as the (N*L, O) matrix of channels-last rows (one transposing copy)."""
+    n, o = g.shape[:2]
+    return np.ascontiguousarray(g.reshape(n, o, -1).transpose(0, 2, 1)).reshape(-1, o)
+
+
+def _from_rows(y: np.ndarray, n: int, out: tuple) -> np.ndarray:
+    """(N*L, O) rows back to a row-major (N, O, *Out) array."""
+    o = y.shape[1]
+    return np.ascontiguousarray(y.reshape(n, -1, o).transpose(0, 2, 1)).reshape((n, o) + out)
+
+
 def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple, padding: tuple,
                  dilation: tuple, groups: int) -> np.ndarray:
     """The regular convolution (N, O, *Out) of x (N, C, *S) by w (O, C/G, *K)."""
@@ -131,6 +191,9 @@ def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple, padding: tuple,
         for s, p, d, k, st in zip(x.shape[2:], padding, dilation, ksize, stride)
     )
     n, o = x.shape[0], w.shape[0]
+    if _channels_last_path(x.shape[1], groups):  # Note: channels-last columns
+        cols = _last_columns(x, ksize, out, stride, padding, dilation)
+        return _from_rows(cols @ _weight_matrix(w), n, out)
     cols = _columns(x, ksize, out, stride, padding, dilation, groups)
     wg = w.reshape(groups, o // groups, -1)
     y = np.matmul(wg, cols)  # (N, G, Og, L)
@@ -144,11 +207,35 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, spatial: tuple, stride: tuple,
     out = g.shape[2:]
     ksize = w.shape[2:]
     cg = w.shape[1]
+    if _channels_last_path(cg, groups):  # Note: channels-last columns
+        cols = _rows(g) @ _weight_matrix(w).T  # (N*L, K*C)
+        return _col2im_last(cols.reshape((n, *out, *ksize, cg)), spatial, stride, padding,
+                            dilation)
     wg = w.reshape(groups, o // groups, -1)
     gg = g.reshape(n, groups, o // groups, -1)
     cols = np.matmul(wg.transpose(0, 2, 1), gg)  # (N, G, Cg*K, L)
     cols = cols.reshape((n, groups * cg) + tuple(ksize) + tuple(out))
     return col2im_array(cols, spatial, stride, padding, dilation)
+
+
+def _col2im_last(cols: np.ndarray, spatial: tuple, stride: tuple, padding: tuple,
+                 dilation: tuple) -> np.ndarray:
+    """col2im_array for channels-last columns (N, *Out, *K, C): the strided adds move runs of
+    C values; the image comes back row-major (N, C, *spatial)."""
+    nd = len(spatial)
+    out = cols.shape[1:1 + nd]
+    ksize = cols.shape[1 + nd:1 + 2 * nd]
+    padded = tuple(s + 2 * p for s, p in zip(spatial, padding))
+    gx = np.zeros((cols.shape[0], *padded, cols.shape[-1]), cols.dtype)
+    every = slice(None)
+    for offset in np.ndindex(*ksize):
+        window = tuple(
+            slice(k * d, k * d + st * (m - 1) + 1, st)
+            for k, d, st, m in zip(offset, dilation, stride, out)
+        )
+        gx[(every, *window)] += cols[(every,) * (1 + nd) + offset]
+    inner = tuple(slice(p, p + s) for p, s in zip(padding, spatial))
+    return np.ascontiguousarray(gx[(every, *inner)].transpose((0, 1 + nd, *range(1, 1 + nd))))
 
 
 def col2im_array(cols: np.ndarray, spatial: tuple, stride: tuple, padding: tuple,
@@ -178,6 +265,12 @@ def conv_weight_grad(g: np.ndarray, x: np.ndarray, ksize: tuple, stride: tuple,
     n, o = g.shape[:2]
     out = g.shape[2:]
     c = x.shape[1]
+    if _channels_last_path(c, groups):  # Note: channels-last columns
+        cols = _last_columns(x, ksize, out, stride, padding, dilation)  # (N*L, K*C)
+        gw = _rows(g).T @ cols  # (O, K*C)
+        nd = len(ksize)
+        gw = gw.reshape((o, *ksize, c)).transpose((0, 1 + nd, *range(1, 1 + nd)))
+        return np.ascontiguousarray(gw)
     cols = _columns(x, ksize, out, stride, padding, dilation, groups)  # (N, G, CgK, L)
     gg = g.reshape(n, groups, o // groups, -1)
     # one product per sample, then the sum over the batch: measured 25x faster than one
