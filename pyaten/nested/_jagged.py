@@ -185,9 +185,14 @@ def jagged_from_parts(parts: list, ragged_idx: int = 1, like: NestedTensor | Non
 
 
 def _pack(like: NestedTensor | None, parts: list) -> NestedTensor:
-    if like is None:
-        return jagged_from_parts(parts, 1)
-    return jagged_from_parts(parts, like._ragged_idx, like)
+    # the ragged dim is where the parts' sizes differ (an op may move it: transpose)
+    ragged_idx = 1 if like is None else like._ragged_idx
+    if parts:
+        differ = [d for d in range(parts[0].dim())
+                  if any(p._sizes[d] != parts[0]._sizes[d] for p in parts)]
+        if len(differ) == 1:
+            ragged_idx = differ[0] + 1
+    return jagged_from_parts(parts, ragged_idx, like)
 
 
 JAGGED = Layout(jagged_parts, _pack)

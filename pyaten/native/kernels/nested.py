@@ -132,6 +132,11 @@ def bmm_rule(lo: Layout, op: Callable, self: Any, mat2: Any) -> Any:
             f"Expected size for first two dimensions of batch2 tensor to be: [{len(pa)}, "
             f"{pa[0]._sizes[-1] if pa else 0}] but got: [{len(pb)}, "
             f"{pb[0]._sizes[-2] if pb else 0}].")
+    for i, (a, b) in enumerate(zip(pa, pb)):
+        if a._sizes[1] != b._sizes[0]:
+            raise RuntimeError(
+                f"{i}-th nested matrices in batch cannot be multiplied ({a._sizes[0]}x"
+                f"{a._sizes[1]} and {b._sizes[0]}x{b._sizes[1]})")
     mm = _aten().mm.default
     return lo.pack(self, [mm(a, b) for a, b in zip(pa, pb)])
 

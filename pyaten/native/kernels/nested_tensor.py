@@ -123,7 +123,10 @@ class NestedTensor(Tensor):
     def __repr__(self) -> str:
         from pyaten.core.printing import tensor_repr
 
-        parts = [tensor_repr(c) for c in components(self)]
+        shown = components(self)
+        for c in shown:  # PyTorch shows each component requiring grad as the whole does
+            c._requires_grad = self._requires_grad or self.grad_fn is not None
+        parts = [tensor_repr(c) for c in shown]
         body = ",\n".join("  " + p.replace("\n", "\n  ") for p in parts)
         text = "nested_tensor([\n" + body + "\n])"
         if self.grad_fn is not None:
