@@ -18,3 +18,5 @@ from pyaten.distributed.distributed_c10d import __all__ as _c10d_all
 ReduceOpType = ReduceOp.RedOpType
 
 __all__ = ["ProcessGroup", "ReduceOp", "Work", "Future", "GroupMember", "group", *_c10d_all]
+
+from pyaten.distributed import _functional_collectives  # noqa: E402,F401  (its operators)

@@ -73,13 +73,13 @@ def allreduce_(tensors, process_group, reduce_op, sparse_indices=None, async_op=
                timeout=-1):  # fmt: skip
     op = as_red_op(reduce_op)
     process_group.check_same("all_reduce", ([_shape(t) for t in tensors], op.name))
-    return tensors, process_group.allreduce([_np(t) for t in tensors], op)
+    return tensors, _holding(process_group.allreduce([_np(t) for t in tensors], op), tensors)
 
 
 def broadcast_(tensors, process_group, root_rank, root_tensor=0, async_op=True, timeout=-1):
     process_group.check_same("broadcast", ([_shape(t) for t in tensors], root_rank))
     works = [process_group.broadcast(_np(t), root_rank) for t in tensors]
-    return tensors, _joined(works)
+    return tensors, _holding(_joined(works), tensors)
 
 
 def allgather_(output_tensors, input_tensors, process_group, async_op=True, timeout=-1):
@@ -254,6 +254,11 @@ def recv_(tensors, process_group, src, tag):
 
 def recv_any_source_(tensors, process_group, tag):
     return process_group.recv(_np(tensors[0]), None, tag)
+
+
+def _holding(work: Work, tensors: Sequence[Any]) -> Work:
+    work._result = list(tensors)  # what `work.result()` and its future give
+    return work
 
 
 def _joined(works: Sequence[Work]) -> Work:

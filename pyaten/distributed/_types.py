@@ -85,7 +85,7 @@ class Future:
         self._wait = wait
         self._done = wait is None
         self._value: Any = None
-        self._callbacks: list[Callable[[Future], Any]] = []
+        self._progress: Callable[[], Any] = _nothing  # lets MPI move the data (no blocking)
 
     def set_result(self, value: Any) -> None:
         self._value = value
@@ -106,7 +106,13 @@ class Future:
 
     def then(self, callback: Callable[[Future], Any]) -> Future:
         """A future of `callback(self)`, run when the result is first asked for."""
-        return Future(lambda: callback(_done_future(self.wait())))
+        chained = Future(lambda: callback(_done_future(self.wait())))
+        chained._progress = self._progress
+        return chained
+
+
+def _nothing() -> None:
+    return None
 
 
 def _done_future(value: Any) -> Future:
@@ -180,7 +186,9 @@ class Work:
         return self._result
 
     def get_future(self) -> Future:
-        return Future(self.result)
+        future = Future(self.result)
+        future._progress = self.is_completed
+        return future
 
     def source_rank(self) -> int:
         if self._source_rank is None:

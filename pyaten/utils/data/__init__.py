@@ -14,6 +14,7 @@ from pyaten.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from pyaten.utils.data.distributed import DistributedSampler
 from pyaten.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -24,7 +25,7 @@ from pyaten.utils.data.sampler import (
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
     "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
     "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
     "default_collate", "default_convert", "get_worker_info", "random_split",

@@ -1,0 +1,1 @@
+"""`pyaten.distributed.algorithms`: DDP communication hooks (`ddp_comm_hooks`)."""
