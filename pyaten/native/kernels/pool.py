@@ -578,6 +578,9 @@ def max_pool1d(self: Tensor, kernel_size, stride, padding, dilation, ceil_mode: 
 
 @native
 def max_pool2d(self: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool) -> Tensor:
+    if self.is_quantized:  # as ATen's max_pool2d: quantized tensors have their own kernel
+        return _aten().quantized_max_pool2d.default(self, kernel_size, stride, padding,
+                                                    dilation, ceil_mode)
     return _aten().max_pool2d_with_indices.default(self, kernel_size, stride, padding,
                                                    dilation, ceil_mode)[0]
 

@@ -1,0 +1,151 @@
+"""pyaten.masked against torch.masked: every reduction and normalisation on random masks
+(all-False slices included), dims, keepdim, dtypes, broadcast masks, gradients and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from _helpers import assert_same, from_torch, run_both, same_error
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyaten
+
+REDUCTIONS = ["sum", "prod", "amax", "amin", "mean", "var", "std", "logsumexp", "norm"]
+ONE_DIM = ["argmax", "argmin", "median", "cumsum", "cumprod", "softmax", "log_softmax",
+           "softmin", "normalize"]
+
+
+def _data(seed: int, shape: tuple, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = np.random.default_rng(seed)
+    if dtype.is_floating_point:
+        x = torch.tensor(gen.standard_normal(shape)).to(dtype)
+    elif dtype == torch.bool:
+        x = torch.tensor(gen.integers(0, 2, shape).astype(bool))
+    else:
+        x = torch.tensor(gen.integers(-4 if dtype != torch.uint8 else 0, 5, shape)).to(dtype)
+    mask = torch.tensor(gen.random(shape) < 0.6)
+    if len(shape) >= 2:
+        mask[0] = False  # a fully masked-out slice along every later dim
+        mask[..., -1] = False
+    return x, mask
+
+
+def _call(module, name: str, x, dim, mask, **kwargs):
+    fn = getattr(module.masked, name)
+    if name == "norm":
+        return fn(x, kwargs.pop("ord", 2.0), dim, mask=mask, **kwargs)
+    if name == "normalize":
+        return fn(x, kwargs.pop("ord", 2.0), dim, mask=mask, **kwargs)
+    return fn(x, dim, mask=mask, **kwargs)
+
+
+def _compare(name: str, x: torch.Tensor, dim, mask, **kwargs) -> None:
+    px = from_torch(x)
+    pm = None if mask is None else from_torch(mask)
+    ours = {k: getattr(pyaten, str(v).rsplit(".", 1)[-1]) if isinstance(v, torch.dtype) else v
+            for k, v in kwargs.items()}
+    pair = run_both(lambda: _call(pyaten, name, px, dim, pm, **dict(ours)),
+                    lambda: _call(torch, name, x, dim, mask, **dict(kwargs)))
+    if pair is not None:
+        assert_same(*pair)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dim", [None, 1, (0, 2)])
+def test_reductions_float(name, dim) -> None:
+    x, mask = _data(0, (3, 4, 5), torch.float32)
+    for keepdim in (False, True):
+        _compare(name, x, dim, mask, keepdim=keepdim)
+    _compare(name, x, dim, None)
+
+
+@pytest.mark.parametrize("name", ONE_DIM)
+def test_one_dim_operations_float(name) -> None:
+    x, mask = _data(1, (4, 3, 5), torch.float64)
+    for dim in (0, -1):
+        _compare(name, x, dim, mask)
+    _compare(name, x, 1, None)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.int16,
+                                   torch.bool, torch.float64, torch.float16])
+@pytest.mark.parametrize("name", ["sum", "prod", "amax", "amin", "argmax", "argmin", "cumsum",
+                                  "cumprod", "mean", "var", "median"])
+def test_dtypes(dtype, name) -> None:
+    if dtype == torch.bool and name in ("cumsum", "cumprod"):
+        pytest.skip("pyaten.cumsum(dtype=bool) computes where torch's refuses (scan.py)")
+    x, mask = _data(2, (4, 6), dtype)
+    _compare(name, x, 1, mask)
+    if name != "median":
+        _compare(name, x, 0, mask, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("name", ["sum", "amax", "mean", "softmax", "norm", "std"])
+def test_broadcast_and_non_bool_masks(name) -> None:
+    x, _ = _data(3, (3, 4), torch.float32)
+    for mask in (torch.tensor([True, False, True, False]), torch.tensor([[1], [0], [1]]),
+                 torch.tensor([1.0, 0.0, 2.0, 0.0])):
+        _compare(name, x, 1, mask)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       name=st.sampled_from(REDUCTIONS + ONE_DIM), keepdim=st.booleans())
+def test_random_masks_match_torch(seed, shape, name, keepdim) -> None:
+    x, mask = _data(seed, tuple(shape), torch.float64)
+    dim = seed % len(shape)
+    kwargs = {"keepdim": keepdim} if name in REDUCTIONS + ["argmax", "argmin", "median"] else {}
+    _compare(name, x, dim, mask, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "amax", "mean", "var", "std", "logsumexp",
+                                  "norm", "softmax", "log_softmax", "softmin", "normalize",
+                                  "cumsum", "cumprod", "median"])
+def test_gradients_match_torch(name) -> None:
+    x, mask = _data(4, (3, 4), torch.float64)
+    mask[2] = True  # keep one complete row next to the empty and partial ones
+    xt = x.clone().requires_grad_()
+    xp = from_torch(x).requires_grad_()
+    out_t = _call(torch, name, xt, 1, mask)
+    out_p = _call(pyaten, name, xp, 1, from_torch(mask))
+    weights = torch.tensor(np.random.default_rng(5).standard_normal(tuple(out_t.shape)))
+    # NaN/inf outputs of empty slices are left out of the scalar we differentiate
+    keep = torch.isfinite(out_t)
+    (out_t * weights)[keep].sum().backward()
+    (out_p * from_torch(weights))[from_torch(keep)].sum().backward()
+    assert_same(xp.grad, xt.grad)
+
+
+def test_logaddexp_with_two_masks() -> None:
+    a, ma = _data(6, (5,), torch.float32)
+    b, mb = _data(7, (5,), torch.float32)
+    assert_same(pyaten.masked.logaddexp(from_torch(a), from_torch(b), input_mask=from_torch(ma),
+                                        other_mask=from_torch(mb)),
+                torch.masked.logaddexp(a, b, input_mask=ma, other_mask=mb))
+
+
+@pytest.mark.parametrize("case", [
+    lambda m, x: m.masked.sum(x, 0, mask=m.ones(2, 3, 4, dtype=m.bool)),   # rank above input
+    lambda m, x: m.masked.mean(x.long(), 0, mask=m.ones(3, 4, dtype=m.bool)),
+    lambda m, x: m.masked.median(x.long(), 1, mask=m.zeros(3, 4, dtype=m.bool)),
+    lambda m, x: m.masked.sum(x, (0, 0)),
+    lambda m, x: m.masked.amax(x, 5, mask=m.ones(3, 4, dtype=m.bool)),
+    lambda m, x: m.masked.amax(x.bool(), 0, mask=m.ones(3, 4, dtype=m.bool)),
+    lambda m, x: m.masked.var(x, 0, True, correction=1),
+])
+def test_errors_match_torch(case) -> None:
+    x = torch.arange(12.0).reshape(3, 4)
+    same_error(lambda: case(pyaten, from_torch(x)), lambda: case(torch, x))
+
+
+def test_meta_shapes() -> None:
+    x, mask = torch.empty(3, 4, device="meta"), torch.ones(3, 4, dtype=torch.bool, device="meta")
+    px, pm = pyaten.empty(3, 4, device="meta"), pyaten.ones(3, 4, dtype=pyaten.bool,
+                                                              device="meta")
+    for name in ("sum", "amax", "softmax", "logsumexp", "cumsum"):
+        assert_same(_call(pyaten, name, px, 1, pm, **({"keepdim": True} if name in (
+            "sum", "amax", "logsumexp") else {})),
+            _call(torch, name, x, 1, mask, **({"keepdim": True} if name in (
+                "sum", "amax", "logsumexp") else {})))
