@@ -49,6 +49,7 @@ _LAZY = {
         "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     )},
     "DataParallel": "pyaten.nn.parallel",
+    "SyncBatchNorm": "pyaten.nn.modules.syncbatchnorm",
     "Parameter": "pyaten.nn.parameter",
     "Buffer": "pyaten.nn.parameter",
 }
