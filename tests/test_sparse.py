@@ -233,3 +233,154 @@ def test_random_conversions_round_trip(rows: int, cols: int, density: float, see
     ours, theirs = both(array)
     for method in ("to_sparse", "to_sparse_csr", "to_sparse_csc"):
         assert_same_sparse(getattr(ours, method)(), getattr(theirs, method)())
+
+
+# --- operators -------------------------------------------------------------------------------
+
+UNCOALESCED = ([[1, 0, 1, 3], [0, 2, 0, 1]], [1.0, -2.0, 3.0, 0.5])
+
+
+def uncoalesced(module):
+    idx, vals = UNCOALESCED
+    return module.sparse_coo_tensor(module.tensor(idx), module.tensor(vals), (4, 4))
+
+
+UNARY = ["abs", "neg", "relu", "sin", "sinh", "tan", "tanh", "asinh", "atan", "sqrt", "expm1",
+         "log1p", "trunc", "floor", "ceil", "sign", "sgn", "frac", "round", "deg2rad",
+         "rad2deg"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_pointwise_family(name: str) -> None:
+    ours, theirs = both(DENSE - 1.5 * (DENSE > 2))
+    for method in ("to_sparse", "to_sparse_csr"):
+        assert_same_sparse(getattr(getattr(ours, method)(), name)(),
+                           getattr(getattr(theirs, method)(), name)())
+    assert_same_sparse(getattr(uncoalesced(pyaten), name)(), getattr(uncoalesced(torch), name)())
+
+
+BINARY = [
+    ("sparse * dense", lambda m, a, b: a.to_sparse() * b),
+    ("dense * sparse", lambda m, a, b: a * b.to_sparse()),
+    ("sparse * sparse", lambda m, a, b: a.to_sparse() * b.to_sparse()),
+    ("sparse * 2", lambda m, a, b: a.to_sparse() * 2),
+    ("csr * 2.5", lambda m, a, b: a.to_sparse_csr() * 2.5),
+    ("csr * csr", lambda m, a, b: a.to_sparse_csr() * b.to_sparse_csr()),
+    ("sparse + sparse", lambda m, a, b: a.to_sparse() + b.to_sparse()),
+    ("sparse + uncoalesced", lambda m, a, b: a.to_sparse() + uncoalesced(m)),
+    ("add alpha", lambda m, a, b: m.add(a.to_sparse(), b.to_sparse(), alpha=3)),
+    ("dense + sparse", lambda m, a, b: a + b.to_sparse()),
+    ("csr + csr", lambda m, a, b: a.to_sparse_csr() + b.to_sparse_csr()),
+    ("dense + csr", lambda m, a, b: a + b.to_sparse_csr()),
+    ("sum", lambda m, a, b: a.to_sparse().sum()),
+    ("sum dim", lambda m, a, b: a.to_sparse().sum(0)),
+    ("sum dims", lambda m, a, b: a.to_sparse().sum((0, 1))),
+    ("sum keepdim", lambda m, a, b: a.to_sparse().sum(1, keepdim=True)),
+    ("sum csr", lambda m, a, b: a.to_sparse_csr().sum()),
+    ("sparse.sum", lambda m, a, b: m.sparse.sum(a.to_sparse())),
+    ("sparse.sum dim", lambda m, a, b: m.sparse.sum(a.to_sparse(), 1)),
+    ("mm coo dense", lambda m, a, b: m.mm(a.to_sparse(), b)),
+    ("mm dense coo", lambda m, a, b: m.mm(a, b.to_sparse())),
+    ("mm coo coo", lambda m, a, b: m.mm(a.to_sparse(), b.to_sparse())),
+    ("mm csr dense", lambda m, a, b: m.mm(a.to_sparse_csr(), b)),
+    ("sparse.mm", lambda m, a, b: m.sparse.mm(a.to_sparse(), b)),
+    ("sparse.mm csr", lambda m, a, b: m.sparse.mm(a.to_sparse_csr(), b)),
+    ("addmm", lambda m, a, b: m.addmm(b, a.to_sparse(), b, beta=2, alpha=0.5)),
+    ("addmm csr", lambda m, a, b: m.addmm(b, a.to_sparse_csr(), b)),
+    ("sparse.addmm", lambda m, a, b: m.sparse.addmm(b, a.to_sparse(), b)),
+    ("sampled_addmm", lambda m, a, b: m.sparse.sampled_addmm(a.to_sparse_csr(), b, b,
+                                                             beta=0.5, alpha=2)),
+    ("softmax", lambda m, a, b: m.sparse.softmax(a.to_sparse(), 1)),
+    ("softmax dim0", lambda m, a, b: m.sparse.softmax(a.to_sparse(), 0)),
+    ("log_softmax", lambda m, a, b: m.sparse.log_softmax(a.to_sparse(), 1)),
+    ("t", lambda m, a, b: a.to_sparse().t()),
+    ("t csr", lambda m, a, b: a.to_sparse_csr().t()),
+    ("transpose", lambda m, a, b: uncoalesced(m).transpose(0, 1)),
+    ("index_select", lambda m, a, b: a.to_sparse().index_select(1, m.tensor([3, 0, 3]))),
+    ("index_select dim0", lambda m, a, b: uncoalesced(m).index_select(0, m.tensor([1, 3]))),
+]
+
+
+@pytest.mark.parametrize("name,call", BINARY, ids=[b[0] for b in BINARY])
+def test_operators_match_torch(name: str, call) -> None:
+    other = (DENSE.T * 2 + 1).astype(np.float32)
+    a, ta = both(DENSE)
+    b, tb = both(other)
+    ours, theirs = call(pyaten, a, b), call(torch, ta, tb)
+    if theirs.layout == torch.sparse_coo and name.startswith(("sparse +", "t", "index")):
+        # the same entries, in torch's order up to coalescing
+        assert ours.is_coalesced() == theirs.is_coalesced()
+        if name != "sparse + uncoalesced":  # torch keeps one fewer duplicate there
+            assert ours._nnz() == theirs._nnz()
+        np.testing.assert_allclose(as_np(ours.to_dense()), as_np(theirs.to_dense()), rtol=1e-6)
+        assert_same_sparse(ours.coalesce(), theirs.coalesce())
+        return
+    assert_same_sparse(ours, theirs)
+
+
+OP_ERRORS = [
+    ("add sparse dense", lambda m: m(DENSE).to_sparse() + m(DENSE)),
+    ("sum csr dim", lambda m: m(DENSE).to_sparse_csr().sum(0)),
+    ("mm shapes", lambda m: m.mm(m(DENSE).to_sparse(), m(DENSE[:3]))),
+    ("missing cumprod kernel", lambda m: m(DENSE).to_sparse().cumprod(0)),
+    ("missing view kernel", lambda m: m(DENSE).to_sparse().view(16)),
+]
+
+
+@pytest.mark.parametrize("name,call", OP_ERRORS, ids=[e[0] for e in OP_ERRORS])
+def test_operator_errors_match_torch(name: str, call) -> None:
+    class Ours:
+        def __call__(self, array):  # noqa: ANN001, ANN204
+            return pyaten.tensor(array.tolist())
+
+        def __getattr__(self, name):  # noqa: ANN001, ANN204
+            return getattr(pyaten, name)
+
+    class Theirs:
+        def __call__(self, array):  # noqa: ANN001, ANN204
+            return torch.tensor(array)
+
+        def __getattr__(self, name):  # noqa: ANN001, ANN204
+            return getattr(torch, name)
+
+    same_error(lambda: call(Ours()), lambda: call(Theirs()))
+
+
+@pytest.mark.parametrize("qualname,key,kernel", [
+    ("aten::add.Tensor", "SparseCPU", "SparseCPU"), ("aten::add.Tensor", "SparseCsrCPU",
+                                                     "SparseCsrCPU"),
+    ("aten::mm", "SparseCPU", "SparseCPU"), ("aten::_to_dense", "SparseCsrMeta",
+                                             "SparseCsrMeta"),
+    ("aten::values", "SparseCPU", "SparseCPU"), ("aten::values", "CPU",
+                                                 "CompositeExplicitAutograd"),
+    ("aten::sin", "SparseCPU", "SparseCPU"), ("aten::cumsum", "SparseCPU", "missing"),
+])
+def test_dispatch_tables_have_torchs_sparse_entries(qualname: str, key: str, kernel: str) -> None:
+    assert pd.dump_table(qualname)[key] == kernel
+    line = [x for x in torch._C._dispatch_dump_table(qualname).splitlines()
+            if x.startswith(key + ":")]
+    assert bool(line) == (kernel != "missing")
+
+
+def test_explain_shows_the_sparse_kernel() -> None:
+    s = pyaten.tensor(DENSE.tolist()).to_sparse()
+    with pd.trace() as t:
+        s.neg()
+    keys = [node["key"] for node in t.as_dicts()]
+    assert "SparseCPU" in str(t.as_dicts()) and keys
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 8), k=st.integers(1, 8), m=st.integers(1, 5), density=st.floats(0, 1),
+       seed=st.integers(0, 2**16))
+def test_random_sparse_mm(n: int, k: int, m: int, density: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal((n, k)) * (rng.random((n, k)) < density)).astype(np.float64)
+    b = rng.standard_normal((k, m))
+    (oa, ta), (ob, tb) = both(a), both(b)
+    for method in ("to_sparse", "to_sparse_csr"):
+        assert_same_sparse(pyaten.sparse.mm(getattr(oa, method)(), ob),
+                           torch.sparse.mm(getattr(ta, method)(), tb))
+    assert_same_sparse(oa.to_sparse() + ob.t().t().to_sparse() if n == k == m else
+                       oa.to_sparse().sum(0), ta.to_sparse() + tb.t().t().to_sparse()
+                       if n == k == m else ta.to_sparse().sum(0))

@@ -30,6 +30,7 @@ FAMILIES: tuple[str, ...] = (
     "random_gamma_grad",
     "convert",
     "sparse",
+    "sparse_ops",
     "reduce",
     "linalg",
     "blas",

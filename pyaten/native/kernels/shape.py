@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pyaten.core.tensor import Tensor, contiguous_format
+from pyaten.core.tensor import Tensor, contiguous_format, strided
 from pyaten.core.views import as_strided_view
 from pyaten.core.views import contiguous_strides as _cached_contiguous_strides
 from pyaten.native.ops_handles import (
@@ -242,8 +242,16 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return _aten().reshape.default(self, other._sizes)
 
 
+def _sparse_transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    from pyaten.native.kernels.sparse_ops import sparse_transpose  # the sparse layouts' own
+
+    return sparse_transpose(self, dim0, dim1)
+
+
 @native
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    if self.__class__ is not Tensor and self.layout is not strided:  # a sparse layout
+        return _sparse_transpose(self, dim0, dim1)
     sizes = self._sizes
     strides = self._strides
     ndim = len(sizes)
@@ -264,6 +272,8 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 @native
 def t(self: Tensor) -> Tensor:
+    if self.__class__ is not Tensor and self.layout is not strided and self.dim() == 2:
+        return _sparse_transpose(self, 0, 1)
     sizes = self._sizes
     if len(sizes) > 2:
         raise RuntimeError(
