@@ -65,6 +65,7 @@ FAMILIES: tuple[str, ...] = (
     "conv",
     "pool",
     "pool_more",
+    "stft",
     "amp",
     "more_ops",
     "functionalize_ops",
