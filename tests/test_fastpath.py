@@ -329,3 +329,56 @@ def test_scalar_operand_ops_fast_equal_general_and_torch(dtype, name, scalar):
     assert fastpath.REGISTERED[key.replace(name, name + "_")](
         whole[:4], whole[4:], *ours[2:], scalar
     ) is None
+
+
+# Slices of row-major tensors ("row-major ordered", fastpath.row_major_ordered): the fast
+# functions take them and give the general path's result (a row-major one, as PyTorch's).
+_SLICES = {
+    "chunk": lambda t: t[:, 2:5],
+    "every other": lambda t: t[::2, ::2],
+    "size-1 dim": lambda t: t[1:2, 1:4],
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONAL)
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("layout", sorted(_SLICES))
+def test_functional_fast_equals_general_on_slices(name, dtype, layout):
+    handle = _handle(name)
+    arity = _tensor_arity(name)
+    cut = _SLICES[layout]
+    args = [cut(pyaten.tensor(_values(dtype, (6, 8)))) for _ in range(arity)]
+    if arity == 2:  # one slice and one row-major operand of its shape
+        args[1] = args[1].contiguous()
+    _outcome_equal(_call(handle, *args), _call(_general, handle, *args))
+
+
+@pytest.mark.parametrize("layout", sorted(_SLICES))
+def test_slices_take_the_fast_path_and_match_torch(layout):
+    cut = _SLICES[layout]
+    values = _values("float32", (6, 8))
+    ours, theirs = cut(pyaten.tensor(values)), cut(torch.tensor(values))
+    assert fastpath.REGISTERED["exp"](ours) is not None
+    assert fastpath.REGISTERED["mul.Tensor"](ours, ours.contiguous()) is not None
+    for op in ("exp", "sigmoid", "tanh", "neg"):
+        ours_result, theirs_result = getattr(pyaten, op)(ours), getattr(torch, op)(theirs)
+        assert ours_result.stride() == theirs_result.stride()
+        np.testing.assert_allclose(ours_result.numpy(), theirs_result.numpy(), rtol=1e-6)
+    product = pyaten.mul(ours, ours.contiguous())
+    assert product.stride() == torch.mul(theirs, theirs.contiguous()).stride()
+    base = pyaten.tensor(values)
+    view = cut(base)
+    view.mul_(2.0)  # in place through the fast path: the base sees it
+    expected = values.copy()
+    cut(expected)[...] *= 2
+    np.testing.assert_array_equal(base.numpy(), expected)
+
+
+def test_layouts_that_are_not_row_major_ordered_are_declined():
+    a = pyaten.ones(4, 6)
+    assert not fastpath.row_major_ordered((4, 6), (1, 4))  # transposed
+    assert not fastpath.row_major_ordered((4, 6), (0, 1))  # expanded
+    assert not fastpath.row_major_ordered((4, 6), (3, 1))  # overlapping rows
+    assert fastpath.row_major_ordered((4, 1, 6), (6, 99, 1))  # a size-1 dim's stride
+    assert fastpath.REGISTERED["exp"](a.t()) is None
+    assert fastpath.REGISTERED["exp"](a[:, :1].expand(4, 6)) is None

@@ -10,9 +10,10 @@ Note: the structured fast path
     the wrapper's arguments, and takes the general path (meta, impl, finish) when it returns
     None. A fast function returns None, touching nothing, unless every condition holds:
 
-    - each tensor is on the CPU, row-major, not a wrapped number (a Python int or float given
-      as the second operand is, and is accepted with a floating or complex tensor, whose
-      dtype it cannot change);
+    - each tensor is on the CPU, row-major or "row-major ordered" (`row_major_ordered`: a
+      slice of a row-major tensor, such as an LSTM gate chunk), not a wrapped number (a
+      Python int or float given as the second operand is, and is accepted with a floating
+      or complex tensor, whose dtype it cannot change);
     - the dtype is one the fast function was made for (never float16, bfloat16, complex32,
       which compute in a wider dtype, nor one the operator refuses);
     - the operator's DispatchStub still has the kernel it was made with for "cpu" (a
@@ -59,6 +60,33 @@ def _strides_of(sizes: tuple) -> tuple:
     return geometry[0]
 
 
+# (sizes, strides) -> whether the layout is "row-major ordered" (below); a few per program.
+_ORDERED: dict[tuple, bool] = {}
+
+
+def row_major_ordered(sizes: tuple, strides: tuple) -> bool:
+    """Whether a tensor keeps its dims in row-major order without overlap: over the dims of
+    size > 1, each stride at least the extent of the dims after it (a row-major tensor, and
+    its slices such as an LSTM's gate chunks or `x[::2]`). For inputs laid out so,
+    TensorIterator keeps the dims' order and the result of a same-shape pointwise operator is
+    row-major, as for row-major inputs; NumPy reads the strided views as they are."""
+    key = (sizes, strides)
+    found = _ORDERED.get(key)
+    if found is None:
+        extent = 1
+        found = True
+        for size, stride in zip(reversed(sizes), reversed(strides)):
+            if size == 1:
+                continue
+            if stride < extent:
+                found = False
+                break
+            extent = stride * size
+        if len(_ORDERED) < 4096:
+            _ORDERED[key] = found
+    return found
+
+
 def array(t: Any) -> np.ndarray:
     """`t._numpy()`: its cached view, the validity test inline."""
     view = t._np
@@ -100,7 +128,7 @@ def unary(
         if dtype not in dtypes or self._device is not CPU or kernels.get("cpu") is not kernel:
             return None
         sizes = self._sizes
-        if self._strides != _strides_of(sizes):
+        if self._strides != _strides_of(sizes) and not row_major_ordered(sizes, self._strides):
             return None
         x = self._np
         if x is None or x.base is not self._storage.data:
@@ -117,7 +145,10 @@ def unary(
     def inplace(self: Any) -> Any:
         dtype = self._dtype
         if (dtype not in dtypes or out_dtype is not None or self._device is not CPU
-                or kernels.get("cpu") is not kernel or self._strides != _strides_of(self._sizes)):
+                or kernels.get("cpu") is not kernel):
+            return None
+        if (self._strides != _strides_of(self._sizes)
+                and not row_major_ordered(self._sizes, self._strides)):
             return None
         x = array(self)
         run_quiet(fn, x, out=x)
@@ -144,15 +175,17 @@ def binary(
                 or kernels.get("cpu") is not kernel):
             return None
         sizes = self._sizes
-        if self._strides != _strides_of(sizes):
+        strides = self._strides
+        if strides != _strides_of(sizes) and not row_major_ordered(sizes, strides):
             return None
         if other._wrapped_number:
             if dtype not in numbers or other._dtype not in _NUMBERS:
                 return None  # (a bool number: sub refuses it; let the general path decide)
             # A Python number: NumPy casts it to the array's dtype, as the general path does.
             return array(self), array(other).item()
-        if (other._dtype is not dtype or other._device is not CPU or other._sizes != sizes
-                or other._strides != self._strides):
+        if other._dtype is not dtype or other._device is not CPU or other._sizes != sizes:
+            return None
+        if other._strides != strides and not row_major_ordered(sizes, other._strides):
             return None
         return array(self), array(other)
 
