@@ -35,12 +35,29 @@ __all__ = [
     "quantized_range",
 ]
 
-# torch.qscheme values (named singletons printed as `pyaten.per_tensor_affine`).
-per_tensor_affine = _Token("per_tensor_affine")
-per_channel_affine = _Token("per_channel_affine")
-per_tensor_symmetric = _Token("per_tensor_symmetric")
-per_channel_symmetric = _Token("per_channel_symmetric")
-per_channel_affine_float_qparams = _Token("per_channel_affine_float_qparams")
+
+
+class _QScheme(_Token):
+    """A torch.qscheme value: a named singleton (printed as `pyaten.per_tensor_affine`) that
+    copies and pickles as itself, so observers compare schemes by identity."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> _QScheme:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> _QScheme:
+        return self
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+per_tensor_affine = _QScheme("per_tensor_affine")
+per_channel_affine = _QScheme("per_channel_affine")
+per_tensor_symmetric = _QScheme("per_tensor_symmetric")
+per_channel_symmetric = _QScheme("per_channel_symmetric")
+per_channel_affine_float_qparams = _QScheme("per_channel_affine_float_qparams")
 
 _QUANTIZED_CPU_BITS = KEY_BITS[int(KEY_BY_NAME["QuantizedCPU"])]
 _DENSE_BIT = functionality_bit("Dense")

@@ -72,6 +72,23 @@ def relu_quantized_cpu_(self: Tensor) -> Tensor:
     return self
 
 
+@native
+def view_quantized(self: Tensor, size: tuple) -> Tensor:
+    from pyaten.native.kernels.shape import view
+
+    return _quantized_view(view(self, size), self)
+
+
+def _quantized_view(plain: Tensor, like: QuantizedTensor) -> QuantizedTensor:
+    """`plain` (a view of `like`'s storage made by a strided view kernel) as a quantized
+    tensor with `like`'s quantizer."""
+    q = object.__new__(QuantizedTensor)
+    for name in Tensor.__slots__[:-2]:
+        setattr(q, name, getattr(plain, name))
+    q.__dict__.update({k: v for k, v in like.__dict__.items() if k.startswith("_q")})
+    return q
+
+
 def _check_per_tensor(fn: str, tensors: tuple) -> None:
     for t in tensors:
         if not isinstance(t, QuantizedTensor):

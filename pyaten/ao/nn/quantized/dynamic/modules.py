@@ -1,0 +1,186 @@
+"""Dynamically quantized modules: float tensors in and out, qint8 weights, the activations
+quantized per call (`quantized::linear_dynamic` with `reduce_range`, as PyTorch's fbgemm path).
+
+Note: the dynamic LSTM's order of work
+    As ATen's `quantized_lstm` on the CPU, each layer applies its input projection to the whole
+    sequence at once (one choice of activation parameters for all time steps), then runs the
+    steps: `gates = W_hh h + (W_ih x)`, each product a dynamic quantized linear with its bias;
+    `i, f, o = sigmoid`, `g = tanh`, `c' = f c + i g`, `h' = o tanh(c')`. A reverse direction
+    runs the same over the reversed sequence; the next layer takes the concatenated outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import pyaten
+from pyaten.ao.nn.quantized.modules import Linear as _StaticLinear
+from pyaten.ao.nn.quantized.modules import quantize_weight
+from pyaten.core import dtypes as dt
+from pyaten.core.tensor import Tensor
+from pyaten.nn.modules.module import Module
+
+__all__ = ["Linear", "LSTM"]
+
+_ops = pyaten.ops.quantized
+
+
+def _weight_observer_factory(mod: Module) -> Any:
+    qconfig = getattr(mod, "qconfig", None)
+    if qconfig is not None and qconfig.weight is not None:
+        return qconfig.weight
+    from pyaten.ao.quantization.qconfig import default_dynamic_qconfig
+
+    return default_dynamic_qconfig.weight
+
+
+class Linear(_StaticLinear):
+    """`y = x W^T + b` with float input and output and a qint8 weight."""
+
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
+                 dtype: dt.dtype = dt.qint8) -> None:
+        super().__init__(in_features, out_features, bias_, dtype)
+        self.version = 4
+
+    def forward(self, x: Tensor) -> Tensor:
+        return _ops.linear_dynamic(x, self._packed_params, reduce_range=True)
+
+    def _get_name(self) -> str:
+        return "DynamicQuantizedLinear"
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"dtype={dt.qint8}, qscheme={self.weight().qscheme()}")
+
+    @classmethod
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> Linear:
+        observer = _weight_observer_factory(mod)()
+        if observer.dtype is not dt.qint8:
+            raise RuntimeError(f"Unsupported dtype specified for dynamic quantized Linear: "
+                               f"{observer.dtype}")
+        observer(mod.weight)
+        qweight = quantize_weight(mod.weight, observer)
+        qlinear = cls(mod.in_features, mod.out_features)
+        qlinear.set_weight_bias(qweight, None if mod.bias is None else mod.bias.detach())
+        return qlinear
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return (np.float32(1.0) / (np.float32(1.0) + np.exp(-x))).astype(np.float32)
+
+
+class LSTM(Module):
+    """A multi-layer LSTM whose products are dynamic quantized linears (Note: the dynamic
+    LSTM's order of work)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: dt.dtype = dt.qint8) -> None:
+        super().__init__()
+        self.mode = "LSTM"
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.bias = num_layers, bias
+        self.batch_first, self.dropout = batch_first, float(dropout)
+        self.bidirectional = bidirectional
+        self.dtype = dtype
+        self.version = 2
+        self._packed: list[tuple[Any, Any]] = []  # (ih, hh) per layer and direction
+
+    def _get_name(self) -> str:
+        return "DynamicQuantizedLSTM"
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
+
+    @classmethod
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> LSTM:
+        if getattr(mod, "mode", None) != "LSTM":
+            raise AssertionError("nn.quantized.dynamic.RNNBase.from_float only works for "
+                                 "nn.LSTM and nn.GRU")
+        if getattr(mod, "proj_size", 0):
+            raise NotImplementedError("pyaten's dynamic quantized LSTM has no proj_size")
+        factory = _weight_observer_factory(mod)
+        if not mod.bias:
+            raise AssertionError("mod.bias must be True")
+        qlstm = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                    mod.dropout, mod.bidirectional, factory().dtype)
+
+        def quantize_and_pack(w: Tensor, b: Tensor) -> Any:
+            observer = factory()
+            observer(w)
+            return _ops.linear_prepack(quantize_weight(w, observer), b.detach())
+
+        for layer in range(mod.num_layers):
+            for direction in range(2 if mod.bidirectional else 1):
+                suffix = "_reverse" if direction else ""
+                qlstm._packed.append((
+                    quantize_and_pack(getattr(mod, f"weight_ih_l{layer}{suffix}"),
+                                      getattr(mod, f"bias_ih_l{layer}{suffix}")),
+                    quantize_and_pack(getattr(mod, f"weight_hh_l{layer}{suffix}"),
+                                      getattr(mod, f"bias_hh_l{layer}{suffix}")),
+                ))
+        return qlstm
+
+    def _direction(self, xs: np.ndarray, h: np.ndarray, c: np.ndarray, packed: tuple,
+                   reverse: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ih, hh = packed
+        projected = _ops.linear_dynamic(pyaten.from_numpy(xs), ih, True)._numpy()
+        steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
+        outputs = np.empty(xs.shape[:2] + (self.hidden_size,), np.float32)
+        for t in steps:
+            gates = _ops.linear_dynamic(pyaten.from_numpy(h), hh, True)._numpy() + projected[t]
+            i, f, g, o = np.split(gates, 4, axis=1)
+            c = (_sigmoid(f) * c + _sigmoid(i) * np.tanh(g)).astype(np.float32)
+            h = (_sigmoid(o) * np.tanh(c)).astype(np.float32)
+            outputs[t] = h
+        return outputs, h, c
+
+    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        batched = input.dim() == 3
+        x = input._numpy().astype(np.float32)
+        if not batched:
+            x = x[:, None]
+        elif self.batch_first:
+            x = x.transpose(1, 0, 2)
+        directions = 2 if self.bidirectional else 1
+        shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+        if hx is None:
+            h0 = np.zeros(shape, np.float32)
+            c0 = np.zeros(shape, np.float32)
+        else:
+            h0, c0 = (t._numpy().astype(np.float32) for t in hx)
+            if not batched:
+                h0, c0 = h0[:, None], c0[:, None]
+        h_n, c_n = [], []
+        layer_input = np.ascontiguousarray(x)
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                out, h, c = self._direction(layer_input, h0[index], c0[index],
+                                            self._packed[index], direction == 1)
+                outs.append(out)
+                h_n.append(h)
+                c_n.append(c)
+            layer_input = np.ascontiguousarray(np.concatenate(outs, axis=2))
+        output = layer_input
+        if not batched:
+            output = output[:, 0]
+            h_out, c_out = np.stack(h_n)[:, 0], np.stack(c_n)[:, 0]
+        else:
+            if self.batch_first:
+                output = output.transpose(1, 0, 2)
+            h_out, c_out = np.stack(h_n), np.stack(c_n)
+        return (pyaten.from_numpy(np.ascontiguousarray(output)),
+                (pyaten.from_numpy(h_out.copy()), pyaten.from_numpy(c_out.copy())))
