@@ -81,6 +81,13 @@ class _BreakingCapture(_CaptureMode):
         self.break_reason: str | None = None
         self.lifted: list[Tensor] = []
         self.recording = True
+        self.by_memory: dict[tuple, Node] = {}
+
+    def track(self, value: Any, node: Node) -> None:
+        super().track(value, node)
+        key = _memory_key(value)
+        if key is not None:
+            self.by_memory.setdefault(key, node)
 
     def node_of(self, value: Any) -> Any:
         if not isinstance(value, Tensor):
@@ -88,6 +95,11 @@ class _BreakingCapture(_CaptureMode):
         known = self.nodes.get(id(value))
         if known is not None and known[0] is value:
             return known[1]
+        # another tensor object over a recorded value's memory, same geometry (what
+        # autograd unpacks for a value it saved): the same value
+        key = _memory_key(value)
+        if key is not None and key in self.by_memory:
+            return self.by_memory[key]
         node = self.graph.placeholder(f"const{len(self.lifted)}")
         self.lifted.append(value)
         self.track(value, node)
@@ -105,6 +117,15 @@ class _BreakingCapture(_CaptureMode):
         if not self.recording:
             return func(*args, **kwargs)
         return super().__torch_dispatch__(func, types, args, kwargs)
+
+
+def _memory_key(value: Any) -> tuple | None:
+    if not isinstance(value, Tensor) or value.device.type != "cpu":
+        return None
+    try:
+        return (value.data_ptr(), tuple(value.shape), value.stride(), value.dtype)
+    except RuntimeError:
+        return None
 
 
 @dataclass

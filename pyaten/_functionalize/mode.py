@@ -239,6 +239,12 @@ def _functional_call_args(func: Any, functional: Any, args: tuple,
     schema_args = func._schema.arguments
     fargs = tuple(v for a, v in zip(schema_args, args) if not a.is_out)
     fkwargs = {k: v for k, v in kwargs.items() if k in names}
+    defaults = {a.name: a.default for a in schema_args if a.default is not NO_DEFAULT}
+    for a in functional._schema.arguments[len(fargs):]:
+        # an argument the in-place call left at its default that the variant requires
+        # (`bernoulli_.float`'s p=0.5 -> `bernoulli.p`)
+        if a.name not in fkwargs and a.default is NO_DEFAULT and a.name in defaults:
+            fkwargs[a.name] = defaults[a.name]
     out = next((kwargs.get(a.name) for a in schema_args if a.is_out), None)
     if isinstance(out, Tensor) and "layout" in names and "dtype" not in fkwargs:
         fkwargs.update(dtype=out.dtype, layout=out.layout, device=out.device)

@@ -1,0 +1,173 @@
+"""The pointwise operators the fusing backend writes as scalar expressions.
+
+Each entry maps an ATen overload to a function from its arguments (the names of the scalar
+values of tensor arguments, or Python numbers) to the source of one scalar expression; a
+fused loop evaluates one such expression per operator per element. An entry returns None
+for arguments it does not cover (a rounding mode, an approximate gelu it lacks), and the
+node then runs its own kernel. The formulas are the operators' definitions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.native.ops_handles import aten
+
+__all__ = ["POINTWISE", "expression"]
+
+_SQRT1_2 = repr(1 / math.sqrt(2))
+_INV_SQRT_2PI = repr(1 / math.sqrt(2 * math.pi))
+
+
+def _num(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "1.0" if value else "0.0"
+    if isinstance(value, (int, float)):
+        if math.isnan(value):
+            return "math.nan"
+        if math.isinf(value):
+            return "math.inf" if value > 0 else "-math.inf"
+        return repr(float(value))
+    return None
+
+
+def _binary(fmt: str) -> Callable[..., str | None]:
+    def lower(a: Any, b: Any, **_: Any) -> str | None:
+        return fmt.format(a=a, b=b)
+    return lower
+
+
+def _unary(fmt: str) -> Callable[..., str | None]:
+    def lower(a: Any, **_: Any) -> str | None:
+        return fmt.format(a=a)
+    return lower
+
+
+def _add(a: str, b: str, alpha: Any = 1, **_: Any) -> str | None:
+    return f"({a} + {b})" if alpha == 1 else f"({a} + {_num(alpha)} * {b})"
+
+
+def _sub(a: str, b: str, alpha: Any = 1, **_: Any) -> str | None:
+    return f"({a} - {b})" if alpha == 1 else f"({a} - {_num(alpha)} * {b})"
+
+
+def _div(a: str, b: str, rounding_mode: Any = None, **_: Any) -> str | None:
+    return f"({a} / {b})" if rounding_mode is None else None
+
+
+def _pow(a: str, exponent: str, **_: Any) -> str | None:
+    if exponent == "2.0":
+        return f"({a} * {a})"
+    if exponent == "1.0":
+        return a
+    if exponent == "0.5":
+        return f"math.sqrt({a})"
+    return f"({a} ** {exponent})"
+
+
+def _clamp(a: str, lo: str | None = None, hi: str | None = None, **_: Any) -> str | None:
+    out = a
+    if lo is not None and lo != "None":
+        out = f"({lo} if {out} < {lo} else {out})"
+    if hi is not None and hi != "None":
+        out = f"({hi} if {out} > {hi} else {out})"
+    return out
+
+
+def _gelu(a: str, approximate: str = "none", **_: Any) -> str | None:
+    if approximate != "none":
+        return None
+    return f"(0.5 * {a} * (1.0 + math.erf({a} * {_SQRT1_2})))"
+
+
+def _gelu_backward(g: str, a: str, approximate: str = "none", **_: Any) -> str | None:
+    if approximate != "none":
+        return None
+    return (f"({g} * (0.5 * (1.0 + math.erf({a} * {_SQRT1_2})) + {a} * "
+            f"{_INV_SQRT_2PI} * math.exp(-0.5 * {a} * {a})))")
+
+
+def _leaky(a: str, slope: str = "0.01", **_: Any) -> str | None:
+    return f"({a} if {a} > 0.0 else {a} * {slope})"
+
+
+def _threshold_backward(g: str, a: str, threshold: str, **_: Any) -> str | None:
+    return f"(0.0 if {a} <= {threshold} else {g})"
+
+
+def _max(a: str, b: str, **_: Any) -> str | None:
+    return f"({a} if ({a} > {b} or {a} != {a}) else {b})"
+
+
+def _min(a: str, b: str, **_: Any) -> str | None:
+    return f"({a} if ({a} < {b} or {a} != {a}) else {b})"
+
+
+_IDENTITY = _unary("{a}")
+
+POINTWISE: dict[Any, Callable[..., str | None]] = {
+    aten.add.Tensor: _add, aten.add.Scalar: _add,
+    aten.sub.Tensor: _sub, aten.sub.Scalar: _sub,
+    aten.rsub.Scalar: lambda a, b, alpha=1, **_: _sub(b, a, alpha),
+    aten.mul.Tensor: _binary("({a} * {b})"), aten.mul.Scalar: _binary("({a} * {b})"),
+    aten.div.Tensor: _div, aten.div.Scalar: _div,
+    aten.neg.default: _unary("(-{a})"),
+    aten.exp.default: _unary("math.exp({a})"),
+    aten.expm1.default: _unary("math.expm1({a})"),
+    aten.log.default: _unary("math.log({a})"),
+    aten.log1p.default: _unary("math.log1p({a})"),
+    aten.sin.default: _unary("math.sin({a})"),
+    aten.cos.default: _unary("math.cos({a})"),
+    # libm's scalar tanh is slow in a loop; expm1 keeps small arguments exact
+    aten.tanh.default: _unary("_tanh({a})"),
+    aten.sqrt.default: _unary("math.sqrt({a})"),
+    aten.rsqrt.default: _unary("(1.0 / math.sqrt({a}))"),
+    aten.reciprocal.default: _unary("(1.0 / {a})"),
+    aten.abs.default: _unary("abs({a})"),
+    aten.erf.default: _unary("math.erf({a})"),
+    aten.sigmoid.default: _unary("(1.0 / (1.0 + math.exp(-{a})))"),
+    aten.silu.default: _unary("({a} / (1.0 + math.exp(-{a})))"),
+    aten.relu.default: _unary("(0.0 if {a} <= 0.0 else {a})"),
+    aten.gelu.default: _gelu,
+    aten.gelu_backward.default: _gelu_backward,
+    aten.leaky_relu.default: _leaky,
+    aten.pow.Tensor_Scalar: _pow,
+    aten.clamp.default: _clamp,
+    aten.clamp_min.default: lambda a, lo, **_: _clamp(a, lo),
+    aten.clamp_max.default: lambda a, hi, **_: _clamp(a, None, hi),
+    aten.maximum.default: _max,
+    aten.minimum.default: _min,
+    aten.threshold_backward.default: _threshold_backward,
+    aten.tanh_backward.default: _binary("({a} * (1.0 - {b} * {b}))"),
+    aten.sigmoid_backward.default: _binary("({a} * {b} * (1.0 - {b}))"),
+    aten.detach.default: _IDENTITY,
+    aten.alias.default: _IDENTITY,
+    aten.clone.default: _IDENTITY,
+}
+
+
+def expression(target: Any, args: list[Any], kwargs: dict[str, Any]) -> str | None:
+    """The scalar expression for one call (`args`: value names or numbers), or None."""
+    lower = POINTWISE.get(target)
+    if lower is None:
+        return None
+    if target is aten.clone.default and kwargs.get("memory_format") not in (None,):
+        return None
+    names = [a if isinstance(a, str) else "None" if a is None else _num(a) for a in args]
+    if any(n is None for n in names):
+        return None
+    schema = target._schema
+    extra = {}
+    for arg in schema.arguments[len(args):]:
+        if arg.name in kwargs:
+            value = kwargs[arg.name]
+            extra[arg.name] = value if isinstance(value, str) and arg.name in (
+                "approximate", "rounding_mode") or value is None else _num(value)
+            if extra[arg.name] is None and value is not None:
+                return None
+    if target in (aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar,
+                  aten.rsub.Scalar) and "alpha" in kwargs:
+        extra["alpha"] = kwargs["alpha"]
+    return lower(*names, **extra)

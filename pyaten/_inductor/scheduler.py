@@ -1,0 +1,119 @@
+"""Grouping a graph's pointwise operators into fused loops.
+
+Note: which nodes fuse
+    A node can join a loop when its operator has a scalar expression (lowering.py), its
+    value is a contiguous float32 or float64 tensor, and every tensor it reads has its
+    dtype. It joins the group of a producer it reads when the two have the same shape and
+    the group stays schedulable: the group runs where its last member stood, so no node
+    outside it may read a member before that point. The group's inputs are the tensors its
+    members read from outside it (broadcast to the loop's shape when smaller); its outputs
+    are the members read after it or returned. A group of one node is not worth a loop:
+    that node runs its own kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyaten.fx.graph import Graph
+from pyaten.fx.node import Node
+
+from .lowering import expression
+
+__all__ = ["FusedGroup", "fuse"]
+
+_FLOATS = ("float32", "float64")
+
+
+@dataclass
+class FusedGroup:
+    """Members in order; external inputs; members whose values leave the loop."""
+
+    members: list[Node] = field(default_factory=list)
+    inputs: list[Node] = field(default_factory=list)
+    outputs: list[Node] = field(default_factory=list)
+    index: int = 0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.members[0].meta["tensor_meta"]["shape"])
+
+    @property
+    def dtype(self) -> Any:
+        return self.members[0].meta["tensor_meta"]["dtype"]
+
+
+def _contiguous(shape: tuple, stride: tuple) -> bool:
+    expected = 1
+    for size, step in reversed(list(zip(shape, stride))):
+        if size != 1 and step != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _fusible(node: Node) -> bool:
+    if node.op != "call_function":
+        return False
+    meta = node.meta.get("tensor_meta")
+    if meta is None or getattr(meta["dtype"], "name", "") not in _FLOATS:
+        return False
+    if not _contiguous(meta["shape"], meta["stride"]):
+        return False
+    for arg in node.args:
+        if isinstance(arg, Node):
+            other = arg.meta.get("tensor_meta")
+            if other is None or other["dtype"] != meta["dtype"]:
+                return False
+        elif isinstance(arg, (list, tuple, dict)):
+            return False
+    names = [f"v{i}" if isinstance(a, Node) else a for i, a in enumerate(node.args)]
+    return expression(node.target, names, dict(node.kwargs)) is not None
+
+
+def fuse(graph: Graph) -> list[FusedGroup]:
+    """The fused groups of `graph` (Note: which nodes fuse), in the order they run."""
+    nodes = graph.nodes
+    position = {n: i for i, n in enumerate(nodes)}
+    group_of: dict[Node, FusedGroup] = {}
+    groups: list[FusedGroup] = []
+    for node in nodes:
+        if not _fusible(node):
+            continue
+        shape = tuple(node.meta["tensor_meta"]["shape"])
+        chosen = None
+        for arg in node.all_input_nodes:
+            group = group_of.get(arg)
+            if group is None or group.shape != shape or group.dtype != \
+                    node.meta["tensor_meta"]["dtype"]:
+                continue
+            if _can_join(group, node, position, group_of):
+                chosen = group
+                break
+        if chosen is None:
+            chosen = FusedGroup()
+            groups.append(chosen)
+        chosen.members.append(node)
+        group_of[node] = chosen
+    fused = [g for g in groups if len(g.members) > 1]
+    for group in fused:
+        members = set(group.members)
+        for member in group.members:
+            for arg in member.all_input_nodes:
+                if arg not in members and arg not in group.inputs:
+                    group.inputs.append(arg)
+            if any(user not in members for user in member.users):
+                group.outputs.append(member)
+        group.index = position[group.members[-1]]
+    return fused
+
+
+def _can_join(group: FusedGroup, node: Node, position: dict[Node, int],
+              group_of: dict[Node, FusedGroup]) -> bool:
+    here = position[node]
+    for member in group.members:
+        for user in member.users:
+            if user is not node and group_of.get(user) is not group and position[user] < here:
+                return False
+    return True

@@ -1,0 +1,542 @@
+"""pyaten.compile: compiled functions and modules give eager's results forward and backward
+(and PyTorch's where the program runs on both), guards decide reuse and re-capture, graph
+breaks run eagerly and are reported, fullgraph raises, the default backend fuses pointwise
+chains into cached Numba loops."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+import torch
+
+import pyaten
+import pyaten.nn as nn
+import pyaten.nn.functional as F
+from pyaten._dynamo import Unsupported
+from pyaten.commands.demo import build_model
+
+BACKENDS = ("pyaten", "eager", "aot_eager")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _cache_dir():
+    # One kernel cache for every run of this file on a machine: Numba compiles each loop once.
+    saved = os.environ.get("PYATEN_CACHE_DIR")
+    os.environ["PYATEN_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "pyaten-test-compile")
+    yield
+    if saved is None:
+        os.environ.pop("PYATEN_CACHE_DIR", None)
+    else:
+        os.environ["PYATEN_CACHE_DIR"] = saved
+
+
+def _data(shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def _inputs(P, arrays, grad):
+    return [P.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+
+
+def _tensors(value):
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return [value] if hasattr(value, "shape") else []
+
+
+def _close(a, b, tol=1e-4):
+    a = a.detach().numpy() if hasattr(a, "detach") else np.asarray(a)
+    b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# -- programs: each `make(P)` returns a function of tensors written for pyaten and torch ------
+
+def _chain(P):
+    return lambda x: (((x * 2 + 1).relu() * x - 0.5).sigmoid() * 3).clamp(max=2) / 1.5 + x
+
+
+def _transcendental(P):
+    return lambda x: P.tanh(P.exp(P.sin(x * 0.5) - 1.0)) + P.cos(x).abs().sqrt()
+
+
+def _broadcast(P):
+    return lambda x, b: F_(P).gelu(x + b) * b - (x - b) ** 2
+
+
+def _softmax(P):
+    return lambda x: x.softmax(-1) + x.log_softmax(0)
+
+
+def _reductions(P):
+    return lambda x: (x.sum(0), x.mean(1, keepdim=True), x.amax(-1), (x * x).sum())
+
+
+def _linear(P):
+    return lambda x, w, b: F_(P).linear(x, w, b).relu()
+
+
+def _layer_norm(P):
+    return lambda x, w, b: F_(P).layer_norm(x, (x.shape[-1],), w, b)
+
+
+def _attention(P):
+    def attend(q, k, v):
+        scores = q @ k.transpose(-2, -1) / (q.shape[-1] ** 0.5)
+        return scores.softmax(-1) @ v
+    return attend
+
+
+def _views(P):
+    return lambda x: x.t().reshape(-1).unsqueeze(0).expand(2, -1)[:, 3:9] * 2
+
+
+def _cat(P):
+    return lambda x, y: P.cat([x * 2, y.sin()], 0).sum(1)
+
+
+def _inplace(P):
+    def f(x):
+        y = x * 1.5
+        y.add_(1)
+        y.mul_(2.0)
+        y.sub_(x)
+        return y * y
+    return f
+
+
+def _where(P):
+    return lambda x, y: P.where(x > y, x * y, x - y) + P.maximum(x, y)
+
+
+def _losses(P):
+    def f(x, y):
+        return F_(P).mse_loss(x, y) + F_(P).smooth_l1_loss(x, y)
+    return f
+
+
+def _float64(P):
+    return lambda x: (x.double() * 3 - 1).tanh().exp()
+
+
+def F_(P):
+    return P.nn.functional
+
+
+PROGRAMS = {
+    "chain": (_chain, [(64, 32)]),
+    "transcendental": (_transcendental, [(64, 32)]),
+    "broadcast": (_broadcast, [(64, 32), (32,)]),
+    "softmax": (_softmax, [(8, 16)]),
+    "reductions": (_reductions, [(8, 16)]),
+    "linear": (_linear, [(8, 16), (4, 16), (4,)]),
+    "layer_norm": (_layer_norm, [(8, 16), (16,), (16,)]),
+    "attention": (_attention, [(2, 5, 8), (2, 5, 8), (2, 5, 8)]),
+    "views": (_views, [(4, 6)]),
+    "cat": (_cat, [(3, 5), (2, 5)]),
+    "inplace": (_inplace, [(8, 16)]),
+    "where": (_where, [(8, 16), (8, 16)]),
+    "losses": (_losses, [(8, 16), (8, 16)]),
+    "float64": (_float64, [(8, 16)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_program_forward_and_backward_match_eager_and_torch(name, backend):
+    make, shapes = PROGRAMS[name]
+    arrays = [_data(s, seed=i) for i, s in enumerate(shapes)]
+    fn = make(pyaten)
+    compiled = pyaten.compile(fn, backend=backend)
+    for grad in (False, True):
+        for _ in range(2):  # the capture call, then the compiled call
+            xs = _inputs(pyaten, arrays, grad)
+            ys = _inputs(pyaten, arrays, grad)
+            got, want = _tensors(compiled(*xs)), _tensors(fn(*ys))
+            for a, b in zip(got, want):
+                _close(a, b)
+            if grad:
+                loss = sum((t.float() * (i + 1)).sum() for i, t in enumerate(got))
+                loss.backward()
+                sum((t.float() * (i + 1)).sum() for i, t in enumerate(want)).backward()
+                for a, b in zip(xs, ys):
+                    _close(a.grad, b.grad)
+    assert compiled.report.compiled_calls >= 2
+    got = _tensors(compiled(*_inputs(pyaten, arrays, False)))
+    for a, b in zip(got, _tensors(make(torch)(*_inputs(torch, arrays, False)))):
+        _close(a, b)
+
+
+# -- modules ------------------------------------------------------------------------------------
+
+class Attention(nn.Module):
+    def __init__(self, dim=16, heads=2, length=8):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("mask", pyaten.tril(pyaten.ones(length, length)).bool())
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (c // self.heads) ** 0.5)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(b, t, c))
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = Attention(dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))
+
+
+MODULES = {
+    "mlp": (_mlp, (8, 16)),
+    "cnn": (lambda: build_model(nn), (4, 1, 8, 8)),
+    "layer_norm": (lambda: nn.LayerNorm(16), (8, 16)),
+    "attention": (lambda: Attention(), (2, 8, 16)),
+    "gpt_block": (lambda: GPTBlock(), (2, 8, 16)),
+    "multihead": (lambda: _Multihead(), (2, 5, 16)),
+}
+
+
+class _Multihead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_forward_and_gradients_match_eager(name, backend):
+    make, shape = MODULES[name]
+    pyaten.manual_seed(0)
+    module = make()
+    compiled = pyaten.compile(module, backend=backend)
+    data = _data(shape, seed=3)
+    for _ in range(2):
+        x1 = pyaten.tensor(data, requires_grad=True)
+        x2 = pyaten.tensor(data, requires_grad=True)
+        got = compiled(x1)
+        got_grads = pyaten.autograd.grad((got * got).sum(), [x1, *module.parameters()])
+        want = module(x2)
+        want_grads = pyaten.autograd.grad((want * want).sum(), [x2, *module.parameters()])
+        _close(got, want)
+        for a, b in zip(got_grads, want_grads):
+            _close(a, b)
+    with pyaten.no_grad():
+        _close(compiled(pyaten.tensor(data)), module(pyaten.tensor(data)))
+    assert compiled._compiled.report.graph_breaks == []
+
+
+def test_mlp_matches_torch():
+    pyaten.manual_seed(0)
+    mlp = _mlp()
+    ref = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    with torch.no_grad():
+        for p, q in zip(ref.parameters(), mlp.parameters()):
+            p.copy_(torch.from_numpy(q.detach().numpy()))
+    data = _data((8, 16))
+    compiled = pyaten.compile(mlp)
+    for _ in range(2):
+        x = pyaten.tensor(data, requires_grad=True)
+        t = torch.tensor(data, requires_grad=True)
+        out, ref_out = compiled(x), ref(t)
+        out.sum().backward()
+        ref_out.sum().backward()
+        _close(out, ref_out)
+        _close(x.grad, t.grad)
+
+
+@pytest.mark.parametrize("backend", ("pyaten", "aot_eager"))
+def test_training_with_an_optimizer_matches_eager(backend):
+    pyaten.manual_seed(1)
+    model, twin = build_model(nn), build_model(nn)
+    twin.load_state_dict(model.state_dict())
+    step = pyaten.compile(model, backend=backend)
+    opt = pyaten.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt_twin = pyaten.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    images = pyaten.tensor(_data((16, 1, 8, 8), seed=5))
+    labels = pyaten.tensor(np.arange(16) % 10)
+    for _ in range(3):
+        for net, optimizer in ((step, opt), (twin, opt_twin)):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(net(images), labels)
+            loss.backward()
+            optimizer.step()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        _close(p, q)
+    assert step._compiled.report.captures == 1
+
+
+def test_module_compile_method_and_decorator():
+    pyaten.manual_seed(0)
+    mlp = _mlp()
+    x = pyaten.tensor(_data((8, 16)))
+    want = mlp(x)
+    mlp.compile(backend="aot_eager")
+    _close(mlp(x), want)
+    _close(mlp(x), want)
+
+    @pyaten.compile
+    def double(t):
+        return t * 2
+
+    @pyaten.compile(backend="eager", fullgraph=True)
+    def triple(t):
+        return t * 3
+
+    _close(double(x), want.new_tensor(x.numpy() * 2) if False else x * 2)
+    _close(triple(x), x * 3)
+    assert double.__name__ == "double"
+
+
+# -- guards ---------------------------------------------------------------------------------------
+
+def test_guards_recapture_on_shape_dtype_requires_grad_and_grad_mode_only():
+    f = pyaten.compile(lambda x: x * 2 + 1, backend="eager")
+    a = pyaten.ones(3, 4)
+    f(a)
+    f(pyaten.zeros(3, 4))  # new values, same guards: reused
+    assert f.report.captures == 1 and f.report.compiled_calls == 1
+    f(pyaten.ones(5, 4))
+    f(pyaten.ones(3, 4, dtype=pyaten.float64))
+    f(pyaten.ones(3, 4, requires_grad=True))
+    f(pyaten.ones(4, 3).t())
+    with pyaten.no_grad():
+        f(pyaten.ones(3, 4, requires_grad=True))
+    assert f.report.captures == 6
+    reasons = "\n".join(f.report.guard_failures)
+    assert "size mismatch, expected [3, 4], actual [5, 4]" in reasons
+    assert "dtype mismatch" in reasons
+    assert "requires_grad mismatch" in reasons
+    assert "stride mismatch" in reasons
+    assert "grad mode changed" in reasons
+    for x in (pyaten.ones(5, 4), pyaten.ones(4, 3).t()):
+        _close(f(x), x * 2 + 1)
+    assert f.report.captures == 6
+
+
+def test_guards_on_python_values_and_module_state():
+    f = pyaten.compile(lambda x, n: x * n, backend="eager")
+    x = pyaten.ones(2)
+    _close(f(x, 2), x * 2)
+    _close(f(x, 3), x * 3)
+    assert f.report.captures == 2 and "expected 2, got 3" in f.report.guard_failures[0]
+    drop = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    compiled = pyaten.compile(drop)
+    drop.eval()
+    y = pyaten.ones(2, 4)
+    compiled(y)
+    compiled(y)
+    assert compiled._compiled.report.captures == 1
+    drop.train()
+    compiled(y)  # training flag changed: recapture, and dropout is random: a graph break
+    report = compiled._compiled.report
+    assert report.captures == 2 and "training flag" in report.guard_failures[-1]
+    assert "random operator" in report.graph_breaks[0].reason
+    drop[0].weight = nn.Parameter(pyaten.zeros(4, 4))
+    drop.eval()
+    _close(compiled(y), drop(y))
+    assert "parameters changed" in report.guard_failures[-1]
+
+
+def test_cache_size_limit_runs_eagerly_past_it():
+    f = pyaten.compile(lambda x: x + 1, backend="eager")
+    for n in range(1, 11):
+        _close(f(pyaten.ones(n)), pyaten.ones(n) + 1)
+    assert f.report.captures == pyaten._dynamo.config.cache_size_limit
+    assert f.report.eager_calls == 10 - pyaten._dynamo.config.cache_size_limit
+
+
+# -- graph breaks -----------------------------------------------------------------------------
+
+def _branchy(x):
+    if x.sum() > 0:
+        return x * 2
+    return x - 1
+
+
+def _item(x):
+    return x * x.max().item()
+
+
+def _mask(x):
+    return x[x > 0].sum() + x.sum()
+
+
+def _nonzero(x):
+    return x.nonzero().float().sum()
+
+
+def _random(x):
+    return x + pyaten.rand(x.shape)
+
+
+BREAKS = {
+    "bool": (_branchy, "_local_scalar_dense", "data-dependent"),
+    "item": (_item, "_local_scalar_dense", "data-dependent"),
+    "mask": (_mask, "index", "boolean mask"),
+    "nonzero": (_nonzero, "nonzero", "data-dependent output shape"),
+    "random": (_random, "rand", "random operator"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_graph_breaks_run_eagerly_and_are_reported(name):
+    fn, op, reason = BREAKS[name]
+    compiled = pyaten.compile(fn)
+    x = pyaten.tensor([-1.0, 2.0, 3.0])
+    if name != "random":
+        _close(compiled(x), fn(x))
+        _close(compiled(-x), fn(-x))  # an eager entry: the other branch is taken
+    else:
+        pyaten.manual_seed(0)
+        a = compiled(x)
+        pyaten.manual_seed(0)
+        _close(a, fn(x))
+    report = compiled.report
+    assert len(report.graph_breaks) == 1
+    assert op in report.graph_breaks[0].op and reason in report.graph_breaks[0].reason
+    assert report.compiled_calls == 0
+    assert "graph break" in str(pyaten.compile_report())
+    with pytest.raises(Unsupported, match="graph break"):
+        pyaten.compile(fn, fullgraph=True)(x)
+
+
+def test_input_mutation_is_written_back():
+    def bump(x, y):
+        x.add_(y)
+        return x * 2
+
+    compiled = pyaten.compile(bump)
+    for _ in range(2):
+        a, b = pyaten.ones(4), pyaten.ones(4)
+        out = compiled(a, b)
+        _close(a, pyaten.full((4,), 2.0))
+        _close(out, pyaten.full((4,), 4.0))
+
+
+def test_outputs_keep_their_structure():
+    def f(x, *, scale):
+        return {"y": x * scale, "pair": (x.shape[0], x + 1)}
+
+    compiled = pyaten.compile(f)
+    x = pyaten.ones(3)
+    for _ in range(2):
+        out = compiled(x, scale=2.0)
+        assert set(out) == {"y", "pair"} and out["pair"][0] == 3
+        _close(out["y"], x * 2)
+        _close(out["pair"][1], x + 1)
+
+
+def test_invalid_arguments_raise_as_torch():
+    with pytest.raises(RuntimeError, match="Invalid backend"):
+        pyaten.compile(lambda x: x, backend="nope")
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        pyaten.compile(lambda x: x, mode="fast")
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        pyaten.compile(lambda x: x, mode="default", options={})
+
+
+def test_custom_backend_gets_the_graph():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append([n.target for n in gm.graph.nodes if n.op == "call_function"])
+        return gm
+
+    f = pyaten.compile(lambda x: (x + 1).relu(), backend=backend)
+    _close(f(pyaten.ones(2)), pyaten.full((2,), 2.0))
+    assert [str(t) for t in seen[0]] == ["aten.add.Tensor", "aten.relu.default"]
+
+
+def test_reset_and_is_compiling():
+    seen = []
+
+    def f(x):
+        seen.append(pyaten.compiler.is_compiling())
+        return x + 1
+
+    compiled = pyaten.compile(f, backend="eager")
+    compiled(pyaten.ones(2))
+    compiled(pyaten.ones(2))
+    assert seen == [True]  # the body ran once: at capture
+    pyaten.compiler.reset()
+    compiled(pyaten.ones(2))
+    assert seen == [True, True] and not pyaten.compiler.is_compiling()
+
+
+# -- the default backend ----------------------------------------------------------------------
+
+def test_pointwise_chain_is_one_fused_loop_cached_on_disk():
+    compiled = pyaten.compile(PROGRAMS["chain"][0](pyaten))
+    x = pyaten.tensor(_data((64, 32)))
+    compiled(x)
+    run = compiled.last_entry.run
+    assert len(run.groups) == 1 and len(run.groups[0].members) >= 9
+    source = run.source()
+    assert "@njit(cache=True" in source and "def kernel(in0, out0)" in source
+    folder = pyaten._inductor.cache_dir() / "kernels"
+    assert any(folder.glob("k_*.py"))
+    assert any((folder / "__pycache__").glob("k_*.nbi"))
+
+
+def test_without_numba_the_graph_runs_its_kernels_directly(monkeypatch):
+    monkeypatch.setenv("PYATEN_NO_NUMBA", "1")
+    compiled = pyaten.compile(PROGRAMS["chain"][0](pyaten))
+    x = pyaten.tensor(_data((64, 32)))
+    compiled(x)
+    _close(compiled(x), PROGRAMS["chain"][0](pyaten)(x))
+    assert compiled.last_entry.run.groups == []
+
+
+def test_buffers_are_reused_between_fused_groups():
+    def f(x, w):
+        a = (x * 2 + 1).relu()  # group 1
+        b = a @ w  # a kernel between groups
+        c = (b - 1).sigmoid() * 3  # group 2
+        return (c @ w.t() + 1).tanh() * 2  # group 3 reuses group 1's buffer
+
+    compiled = pyaten.compile(f)
+    x, w = pyaten.tensor(_data((8, 8))), pyaten.tensor(_data((8, 8), seed=1))
+    compiled(x, w)
+    for _ in range(3):
+        _close(compiled(x, w), f(x, w))
+    run = compiled.last_entry.run
+    # three loop outputs a call; one fresh buffer each (the returned one), the rest pooled
+    assert len(run.groups) == 3 and run.allocations == 3
+
+
+def test_explain_shows_guards_graph_and_loops():
+    compiled = pyaten.compile(PROGRAMS["chain"][0](pyaten))
+    text = pyaten._dynamo.explain(compiled)(pyaten.tensor(_data((64, 32))))
+    assert "Guards" in str(text) and "size=[64, 32]" in str(text)
+    assert "aten.relu.default" in str(text) and "def kernel" in str(text)
+    assert text.graph_count == 1 and text.graph_break_count == 0
+    broken = pyaten._dynamo.explain(_branchy)(pyaten.ones(2))
+    assert broken.graph_break_count == 1 and "data-dependent" in str(broken)
+    dot = compiled.last_entry.run.to_dot()
+    assert "subgraph cluster_fused_0" in dot and "relu" in dot
