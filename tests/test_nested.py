@@ -201,6 +201,91 @@ def test_errors_as_torch() -> None:
                 lambda: TF.linear(torch.nested.nested_tensor([torch.ones(1, 2, 3)]),
                                   torch.ones(5, 3)))
     _same_error(lambda: pyaten.bmm(a, a), lambda: torch.bmm(ta, ta))
+    empty, tempty = _pair([(0, 3), (0, 3)], "strided")
+    _same_error(lambda: empty.to_padded_tensor(0.0), lambda: tempty.to_padded_tensor(0.0))
     with pytest.raises(NotImplementedError, match="Could not run 'aten::exp' with arguments "
                        "from the 'NestedTensorCPU' backend"):
         pyaten.exp(a)
+
+
+# --- shape, reduction, copy and in-place operators: values or errors as torch's -------------
+
+def _f64(t):
+    return t.to(pyaten.float64 if isinstance(t, pyaten.Tensor) else torch.float64)
+
+
+MORE_OPS = {
+    "to_float64": _f64,
+    "sum_last_keepdim": lambda t: t.sum(-1, keepdim=True),
+    "sum_last": lambda t: t.sum(-1),
+    "sum_ragged": lambda t: t.sum(1),
+    "select_batch": lambda t: t.select(0, 1),
+    "select_dense_dim": lambda t: t.select(2, 0),
+    "select_ragged": lambda t: t.select(1, 0),
+    "unsqueeze": lambda t: t.unsqueeze(-1),
+    "squeeze": lambda t: t.unsqueeze(-1).squeeze(-1),
+    "view": lambda t: t.view(2, -1, 3),
+    "reshape": lambda t: t.reshape(2, -1, 1, 3),
+    "masked_fill": lambda t: t.masked_fill(t > 0, 0.0),
+    "add_": lambda t: t.clone().add_(t),
+    "mul_": lambda t: t.clone().mul_(2),
+    "mean_last": lambda t: t.mean(-1),
+    "gt": lambda t: t > 0,
+    "pow": lambda t: t ** 2,
+    "exp": lambda t: t.exp(),
+    "getitem": lambda t: t[0],
+    "sum_all": lambda t: t.sum(),
+}
+
+
+def _outcome(fn, t):
+    try:
+        r = fn(t)
+    except Exception as error:  # noqa: BLE001 - the error is the outcome compared
+        return type(error).__name__, str(error).split(" This could be")[0].split(" 'aten")[0]
+    if getattr(r, "is_nested", False):
+        return "nested", [np.round(x.detach().numpy().astype(np.float64), 5).tolist()
+                          for x in r.unbind()]
+    return "dense", np.round(r.detach().numpy().astype(np.float64), 4).tolist()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", MORE_OPS)
+def test_more_operators_as_torch(layout: str, op: str) -> None:
+    ours, theirs = _pair([(2, 3), (4, 3)], layout, seed=11)
+    assert _outcome(MORE_OPS[op], ours) == _outcome(MORE_OPS[op], theirs)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_dispatch_keys_as_torch(layout: str) -> None:
+    ours, theirs = _pair([(2, 3), (4, 3)], layout)
+    assert str(pyaten._C._dispatch_keys(ours)) == str(torch._C._dispatch_keys(theirs))
+
+
+def test_kernels_are_registered_on_the_nested_keys() -> None:
+    for name in ("aten::add.Tensor", "aten::_softmax", "aten::bmm", "aten::unbind.int"):
+        table = pyaten.dispatch.dump_table(name)
+        assert table["NestedTensorCPU"] == "NestedTensorCPU", name
+        assert table["AutogradNestedTensor"] == "AutogradNestedTensor", name
+    assert pyaten.dispatch.dump_table("aten::exp")["NestedTensorCPU"] == "missing"
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=15, deadline=None)
+@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=4),
+       op=st.sampled_from(["sin", "mul", "softmax", "linear", "layer_norm"]),
+       layout=st.sampled_from(list(LAYOUTS)))
+def test_random_lengths_match_torch(lengths: list[int], op: str, layout: str) -> None:
+    if max(lengths) == 0:  # torch refuses to pad only empty components (tested below)
+        lengths[0] = 1
+    ours, theirs = _pair([(n, 4) for n in lengths], layout, seed=sum(lengths),
+                         requires_grad=True)
+    ours_fn, theirs_fn = OPS[op]
+    out, ref = ours_fn(ours), theirs_fn(theirs)
+    _assert_same(out, ref)
+    np.testing.assert_allclose(out.to_padded_tensor(0.0).detach().numpy(),
+                               ref.to_padded_tensor(0.0).detach().numpy(), atol=1e-5)

@@ -147,6 +147,9 @@ def to_padded_tensor(input: Tensor, padding: float,
     ndim = input.dim() - 1
     if not parts:
         return pyaten.zeros((0,) * (ndim + 1), dtype=input.dtype)
+    if all(p.numel() == 0 for p in parts):
+        raise RuntimeError(
+            "to_padded_tensor: at least one constituent tensor should have non-zero numel")
     target = [max(p._sizes[d] for p in parts) for d in range(ndim)]
     if output_size is not None:
         output_size = list(output_size)

@@ -22,7 +22,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.dispatch.registry import get_operator
 from pyaten.dispatch.tls import call_below_autograd
 from pyaten.library import Library
-from pyaten.native.kernels.nested import RULES, STRIDED, Layout, dense_op
+from pyaten.native.kernels.nested import JAGGED_ONLY, RULES, STRIDED, Layout, dense_op
 from pyaten.native.kernels.nested_tensor import NestedTensor as StridedNested
 from pyaten.nested._jagged import JAGGED
 
@@ -101,13 +101,17 @@ def _autograd_kernel(overload: str, rule: Any) -> Any:
     qualified = "aten::" + overload
     op = dense_op(overload)
 
+    jagged_only = overload in JAGGED_ONLY
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
-        if _wants_grad(args, kwargs):
+        if jagged_only and any(type(a) is StridedNested for a in args):
+            pass  # below: PyTorch's "Could not run ... NestedTensorCPU" error
+        elif _wants_grad(args, kwargs):
             return rule(BRIDGE, op, *args, **kwargs)
         entry = get_operator(qualified)
         return call_below_autograd(functools.partial(entry.call, *args, **kwargs))
 
-    kernel.__name__ = f"nested_autograd_{overload.replace('.', '_')}"
+    kernel.__name__ = kernel.__qualname__ = f"nested_autograd_{overload.replace('.', '_')}"
     return kernel
 
 
@@ -132,7 +136,8 @@ def _unbind_kernel(self: Any, dim: int = 0) -> Any:
 _NOT_DIFFERENTIABLE = {"_softmax_backward_data", "threshold_backward", "gelu_backward",
                        "silu_backward", "eq.Tensor", "eq.Scalar", "gt.Scalar", "ge.Scalar",
                        "logical_not", "isnan", "isinf", "isposinf", "isneginf", "ones_like",
-                       "zeros_like", "empty_like", "scaled_dot_product_attention"}
+                       "zeros_like", "empty_like", "scaled_dot_product_attention",
+                       "add_.Tensor", "mul_.Tensor", "mul_.Scalar"}
 
 _LIBRARY = Library("aten", "IMPL")
 for _overload, _rule in RULES.items():

@@ -243,6 +243,8 @@ def _pointwise(func: Any, args: tuple, kwargs: dict) -> Any:
         else:
             unwrapped.append(a)
     out = func(*unwrapped, **kwargs)
+    if func.__name__.split(".")[0].endswith("_"):
+        return args[0]  # in place: the values were written
     return NestedTensor(out, first._offsets, first._ragged_idx, first._ragged)
 
 
@@ -302,8 +304,9 @@ _SPECIAL: dict[str, Any] = {
     "unbind.int": _unbind,
     "transpose.int": _transpose,
     "view": _reshape,
-    "reshape": _reshape,
     "_unsafe_view": _reshape,
+    "sum": lambda self, dtype=None: _aten().sum.default(self._values, dtype=dtype),
+    "_to_copy": _values_map(lambda v, **kw: _aten()._to_copy.default(v, **kw)),
     "ones_like": _values_map(lambda v, **kw: _aten().ones_like.default(v, **kw)),
     "zeros_like": _values_map(lambda v, **kw: _aten().zeros_like.default(v, **kw)),
     "empty_like": _values_map(lambda v, **kw: _aten().empty_like.default(v, **kw)),

@@ -182,6 +182,10 @@ def sdpa_rule(lo: Layout, op: Callable, query: Any, key: Any, value: Any,
     if not (is_nested(query) and is_nested(key) and is_nested(value)):
         raise RuntimeError(
             "scaled_dot_product_attention: expected query, key and value all nested")
+    if _is_strided(query) and not (query.is_contiguous() and key.is_contiguous()
+                                   and value.is_contiguous()):
+        raise RuntimeError("scaled_dot_product_attention: If inputs are nested tensors they "
+                           "must be contiguous")
     pq, pk, pv = lo.parts(query), lo.parts(key), lo.parts(value)
     if not len(pq) == len(pk) == len(pv):
         raise RuntimeError(
@@ -193,12 +197,116 @@ def sdpa_rule(lo: Layout, op: Callable, query: Any, key: Any, value: Any,
     ])
 
 
+def _is_strided(t: Any) -> bool:
+    return type(t) is NestedTensor
+
+
+def unsqueeze_rule(lo: Layout, op: Callable, self: Any, dim: int) -> Any:
+    d = _wrap_dim(dim, self.dim() + 1)
+    if d == 0:
+        raise RuntimeError("unsqueeze(): cannot unsqueeze the nested dimension 0")
+    return lo.pack(self, [op(p, d - 1) for p in lo.parts(self)])
+
+
+def squeeze_rule(lo: Layout, op: Callable, self: Any, dim: int) -> Any:
+    d = _wrap_dim(dim, self.dim())
+    if d == 0:
+        raise RuntimeError("squeeze(): For nested tensors, squeezing dimension 0 is not "
+                           "supported at the moment")
+    return lo.pack(self, [op(p, d - 1) for p in lo.parts(self)])
+
+
+def select_rule(lo: Layout, op: Callable, self: Any, dim: int, index: int) -> Any:
+    d = _wrap_dim(dim, self.dim())
+    parts = lo.parts(self)
+    if d == 0:
+        n = len(parts)
+        if not -n <= index < n:
+            raise IndexError(
+                f"index {index} is out of bounds for dimension 0 with size {n}")
+        return parts[index]
+    if getattr(self, "_ragged_idx", None) == d:
+        raise RuntimeError("select(): not supported for NestedTensor on ragged dim")
+    return lo.pack(self, [op(p, d - 1, index) for p in parts])
+
+
+def two_output_rule(lo: Layout, op: Callable, self: Any, *args: Any, **kwargs: Any) -> Any:
+    outs = [op(p, *args, **kwargs) for p in lo.parts(self)]
+    return tuple(lo.pack(self, [o[i] for o in outs]) for i in range(2))
+
+
+def reduce_rule(lo: Layout, op: Callable, self: Any, dim: Any, keepdim: bool = False,
+                dtype: Any = None) -> Any:
+    ndim = self.dim()
+    dims = [ndim - 1] if dim is None else [_wrap_dim(d, ndim) for d in (
+        [dim] if isinstance(dim, int) else dim)]
+    if _is_strided(self):
+        if dims != [ndim - 1]:
+            raise RuntimeError(
+                "NestedTensor can only be reduced across the last dimension for now got "
+                f"dimension {dims[0]} instead.")
+        if not keepdim:
+            raise RuntimeError("NestedTensor always requires keepdim=True for now.")
+    if 0 in dims:
+        raise RuntimeError("reducing across the batch dimension 0 of a nested tensor is not "
+                           "supported")
+    parts = [op(p, [d - 1 for d in dims], keepdim, dtype=dtype) for p in lo.parts(self)]
+    if getattr(self, "_ragged_idx", None) in dims:  # no ragged dim left: a dense result
+        return _aten().stack.default(parts, 0)
+    return lo.pack(self, parts)
+
+
+def sum_all_rule(lo: Layout, op: Callable, self: Any, dtype: Any = None) -> Any:
+    parts = [op(p, dtype=dtype) for p in lo.parts(self)]
+    return _aten().sum.default(_aten().stack.default(parts, 0))
+
+
+def inplace_rule(lo: Layout, op: Callable, self: Any, other: Any, *args: Any,
+                 **kwargs: Any) -> Any:
+    parts = lo.parts(self)  # views: writing them writes the nested tensor
+    if is_nested(other):
+        others = lo.parts(other)
+        if [p._sizes for p in parts] != [p._sizes for p in others]:
+            raise RuntimeError(
+                "in-place op on nested tensors: expected the same nested structure")
+    elif isinstance(other, Tensor) and other.dim() > 0:
+        raise RuntimeError(
+            "Expected both self and other to be nested, but got a nested self and non-nested "
+            "other")
+    else:
+        others = [other] * len(parts)
+    for a, b in zip(parts, others):
+        op(a, b, *args, **kwargs)
+    return self
+
+
+def view_rule(lo: Layout, op: Callable, self: Any, size: list) -> Any:
+    size = list(size)
+    parts = lo.parts(self)
+    if not size or size[0] not in (len(parts), -1):
+        raise RuntimeError(
+            f"view: For now nested view cannot change or infer the implicit batch dimension, "
+            f"got shape {size} for a nested tensor of {len(parts)} components")
+    results = []
+    for p in parts:
+        target = []
+        for i, s in enumerate(size[1:]):
+            if s == -1 and i < p.dim():
+                s = p._sizes[i]  # -1 keeps the component's size there (its ragged dim)
+            target.append(s)
+        results.append(op(p, target))
+    return lo.pack(self, results)
+
+
 # operator overload -> (rule, the dense op's name). A row per operator of each family.
 _UNARY = ("abs", "neg", "sin", "cos", "tanh", "sqrt", "relu", "gelu", "silu", "sgn",
           "logical_not", "isnan", "isinf", "isposinf", "isneginf", "sigmoid", "exp")
 _BINARY = ("add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "mul.Scalar",
            "div.Scalar", "eq.Tensor", "eq.Scalar", "gt.Scalar", "ge.Scalar",
            "threshold_backward", "gelu_backward", "silu_backward")
+
+# Rows PyTorch's strided layout has no kernel for: only the jagged layout serves them.
+JAGGED_ONLY = frozenset({"exp", "sigmoid", "mean.dim", "sum"})
 
 RULES: dict[str, Callable] = {}
 for _name in _UNARY:
@@ -215,6 +323,19 @@ RULES.update({
     "native_layer_norm": layer_norm_rule,
     "scaled_dot_product_attention": sdpa_rule,
     "clone": unary_rule,
+    "_to_copy": unary_rule,
+    "unsqueeze": unsqueeze_rule,
+    "squeeze.dim": squeeze_rule,
+    "select.int": select_rule,
+    "masked_fill.Scalar": binary_rule,
+    "native_dropout": two_output_rule,
+    "sum.dim_IntList": reduce_rule,
+    "mean.dim": reduce_rule,
+    "sum": sum_all_rule,
+    "add_.Tensor": inplace_rule,
+    "mul_.Tensor": inplace_rule,
+    "mul_.Scalar": inplace_rule,
+    "view": view_rule,
     "ones_like": unary_rule,
     "zeros_like": unary_rule,
     "empty_like": unary_rule,
@@ -298,3 +419,12 @@ def _detach(self: NestedTensor) -> NestedTensor:
 
 
 native_at("nested_detach", _detach, __file__)
+
+
+def _reshape(self: Any, shape: list) -> Any:
+    # CompositeImplicitAutogradNestedTensor: a view of a packed copy where one is needed
+    packed = self if self.is_contiguous() else _aten().clone.default(self)
+    return _aten().view.default(packed, list(shape))
+
+
+native_at("nested_reshape", _reshape, __file__)
