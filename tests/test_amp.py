@@ -101,6 +101,13 @@ def _pool_indices(x: Inputs) -> list:
     return [Spec(pooled.numpy()), Spec(indices.numpy(), floating=False), [4, 4]]
 
 
+def _pool3d_indices(x: Inputs) -> list:
+    values = torch.from_numpy(x.f(1, 1, 4, 4, 4).values)
+    pooled, indices = torch.nn.functional.max_pool3d(values, 2, return_indices=True)
+    return [Spec(pooled.numpy()), Spec(indices.numpy(), floating=False), [4, 4, 4], [2, 2, 2],
+            [0, 0, 0]]
+
+
 # (overload, argument builder, compare values). Sign-ambiguous decompositions compare dtype
 # and shape only.
 LOWER_PRECISION_CASES = [
@@ -184,7 +191,12 @@ FP32_CASES = [
     ("pinverse", lambda x: [x.well(3), 1e-15]),
     ("max_pool3d", lambda x: [x.f(1, 1, 4, 4, 4), [2, 2, 2], [], [0, 0, 0], [1, 1, 1], False]),
     ("max_unpool2d", _pool_indices),
+    ("max_unpool3d", _pool3d_indices),
     ("adaptive_avg_pool3d", lambda x: [x.f(1, 1, 4, 4, 4), [2, 2, 2]]),
+    ("adaptive_max_pool3d", lambda x: [x.f(1, 1, 4, 4, 4), [2, 2, 2]]),
+    ("fractional_max_pool2d", lambda x: [x.f(1, 1, 6, 6), [2, 2], [3, 3], x.unit(1, 1, 2)]),
+    ("fractional_max_pool3d",
+     lambda x: [x.f(1, 1, 5, 5, 5), [2, 2, 2], [3, 3, 3], x.unit(1, 1, 3)]),
     ("reflection_pad1d", lambda x: [x.f(1, 2, 5), [1, 2]]),
     ("reflection_pad2d", lambda x: [x.f(1, 1, 4, 4), [1, 1, 2, 1]]),
     ("replication_pad1d", lambda x: [x.f(1, 2, 5), [1, 2]]),

@@ -627,30 +627,37 @@ def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
-def adaptive_max_pool2d_arrays(x: np.ndarray, out) -> tuple[np.ndarray, np.ndarray]:
-    """(values, flat indices) of x (B, H, W): a loop over the taps of the largest window."""
-    h, w = x.shape[-2:]
-    (r0, r1), (c0, c1) = _adaptive_bounds(h, out[0]), _adaptive_bounds(w, out[1])
-    low = _lowest(x.dtype)
-    best = np.full(x.shape[:-2] + tuple(out), low, x.dtype)
+def adaptive_max_pool_arrays(x: np.ndarray, out) -> tuple[np.ndarray, np.ndarray]:
+    """(values, flat indices) of an adaptive max pooling of x (B, *S) over its last len(out)
+    dims: a loop over the taps of the largest window, each tap one gather of every window's
+    element at that offset (masked where a window is smaller). A later value wins when it is
+    greater or NaN; a window's first element is its index until something beats -inf."""
+    nd = len(out)
+    size = x.shape[-nd:]
+    plane = [int(np.prod(size[a + 1:])) for a in range(nd)]
+    bounds = [_adaptive_bounds(n, o) for n, o in zip(size, out)]
+    best = np.full(x.shape[:-nd] + tuple(out), _lowest(x.dtype), x.dtype)
     index = np.empty(best.shape, np.int64)
-    index[...] = r0[:, None] * w + c0[None, :]
+    index[...] = sum(g * pl for g, pl in zip(_grid([b[0] for b in bounds]), plane))
     floating = x.dtype.kind == "f"
-    for a in range(int((r1 - r0).max())):
-        rows = r0 + a
-        row_ok = rows < r1
-        rows = np.minimum(rows, h - 1)
-        for b in range(int((c1 - c0).max())):
-            cols = c0 + b
-            ok = row_ok[:, None] & (cols < c1)[None, :]
-            cols = np.minimum(cols, w - 1)
-            v = x[..., rows[:, None], cols[None, :]]
-            take = (v > best) & ok
-            if floating:
-                take |= np.isnan(v) & ok
-            np.copyto(best, v, where=take)
-            np.copyto(index, rows[:, None] * w + cols[None, :], where=take)
+    for taps in np.ndindex(*[int((end - start).max()) for start, end in bounds]):
+        at = [start + t for (start, _), t in zip(bounds, taps)]
+        inside = _grid([a < end for a, (_, end) in zip(at, bounds)])
+        ok = np.logical_and.reduce(np.broadcast_arrays(*inside))
+        pos = _grid([np.minimum(a, n - 1) for a, n in zip(at, size)])
+        v = x[(Ellipsis,) + tuple(pos)]
+        take = v > best
+        if floating:
+            take |= np.isnan(v)
+        take &= ok
+        np.copyto(best, v, where=take)
+        np.copyto(index, sum(g * pl for g, pl in zip(pos, plane)), where=take)
     return best, index
+
+
+def adaptive_max_pool2d_arrays(x: np.ndarray, out) -> tuple[np.ndarray, np.ndarray]:
+    """(values, flat indices) of x (B, H, W)."""
+    return adaptive_max_pool_arrays(x, out)
 
 
 @native
@@ -769,18 +776,26 @@ def _unpool(self: Tensor, indices: Tensor, output_size) -> Tensor:
               else empty_tensor(sizes, self._dtype, self._device, strides))
     if _is_meta(self, indices) or result.numel() == 0:
         return result
-    plane = size[0] * size[1]
-    x = _batch3(self._numpy().astype(_acc(self._dtype), copy=False))
-    idx = _batch3(indices._numpy()).reshape(x.shape[0], -1)
+    _store(result, unpool_planes(self, indices, size))
+    return result
+
+
+def unpool_planes(self: Tensor, indices: Tensor, size: tuple) -> np.ndarray:
+    """Max unpooling's scatter: each plane of `self` into a zero plane of `size` at the flat
+    positions `indices`; PyTorch's error for the first position outside the plane."""
+    nd = len(size)
+    plane = int(np.prod(size))
+    x = self._numpy().astype(_acc(self._dtype), copy=False)
+    x = x.reshape((-1, int(np.prod(x.shape[-nd:]))))
+    idx = indices._numpy().reshape(x.shape)
     bad = (idx < 0) | (idx >= plane)
     if bad.any():
         raise RuntimeError(
             f"Found an invalid max index: {int(idx[bad][0])} (output volumes are of size "
-            f"{size[0]}x{size[1]})")
+            + "x".join(str(n) for n in size) + ")")
     flat = np.zeros((x.shape[0], plane), x.dtype)
-    np.put_along_axis(flat, idx, x.reshape(x.shape[0], -1), 1)
-    _store(result, flat)
-    return result
+    np.put_along_axis(flat, idx, x, 1)
+    return flat
 
 
 @native

@@ -22,6 +22,9 @@ __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d",
     "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "max_unpool3d",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 
 
@@ -211,6 +214,79 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     padding = _ntuple(padding, 2)
     size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
     return _C.max_unpool2d(input, indices, size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size = _ntuple(kernel_size, 3)
+    stride = kernel_size if stride is None else _ntuple(stride, 3)
+    padding = _ntuple(padding, 3)
+    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    return _C.max_unpool3d(input, indices, size, stride, padding)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _C.adaptive_max_pool3d(input, _list_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """PyTorch's boolean dispatch: `(values, indices)` with `return_indices=True`."""
+    result = adaptive_max_pool3d_with_indices(input, output_size)
+    return result if return_indices else result[0]
+
+
+def _fractional_output_size(name: str, input, output_size, output_ratio, nd: int) -> list:
+    if output_size is None and output_ratio is None:
+        raise ValueError(
+            f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is not None:
+        return output_size
+    if nd == 2 and len(output_ratio) > 2:  # as PyTorch: a bare float has no len()
+        raise ValueError(
+            f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+    ratio = _ntuple(output_ratio, nd)
+    return [int(input.size(d - nd) * ratio[d]) for d in range(nd)]
+
+
+def _fractional(name: str, op, input, kernel_size, output_size, output_ratio,
+                _random_samples, nd: int):
+    output_size = _fractional_output_size(name, input, output_size, output_ratio, nd)
+    if _random_samples is None:
+        # one sample per pooled dim and plane, drawn as PyTorch draws them (same stream)
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        _random_samples = pyaten.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype,
+                                      device=input.device)
+    return op(input, kernel_size, output_size, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """Fractional max pooling over (N, C, H, W) windows of `kernel_size` placed by random
+    samples (drawn with `rand` unless `_random_samples` is given): `(values, indices)`."""
+    return _fractional("fractional_max_pool2d", _C.fractional_max_pool2d, input, kernel_size,
+                       output_size, output_ratio, _random_samples, 2)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """PyTorch's boolean dispatch: `(values, indices)` with `return_indices=True`."""
+    result = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio,
+                                                return_indices, _random_samples)
+    return result if return_indices else result[0]
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """Fractional max pooling over (N, C, T, H, W): `(values, indices)`."""
+    return _fractional("fractional_max_pool3d", _C.fractional_max_pool3d, input, kernel_size,
+                       output_size, output_ratio, _random_samples, 3)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """PyTorch's boolean dispatch: `(values, indices)` with `return_indices=True`."""
+    result = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio,
+                                                return_indices, _random_samples)
+    return result if return_indices else result[0]
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,

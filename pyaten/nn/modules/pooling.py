@@ -13,6 +13,7 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d",
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "AdaptiveMaxPool3d", "MaxUnpool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
 
 
@@ -104,6 +105,74 @@ class MaxUnpool2d(_MaxUnpoolNd):
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
         return F.max_unpool2d(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool3d."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return F.max_unpool3d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling: windows of `kernel_size` at random positions chosen so that
+    the output has `output_size`, or `output_ratio` times the input's size."""
+
+    _dims = 0
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        output_size: Any = None,
+        output_ratio: Any = None,
+        return_indices: bool = False,
+        _random_samples: Any = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if self._dims == 3 and not all(k > 0 for k in ntuple(kernel_size, 3)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = ntuple(kernel_size, self._dims)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = ntuple(output_size, self._dims) if output_size is not None else None
+        self.output_ratio = (ntuple(output_ratio, self._dims) if output_ratio is not None
+                             else None)
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, H, W) input."""
+
+    _dims = 2
+
+    def forward(self, input: Tensor) -> Any:
+        return F.fractional_max_pool2d(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, T, H, W) input."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor) -> Any:
+        return F.fractional_max_pool3d(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples,
         )
 
 
@@ -237,6 +306,13 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input: Tensor) -> Any:
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed output size (None keeps that dimension)."""
+
+    def forward(self, input: Tensor) -> Any:
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _AdaptiveAvgPoolNd(Module):
