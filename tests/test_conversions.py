@@ -1,7 +1,7 @@
 """Conversions vs PyTorch: Tensor.type (dtype and string forms), type_as, the dtype shorthands
 (float double half bfloat16 int long short char byte bool cfloat cdouble chalf), tensor /
 as_tensor / asarray from Python data and NumPy arrays (memory sharing and copy=), and the
-sparse conversions, which pyaten refuses with NotImplementedError."""
+sparse conversions' layouts and argument errors (the sparse layouts: tests/test_sparse.py)."""
 
 from __future__ import annotations
 
@@ -217,12 +217,10 @@ SPARSE = {
 
 
 @pytest.mark.parametrize("name", sorted(SPARSE))
-def test_sparse_conversions_name_the_layout(name):
-    layout = {"to_sparse": "sparse_coo", "to_sparse_dim": "sparse_coo"}.get(
-        name, name.replace("to_", ""))
-    with pytest.raises(NotImplementedError, match=layout):
-        SPARSE[name](pyaten.ones(2, 2))
-    SPARSE[name](torch.ones(2, 2))  # torch has them
+def test_sparse_conversions_give_torchs_layout(name):
+    ours, theirs = SPARSE[name](pyaten.ones(2, 2)), SPARSE[name](torch.ones(2, 2))
+    assert ours.layout.name == str(theirs.layout).removeprefix("torch.")
+    assert ours._nnz() == theirs._nnz()
 
 
 def test_sparse_argument_errors_are_torchs():

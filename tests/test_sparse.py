@@ -384,3 +384,61 @@ def test_random_sparse_mm(n: int, k: int, m: int, density: float, seed: int) -> 
     assert_same_sparse(oa.to_sparse() + ob.t().t().to_sparse() if n == k == m else
                        oa.to_sparse().sum(0), ta.to_sparse() + tb.t().t().to_sparse()
                        if n == k == m else ta.to_sparse().sum(0))
+
+
+# --- autograd --------------------------------------------------------------------------------
+
+GRAD_CASES = [
+    ("sparse.mm", lambda m, s, d: m.sparse.mm(s, d)),
+    ("mm", lambda m, s, d: m.mm(s, d)),
+    ("to_dense", lambda m, s, d: s.to_dense() * m.arange(16.0).reshape(4, 4)),
+    ("values", lambda m, s, d: s.values() * m.arange(5.0)),
+]
+
+
+@pytest.mark.parametrize("layout", ["to_sparse", "to_sparse_csr"])
+@pytest.mark.parametrize("name,call", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradients_match_torch(layout: str, name: str, call) -> None:
+    """The gradient of a sparse input has torch's layout (sparse, the input's pattern, for
+    sparse.mm, to_dense and values; dense for mm) and values."""
+    dense = np.arange(16, dtype=np.float32).reshape(4, 4) % 3
+    grads = []
+    for module, make in ((pyaten, lambda a: pyaten.tensor(a.tolist())), (torch, torch.tensor)):
+        s = getattr(make(DENSE), layout)().requires_grad_()
+        d = make(dense).requires_grad_()
+        call(module, s, d).sum().backward()
+        grads.append((s.grad, d.grad))
+    (ours_s, ours_d), (theirs_s, theirs_d) = grads
+    if theirs_s.layout == torch.sparse_coo:  # torch's gradient is flagged uncoalesced
+        ours_s, theirs_s = ours_s.coalesce(), theirs_s.coalesce()
+    assert_same_sparse(ours_s, theirs_s)
+    if theirs_d is not None:
+        np.testing.assert_allclose(as_np(ours_d), as_np(theirs_d), rtol=1e-6)
+
+
+def test_grad_fn_names() -> None:
+    s = pyaten.tensor(DENSE.tolist()).to_sparse().requires_grad_()
+    assert type(pyaten.sparse.mm(s, pyaten.ones(4, 2)).grad_fn).__name__ == \
+        type(torch.sparse.mm(torch.tensor(DENSE).to_sparse().requires_grad_(),
+                             torch.ones(4, 2)).grad_fn).__name__
+    text = repr(s).replace("pyaten.", "torch.")
+    assert text == repr(torch.tensor(DENSE).to_sparse().requires_grad_())
+
+
+# --- save / load -----------------------------------------------------------------------------
+
+
+def test_save_load_round_trip_and_torch_interop(tmp_path) -> None:
+    ours, theirs = both(DENSE)
+    made = {"coo": ours.to_sparse(), "csr": ours.to_sparse_csr(), "bsc": ours.to_sparse_bsc((2, 2))}
+    path = tmp_path / "sparse.pt"
+    pyaten.save(made, path)
+    for name, loaded in pyaten.load(path).items():
+        np.testing.assert_array_equal(as_np(loaded.to_dense()), DENSE)
+        assert loaded.layout is made[name].layout
+    for name, loaded in torch.load(path).items():  # PyTorch reads pyaten's file
+        assert_same_sparse(made[name], loaded)
+    torch.save({"coo": theirs.to_sparse(), "csc": theirs.to_sparse_csc()}, path)
+    for name, loaded in pyaten.load(path).items():  # and pyaten reads PyTorch's
+        assert_same_sparse(loaded, getattr(theirs, "to_sparse" if name == "coo" else
+                                           "to_sparse_csc")())

@@ -35,7 +35,7 @@ from pyaten.autograd.anomaly_mode import ANOMALY, check_outputs
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad, Node, gradient_edge
 from pyaten.core.size import Size
-from pyaten.core.tensor import Tensor, preserve_format
+from pyaten.core.tensor import Tensor, preserve_format, strided
 from pyaten.dispatch.python_key import PYTHON_KEYS
 from pyaten.dispatch.tls import STATE as TLS
 from pyaten.native.ops_handles import LazyEntry
@@ -138,6 +138,8 @@ def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None
             variable._grad = grad  # create_graph: the gradient keeps its own graph
         elif grad.is_nested:  # a nested leaf keeps its nested gradient (pyaten/nested)
             variable._grad = grad.detach()
+        elif grad.__class__ is not Tensor and grad.layout is not strided:
+            variable._grad = grad  # a sparse gradient is kept as it is (docs/sparse.md)
         elif (grad._keyset | TLS.included) & PYTHON_KEYS:
             _accumulate_first_dispatched(variable, grad, owned)
         elif owned and _stealable(grad, variable):
@@ -153,7 +155,7 @@ def accumulate_into(variable: Tensor, grad: Tensor, owned: bool = False) -> None
             fresh = empty_strided(variable._sizes, strides, grad)
             fresh.copy_(grad)
             variable._grad = fresh
-    elif GRAD.enabled or old.is_nested:
+    elif GRAD.enabled or old.is_nested or strided is not old.layout or strided is not grad.layout:
         variable._grad = old + grad
     else:
         old.add_(grad)

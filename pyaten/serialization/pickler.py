@@ -18,15 +18,17 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.device import device as Device
-from pyaten.core.size import Size
+from pyaten.core.size import Size, _Token
+from pyaten.core.sparse import COMPRESSED_LAYOUTS, sparse_coo
 from pyaten.core.storage import Storage, is_host_memory
-from pyaten.core.tensor import CONJ_BIT, NEG_BIT, Tensor
+from pyaten.core.tensor import CONJ_BIT, NEG_BIT, Tensor, strided
 from pyaten.serialization import torch_names
 
 __all__ = ["CheckpointPickler", "storage_bytes"]
 
 # instance-dict entries that are pyaten's bookkeeping, not user state
 _BITS = ("_conj_bit", "_neg_bit")
+_LAYOUT_NAMES = frozenset(t.name for t in (strided, sparse_coo, *COMPRESSED_LAYOUTS))
 
 
 class CheckpointPickler(pickle._Pickler):
@@ -58,6 +60,8 @@ class CheckpointPickler(pickle._Pickler):
             return obj.name  # a global: save_global writes `torch.<name>`
         if isinstance(obj, Tensor):
             return self._reduce_tensor(obj)
+        if kind is _Token and obj.name in _LAYOUT_NAMES:  # as PyTorch's copyreg entry
+            return (torch_names._get_layout, ("torch." + obj.name,))
         if kind is torch_names.StorageType:
             return obj.name
         if kind is Device:
@@ -88,6 +92,11 @@ class CheckpointPickler(pickle._Pickler):
     def _reduce_tensor(self, t: Tensor) -> tuple:
         from pyaten.nn.parameter import Parameter
 
+        if t.layout is not strided:  # a sparse tensor: its parts (pyaten/core/sparse.py)
+            parts = tuple(Tensor._make_subclass(Tensor, p) for p in t._parts)
+            data = parts + (Size(t._sizes), t._coalesced) if len(parts) == 2 else parts + (
+                Size(t._sizes),)
+            return (torch_names._rebuild_sparse_tensor, (t.layout, data))
         state = {k: v for k, v in t.__dict__.items() if k not in _BITS}
         if isinstance(t, Parameter):
             data = Tensor._make_subclass(Tensor, t, False)

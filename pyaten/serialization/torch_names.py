@@ -247,16 +247,42 @@ def _unsupported(kind: str):
 
 
 def _get_layout(name: object) -> object:
-    if name != "torch.strided":
-        raise RuntimeError(f"pyaten.load: the checkpoint uses layout {name!r}; pyaten has only "
-                           "torch.strided")
-    return strided
+    from pyaten.core.sparse import COMPRESSED_LAYOUTS, sparse_coo
+
+    layouts = {f"torch.{t.name}": t for t in (strided, sparse_coo, *COMPRESSED_LAYOUTS)}
+    if name not in layouts:
+        raise RuntimeError(f"pyaten.load: the checkpoint uses layout {name!r}, which pyaten "
+                           "does not have")
+    return layouts[name]
+
+
+def _rebuild_sparse_tensor(layout: object, data: object) -> Tensor:
+    """A sparse tensor from its parts, as PyTorch pickles one: COO `(indices, values, size
+    [, is_coalesced])`, compressed `(compressed_indices, plain_indices, values, size)`."""
+    from pyaten.core.sparse import COMPRESSED_LAYOUTS, make_compressed, make_coo, sparse_coo
+
+    if not isinstance(data, tuple) or not all(isinstance(p, Tensor) for p in data[:-2]):
+        raise _bad("_rebuild_sparse_tensor is given parts that are not tensors")
+    if layout is sparse_coo and len(data) in (3, 4):
+        indices, values, size = data[:3]
+        if indices.dim() != 2 or indices.dtype is not dt.int64 or not isinstance(
+                values, Tensor) or indices.shape[1] != values.shape[0]:
+            raise _bad("_rebuild_sparse_tensor is given inconsistent COO indices and values")
+        if len(tuple(size)) != indices.shape[0] + values.dim() - 1:
+            raise _bad("_rebuild_sparse_tensor is given a size of the wrong rank")
+        return make_coo(indices, values, tuple(size), bool(data[3]) if len(data) == 4 else False)
+    if layout in COMPRESSED_LAYOUTS and len(data) == 4 and isinstance(data[2], Tensor):
+        compressed, plain, values, size = data
+        if compressed.dim() != 1 or plain.dim() != 1 or plain.shape[0] != values.shape[0]:
+            raise _bad("_rebuild_sparse_tensor is given inconsistent compressed parts")
+        return make_compressed(layout, compressed, plain, values, tuple(size))
+    raise _bad(f"_rebuild_sparse_tensor is given an unknown layout {layout!r}")
 
 
 _REBUILDERS = {
     _rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
     _rebuild_parameter_with_state, _rebuild_meta_tensor_no_storage,
-    _rebuild_device_tensor_from_cpu_tensor,
+    _rebuild_device_tensor_from_cpu_tensor, _rebuild_sparse_tensor,
 }
 
 
@@ -280,7 +306,7 @@ def _allowed_globals() -> dict[str, object]:
     for fn in _REBUILDERS:
         names[f"torch._utils.{fn.__name__}"] = fn
     for kind, name in (
-        ("quantized tensors", "_rebuild_qtensor"), ("sparse tensors", "_rebuild_sparse_tensor"),
+        ("quantized tensors", "_rebuild_qtensor"),
         ("nested tensors", "_rebuild_nested_tensor"),
         ("tensor subclasses without storage", "_rebuild_wrapper_subclass"),
         ("NumPy-backed device tensors", "_rebuild_device_tensor_from_numpy"),

@@ -53,3 +53,27 @@ def sampled_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
     """`beta * input + alpha * (mat1 @ mat2)` computed only at `input`'s specified entries
     (a sparse CSR `input`), as `torch.sparse.sampled_addmm`."""
     return _aten().sparse_sampled_addmm.default(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
+# --- gradient helpers that derivatives.yaml's formulas call (PyTorch's rules: the gradient
+# of a sparse input is sparse, with the input's pattern) -------------------------------------
+
+
+def _values_backward(grad: Tensor, self: Tensor) -> Tensor:
+    """The gradient of `self.values()`: a sparse tensor with `self`'s indices and `grad` as
+    its values."""
+    from pyaten.core.sparse import make_compressed, make_coo, sparse_coo
+
+    indices = [_aten().clone.default(p) for p in self._parts[:-1]]
+    if self.layout is sparse_coo:
+        return make_coo(indices[0], grad, tuple(self.shape), self.is_coalesced())
+    return make_compressed(self.layout, indices[0], indices[1], grad, tuple(self.shape))
+
+
+def _mm_mat1_sparse_backward(grad: Tensor, mat1: Tensor, mat2: Tensor, alpha: object) -> Tensor:
+    """The gradient of a sparse `mat1` in `alpha * mat1 @ mat2`: `alpha * grad @ mat2^T` at
+    `mat1`'s specified entries only."""
+    full = _aten().mm.default(grad, _aten().t.default(mat2))
+    if alpha != 1:
+        full = _aten().mul.Scalar(full, alpha)
+    return _aten().sparse_mask.default(full, mat1)

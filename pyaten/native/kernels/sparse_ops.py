@@ -289,8 +289,18 @@ def _product(self: Tensor, mat2: Tensor) -> Tensor:
 
 @native
 def _sparse_mm(sparse: Tensor, dense: Tensor) -> Tensor:
+    """`mm`'s SparseCPU kernel and `pyaten.sparse.mm` (CompositeImplicitAutograd): a sparse
+    product goes through `_sparse_addmm`, whose derivative keeps the sparse gradient."""
     _check_mm(sparse, dense)
-    return _product(sparse, dense)
+    if isinstance(dense, SparseTensor) or not isinstance(sparse, SparseTensor):
+        return _product(sparse, dense)
+    zero = _tensor(np.zeros((), sparse._dtype.numpy), sparse._dtype)
+    return _aten()._sparse_addmm.default(zero, sparse, dense, beta=0, alpha=1)
+
+
+@native
+def _sparse_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta=1, alpha=1) -> Tensor:
+    return _addmm(self, mat1, mat2, beta, alpha)
 
 
 @native
@@ -309,7 +319,7 @@ def _addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha) -> Tensor:
         product = _tensor(dense_array(product), product._dtype)
     scaled = _aten().mul.Scalar(product, alpha) if alpha != 1 else product
     if beta == 0:
-        return _aten().expand.default(scaled, list(scaled._sizes)) * 1
+        return scaled
     return _aten().add.Tensor(_aten().mul.Scalar(self, beta), scaled)
 
 
@@ -337,6 +347,27 @@ def sparse_sampled_addmm_sparse_csr_cpu(self: Tensor, mat1: Tensor, mat2: Tensor
     sampled = np.einsum("ij,ij->i", a[rows], b[:, cols].T)
     values = beta * _array(self._parts[2]) + alpha * sampled
     return _with_values(self, _tensor(values, self._dtype))
+
+
+# --- sparse_mask (the gradient of to_dense) --------------------------------------------------
+
+
+@native
+def sparse_mask(self: Tensor, mask: Tensor) -> Tensor:
+    """`self`'s values at `mask`'s specified entries, in `mask`'s (COO) pattern."""
+    _check_same_size("sparse_mask", self, mask)
+    indices, _ = coalesced_parts(mask)
+    array = dense_array(self)
+    picked = array[tuple(indices)] if indices.shape[0] else array[None]
+    return make_coo(_long(indices), _tensor(picked, self._dtype), mask._sizes, True)
+
+
+@native
+def sparse_mask_sparse_compressed(self: Tensor, mask: Tensor) -> Tensor:
+    _check_same_size("sparse_mask", self, mask)
+    rows, cols = compressed_rows_cols(mask)
+    picked = dense_array(self)[rows, cols]
+    return _with_values(mask, _tensor(picked, self._dtype))
 
 
 # --- softmax ---------------------------------------------------------------------------------
