@@ -4,8 +4,10 @@ msort topk nonzero (as_tuple) nonzero_static argwhere searchsorted bucketize isi
 every dtype, 0-d, empty and non-contiguous inputs, each variant, errors and Meta.
 
 Each case is `case(m, dtype)` run with `m = pyaten` and with `m = torch` on the same values.
-Sorts are compared with their indices (ties keep their order: the sort is stable); topk uses
-distinct values, since PyTorch leaves the order among equal values unspecified there.
+Sorts and topk are compared with their indices: among equal values, `stable=True` keeps
+their order and the default unstable sort and topk leave them where PyTorch's CPU kernels
+(libstdc++'s std::sort / nth_element / partial_sort) do (Note: ties in sort and topk, in
+pyaten/native/kernels/quick_select.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from _helpers import (
     DTYPE_NAMES,
     assert_same,
     assert_same_outcome,
+    from_torch,
     opinfo_samples,
     run_both,
     sample_arguments,
@@ -266,7 +269,7 @@ def test_data_dependent_ops_refuse_meta(op) -> None:
 _OPINFO_NAMES = ("sort", "argsort", "msort", "topk", "nonzero", "argwhere", "searchsorted",
                  "bucketize", "isin", "unique", "unique_consecutive", "bincount", "histc",
                  "histogram", "nonzero_static")
-_INDICES_UNSPECIFIED = ("topk",)
+_INDICES_UNSPECIFIED = ()
 
 
 def _opinfos():
@@ -304,3 +307,58 @@ def test_sort_topk_unique_property(n, k, seed, descending) -> None:
     if k <= n:
         assert_same(ours.topk(k, largest=not descending)[0],
                     theirs.topk(k, largest=not descending)[0])
+
+
+# --- ties in the unstable sort and in topk: PyTorch's CPU order --------------------------------
+
+_TIE_DTYPES = ("float32", "float64", "int64", "int32", "int16", "uint8", "int8", "float16",
+               "bfloat16", "bool")
+
+
+def _tied(m, dtype: str, shape: tuple, seed: int, levels: int = 4):
+    """Values with many ties (NaNs too, for floating dtypes), the same for pyaten and torch."""
+    gen = np.random.default_rng(seed)
+    values = gen.integers(0, levels, shape).astype(np.float64)
+    if dtype in ("float32", "float64", "float16", "bfloat16"):
+        values.reshape(-1)[gen.integers(0, values.size, 3)] = np.nan
+    t = torch.tensor(values).to(getattr(torch, dtype))
+    return t if m is torch else from_torch(t)
+
+
+@pytest.mark.parametrize("dtype", _TIE_DTYPES)
+@pytest.mark.parametrize(("shape", "dim"), [((17,), 0), ((300,), 0), ((3, 70), 1),
+                                            ((70, 3), 0), ((2, 5, 40), -1)])
+def test_unstable_sort_orders_ties_as_torch(dtype, shape, dim) -> None:
+    for descending in (False, True):
+        both(lambda m, d, s=descending: m.sort(_tied(m, d, shape, 1), dim=dim, descending=s),
+             dtype)
+        both(lambda m, d, s=descending: m.argsort(_tied(m, d, shape, 2), dim=dim,
+                                                  descending=s), dtype)
+
+
+def test_long_1d_integer_ascending_sort_is_stable_as_torchs_radix_sort() -> None:
+    for dtype in ("int64", "int16"):
+        both(lambda m, d: m.sort(_tied(m, d, (40000,), 3)), dtype)
+        both(lambda m, d: m.sort(_tied(m, d, (40000,), 3), descending=True), dtype)
+
+
+@pytest.mark.parametrize("dtype", [d for d in _TIE_DTYPES if d != "bool"])
+@pytest.mark.parametrize("n", [5, 70, 700])
+def test_topk_orders_ties_as_torch(dtype, n) -> None:
+    for k in sorted({1, 2, n // 64 or 1, n // 5, n}):
+        for largest in (True, False):
+            for is_sorted in (True, False):
+                both(lambda m, d, k=k, a=largest, s=is_sorted: m.topk(
+                    _tied(m, d, (3, n), k + n), k, largest=a, sorted=s), dtype)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 200), seed=st.integers(0, 2**16), levels=st.integers(1, 6),
+       descending=st.booleans(), k_part=st.floats(0, 1), is_sorted=st.booleans())
+def test_ties_property(n, seed, levels, descending, k_part, is_sorted) -> None:
+    ours, theirs = _tied(pyaten, "float32", (n,), seed, levels), _tied(torch, "float32", (n,),
+                                                                        seed, levels)
+    assert_same(ours.sort(descending=descending), theirs.sort(descending=descending))
+    k = int(k_part * n)
+    assert_same(ours.topk(k, largest=descending, sorted=is_sorted),
+                theirs.topk(k, largest=descending, sorted=is_sorted))

@@ -82,3 +82,223 @@ def kth_smallest(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _is_nan(v: object) -> bool:
     return isinstance(v, (float, np.floating)) and math.isnan(v)
+
+
+# --- libstdc++'s std::sort, std::nth_element and std::partial_sort, step for step ----------------
+#
+# Note: ties in sort and topk. PyTorch's CPU `sort(stable=False)` runs libstdc++'s `std::sort`
+# (introsort: median-of-three quicksort down to slices of 16, heapsort past a depth of
+# 2*log2(n), then one insertion sort) on (value, index) pairs compared by value only, NaN
+# largest; `topk` runs `std::partial_sort` when 64*k <= n, else `std::nth_element` and, when
+# sorted, `std::sort` of the first k-1. Which index ends where among equal values follows from
+# the algorithm's swaps, so rows with ties replay it here (`stl_sort`, `stl_topk`); rows whose
+# values are all distinct have one answer, which NumPy finds faster. The functions below work
+# on lists or NumPy arrays, and are compiled with Numba when it is installed.
+
+try:
+    import numba as _numba
+
+    _jit = _numba.njit(cache=True, nogil=True)
+except ImportError:  # pragma: no cover - numba is an optional dependency
+    def _jit(function):
+        return function
+
+
+@_jit
+def _before(a, b, desc):
+    """PyTorch's comparator: a sorts before b (NaN is the largest value)."""
+    if desc:
+        return (a != a and b == b) or a > b
+    return (a == a and b != b) or a < b
+
+
+@_jit
+def _swap(keys, idx, i, j):
+    keys[i], keys[j] = keys[j], keys[i]
+    idx[i], idx[j] = idx[j], idx[i]
+
+
+@_jit
+def _linear_insert(keys, idx, last, desc):
+    key, val = keys[last], idx[last]
+    nxt = last - 1
+    while _before(key, keys[nxt], desc):
+        keys[last], idx[last] = keys[nxt], idx[nxt]
+        last = nxt
+        nxt -= 1
+    keys[last], idx[last] = key, val
+
+
+@_jit
+def _insertion_sort(keys, idx, first, last, desc):
+    for i in range(first + 1, last):
+        if _before(keys[i], keys[first], desc):
+            key, val = keys[i], idx[i]
+            for j in range(i, first, -1):
+                keys[j], idx[j] = keys[j - 1], idx[j - 1]
+            keys[first], idx[first] = key, val
+        else:
+            _linear_insert(keys, idx, i, desc)
+
+
+@_jit
+def _partition_pivot(keys, idx, first, last, desc):
+    """Median of (first+1, middle, last-1) moved to `first`, then Hoare's unguarded partition
+    of [first+1, last) around it; returns the cut."""
+    a, b, c = first + 1, first + (last - first) // 2, last - 1
+    if _before(keys[a], keys[b], desc):
+        if _before(keys[b], keys[c], desc):
+            _swap(keys, idx, first, b)
+        elif _before(keys[a], keys[c], desc):
+            _swap(keys, idx, first, c)
+        else:
+            _swap(keys, idx, first, a)
+    elif _before(keys[a], keys[c], desc):
+        _swap(keys, idx, first, a)
+    elif _before(keys[b], keys[c], desc):
+        _swap(keys, idx, first, c)
+    else:
+        _swap(keys, idx, first, b)
+    lo, hi = first + 1, last
+    while True:
+        while _before(keys[lo], keys[first], desc):
+            lo += 1
+        hi -= 1
+        while _before(keys[first], keys[hi], desc):
+            hi -= 1
+        if not lo < hi:
+            return lo
+        _swap(keys, idx, lo, hi)
+        lo += 1
+
+
+@_jit
+def _adjust_heap(keys, idx, first, hole, length, key, val, desc):
+    top = hole
+    child = hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if _before(keys[first + child], keys[first + child - 1], desc):
+            child -= 1
+        keys[first + hole], idx[first + hole] = keys[first + child], idx[first + child]
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        keys[first + hole], idx[first + hole] = keys[first + child - 1], idx[first + child - 1]
+        hole = child - 1
+    parent = (hole - 1) // 2
+    while hole > top and _before(keys[first + parent], key, desc):
+        keys[first + hole], idx[first + hole] = keys[first + parent], idx[first + parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    keys[first + hole], idx[first + hole] = key, val
+
+
+@_jit
+def _pop_heap(keys, idx, first, last, result, desc):
+    key, val = keys[result], idx[result]
+    keys[result], idx[result] = keys[first], idx[first]
+    _adjust_heap(keys, idx, first, 0, last - first, key, val, desc)
+
+
+@_jit
+def _heap_select(keys, idx, first, middle, last, desc):
+    length = middle - first
+    if length >= 2:
+        parent = (length - 2) // 2
+        while True:
+            _adjust_heap(keys, idx, first, parent, length, keys[first + parent],
+                         idx[first + parent], desc)
+            if parent == 0:
+                break
+            parent -= 1
+    for i in range(middle, last):
+        if _before(keys[i], keys[first], desc):
+            _pop_heap(keys, idx, first, middle, i, desc)
+
+
+@_jit
+def _sort_heap(keys, idx, first, last, desc):
+    while last - first > 1:
+        last -= 1
+        _pop_heap(keys, idx, first, last, last, desc)
+
+
+@_jit
+def _log2(n):
+    depth = 0
+    while n > 1:
+        n >>= 1
+        depth += 1
+    return depth
+
+
+@_jit
+def stl_sort(keys, idx, first, last, desc):
+    """std::sort of keys[first:last] (idx moved alongside)."""
+    if last - first < 2:
+        return
+    # the recursion of __introsort_loop as a stack: its slices are disjoint, so their order
+    # of processing does not change the result
+    stack = [(first, last, 2 * _log2(last - first))]
+    while len(stack) > 0:
+        lo, hi, depth = stack.pop()
+        while hi - lo > 16:
+            if depth == 0:
+                _heap_select(keys, idx, lo, hi, hi, desc)
+                _sort_heap(keys, idx, lo, hi, desc)
+                break
+            depth -= 1
+            cut = _partition_pivot(keys, idx, lo, hi, desc)
+            stack.append((cut, hi, depth))
+            hi = cut
+    if last - first > 16:
+        _insertion_sort(keys, idx, first, first + 16, desc)
+        for i in range(first + 16, last):
+            _linear_insert(keys, idx, i, desc)
+    else:
+        _insertion_sort(keys, idx, first, last, desc)
+
+
+@_jit
+def stl_nth_element(keys, idx, first, nth, last, desc):
+    if first == last or nth == last:
+        return
+    depth = 2 * _log2(last - first)
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(keys, idx, first, nth + 1, last, desc)
+            _swap(keys, idx, first, nth)
+            return
+        depth -= 1
+        cut = _partition_pivot(keys, idx, first, last, desc)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _insertion_sort(keys, idx, first, last, desc)
+
+
+@_jit
+def stl_topk(keys, k, largest, sorted_):  # noqa: A002
+    """The indices ATen's topk reports for one row (`keys` is reordered in place)."""
+    n = len(keys)
+    idx = np.arange(n)
+    if k * 64 <= n:
+        _heap_select(keys, idx, 0, k, n, largest)
+        _sort_heap(keys, idx, 0, k, largest)
+    else:
+        stl_nth_element(keys, idx, 0, k - 1, n, largest)
+        if sorted_:
+            stl_sort(keys, idx, 0, k - 1, largest)
+    return idx[:k].copy()
+
+
+def has_ties(ordered_rows: np.ndarray) -> np.ndarray:
+    """Which rows of an already sorted array hold two equal values (two NaNs count as equal)."""
+    if ordered_rows.shape[-1] < 2:
+        return np.zeros(ordered_rows.shape[:-1], dtype=bool)
+    same = ordered_rows[..., 1:] == ordered_rows[..., :-1]
+    if ordered_rows.dtype.kind == "f":
+        same |= np.isnan(ordered_rows[..., 1:]) & np.isnan(ordered_rows[..., :-1])
+    return same.any(axis=-1)

@@ -2,9 +2,11 @@
 searchsorted bucketize isin (unique, bincount and histograms: `counting.py`).
 
 Note: the order of NaN and of ties. As in ATen, NaN sorts above every number (last ascending,
-first descending) and the sort is stable in both directions: equal values keep their order of
-appearance. A descending stable sort is an ascending stable sort of the reversed row, read
-backwards. float16/bfloat16 are ordered through float32 (which holds them exactly).
+first descending). With `stable=True` equal values keep their order of appearance (a descending
+stable sort is an ascending stable sort of the reversed row, read backwards); the default
+unstable sort and topk place them where ATen's libstdc++ algorithms do, replayed in
+`quick_select.py` (Note: ties in sort and topk). float16/bfloat16 are ordered through float32
+(which holds them exactly).
 
 `nonzero`'s result size depends on the data: its Meta kernel refuses, as PyTorch's does.
 """
@@ -19,6 +21,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
 from pyaten.native.family import unsupported_dtype
 from pyaten.native.kernels.copy import assign
+from pyaten.native.kernels.quick_select import has_ties, stl_sort, stl_topk
 from pyaten.native.kernels.shape import format_shape, wrap_dim
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -75,8 +78,44 @@ def sort_stable_out(op, self: Tensor, stable, dim: int, descending: bool, values
         return
     rows = np.moveaxis(source, dim, -1)
     order = _argsort_rows(_ordered(rows), descending)
+    if not stable and not _radix_sorted(self, descending):
+        order = _replay_ties(rows, order, descending)
     _store(values, np.moveaxis(np.take_along_axis(rows, order, -1), -1, dim))
     _store(indices, np.moveaxis(order, -1, dim))
+
+
+def _radix_sorted(self: Tensor, descending: bool) -> bool:
+    """ATen sorts a long 1-d integer tensor ascending with fbgemm's radix sort, which is
+    stable; every other unstable sort is libstdc++'s std::sort (Note: ties in sort and topk)."""
+    return (self.dim() == 1 and not descending and self._dtype.is_integral
+            and self._dtype is not dt.bool and self.numel() >= 32768)
+
+
+def _replay_keys(rows: np.ndarray) -> np.ndarray:
+    """Values the replay compares exactly: float64 for floats, int64 for integers and bool."""
+    ordered = _ordered(rows)
+    return ordered.astype(np.float64 if ordered.dtype.kind == "f" else np.int64)
+
+
+def _replay_ties(rows: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray:
+    """`order` (a stable argsort) with each row that holds equal values re-sorted as std::sort
+    leaves it; rows of at most 16 are insertion-sorted by std::sort, so stable already."""
+    n = rows.shape[-1]
+    if n <= 16:
+        return order
+    flat_order = order.reshape(-1, n)
+    ordered = np.take_along_axis(_ordered(rows).reshape(-1, n), flat_order, -1)
+    tied = np.flatnonzero(has_ties(ordered))
+    if tied.size == 0:
+        return order
+    keys = _replay_keys(rows).reshape(-1, n)
+    flat_order = flat_order.copy()
+    for r in tied:
+        row_keys = keys[r].copy()
+        row_order = np.arange(n)
+        stl_sort(row_keys, row_order, 0, n, descending)
+        flat_order[r] = row_order
+    return flat_order.reshape(order.shape)
 
 
 @native
@@ -194,6 +233,39 @@ def _topk_rows(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
     return _argsort_rows(rows, largest)[..., :k]
 
 
+def _replay_topk(rows: np.ndarray, order: np.ndarray, k: int, largest: bool,
+                 sorted: bool) -> np.ndarray:  # noqa: A002
+    """`order` (the k best of each row, best first, ties by position) with the rows whose
+    answer depends on ATen's algorithm replayed (Note: ties in sort and topk): rows where a
+    chosen value repeats, or the k-th value also occurs outside the k chosen, and, with
+    sorted=False on the nth_element path (64*k > n), every row, whose k come in the order
+    nth_element leaves them."""
+    n = rows.shape[-1]
+    if k == 0:
+        return order
+    ordered_rows = _ordered(rows).reshape(-1, n)
+    flat_order = order.reshape(-1, k)
+    if not sorted and k * 64 > n:
+        replay = np.arange(flat_order.shape[0])
+    else:
+        picked = np.take_along_axis(ordered_rows, flat_order, -1)
+        kth = picked[:, -1:]
+        kth_is_nan = np.isnan(kth) if kth.dtype.kind == "f" else np.zeros(kth.shape, bool)
+        equal_kth = np.where(kth_is_nan, np.isnan(ordered_rows) if kth.dtype.kind == "f"
+                             else False, ordered_rows == kth)
+        picked_kth = np.where(kth_is_nan, np.isnan(picked) if kth.dtype.kind == "f"
+                              else False, picked == kth)
+        boundary = equal_kth.sum(-1) > picked_kth.sum(-1)
+        replay = np.flatnonzero(has_ties(picked) | boundary)
+    if replay.size == 0:
+        return order
+    keys = _replay_keys(rows).reshape(-1, n)
+    flat_order = flat_order.copy()
+    for r in replay:
+        flat_order[r] = stl_topk(keys[r].copy(), k, largest, sorted)
+    return flat_order.reshape(order.shape)
+
+
 @native
 def topk_out_cpu(op, self: Tensor, k: int, dim: int, largest: bool, sorted: bool,  # noqa: A002
                  values: Tensor, indices: Tensor) -> None:
@@ -210,7 +282,7 @@ def topk_out_cpu(op, self: Tensor, k: int, dim: int, largest: bool, sorted: bool
         _store(indices, np.zeros((), np.int64))
         return
     rows = np.moveaxis(source, dim, -1)
-    order = _topk_rows(_ordered(rows), k, largest)
+    order = _replay_topk(rows, _topk_rows(_ordered(rows), k, largest), k, largest, sorted)
     _store(values, np.moveaxis(np.take_along_axis(rows, order, -1), -1, dim))
     _store(indices, np.moveaxis(order, -1, dim))
 
