@@ -538,5 +538,16 @@ def test_explain_shows_guards_graph_and_loops():
     assert text.graph_count == 1 and text.graph_break_count == 0
     broken = pyaten._dynamo.explain(_branchy)(pyaten.ones(2))
     assert broken.graph_break_count == 1 and "data-dependent" in str(broken)
+    compiled(pyaten.tensor(_data((64, 32))))
     dot = compiled.last_entry.run.to_dot()
     assert "subgraph cluster_fused_0" in dot and "relu" in dot
+
+
+def test_explain_block_shows_compiled_calls():
+    compiled = pyaten.compile(lambda x: (x * 2).relu() + 1)
+    x = pyaten.tensor(_data((64, 32)))
+    compiled(x)
+    with pyaten.explain() as ex:
+        compiled(x)
+    text = str(ex)
+    assert "compiled call of" in text and "Guards:" in text and "Fused loops:" in text

@@ -12,6 +12,7 @@ from .eval_frame import (
     reset,
 )
 from .exc import Unsupported
+from .explain import ExplainOutput, explain
 
-__all__ = ["CompiledFunction", "OptimizedModule", "Unsupported", "compile", "compile_report",
-           "config", "is_compiling", "list_backends", "reset"]
+__all__ = ["CompiledFunction", "ExplainOutput", "OptimizedModule", "Unsupported", "compile",
+           "compile_report", "config", "explain", "is_compiling", "list_backends", "reset"]

@@ -110,4 +110,6 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
         return outs if isinstance(outs, tuple) else (outs,)
 
     run.n_saved = n_saved  # type: ignore[attr-defined]
+    run.forward_fn = forward_fn  # type: ignore[attr-defined]
+    run.backward_fn = backward_fn  # type: ignore[attr-defined]
     return run

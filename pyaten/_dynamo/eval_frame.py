@@ -19,6 +19,7 @@ from typing import Any
 
 from pyaten.core.tensor import Tensor
 from pyaten.utils import _pytree
+from pyaten.utils import explain as _explain
 
 from . import config
 from .backends import BACKENDS, build
@@ -110,6 +111,16 @@ class CompiledFunction:
         return None, failure
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._call(args, kwargs)
+        if _explain.OPEN and self.last_entry is not None:  # inside `with pyaten.explain()`
+            from .explain import describe_entry
+
+            text = describe_entry(self.report.name, self.report.backend, self.last_entry)
+            for explanation in _explain.OPEN:
+                explanation.compiled.append(text)
+        return result
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         from pyaten.autograd.grad_mode import is_grad_enabled
 
         flat, spec = _pytree.tree_flatten((args, kwargs))
@@ -117,6 +128,7 @@ class CompiledFunction:
         entry, failure = self._find(spec, flat, grad)
         if entry is None:
             if len(self._entries) >= config.cache_size_limit:
+                self.last_entry = None
                 self.report.eager_calls += 1
                 return self._fn(*args, **kwargs)
             if failure is not None:

@@ -84,7 +84,7 @@ def group_source(group: FusedGroup) -> str:
         "f32 = np.float32",
         "",
         "",
-        *_helpers(f32),
+        *(_helpers(f32) if any("_tanh(" in line for line in body) else []),
         "@njit(cache=True, nogil=True)",
         f"def kernel({', '.join(params + outs)}):",
         f"    n0, n1 = {outs[0]}.shape",

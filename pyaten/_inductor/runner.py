@@ -169,6 +169,10 @@ class CompiledGraph:
                 env[s] = None
         return _fill(self.outputs, env)
 
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT with each fused loop's nodes framed as one cluster."""
+        return self.graph_module.to_dot([g.members for g in self.groups])
+
     def source(self) -> str:
         """The fused loops' source, each after a comment naming its nodes."""
         return "\n\n".join(self.sources)

@@ -68,21 +68,27 @@ class GraphModule(Module):
             print(text)
         return text
 
-    def to_dot(self) -> str:
+    def to_dot(self, clusters: list | None = None) -> str:
         """The graph as Graphviz DOT: a box per node (its name, what it calls, and the shape
-        and dtype of its value when capture recorded one), an edge per input."""
-        return graph_to_dot(self._graph, type(self).__name__)
+        and dtype of its value when capture recorded one), an edge per input; each list of
+        nodes in `clusters` (a compiled graph's fused groups) drawn as one framed cluster."""
+        return graph_to_dot(self._graph, type(self).__name__, clusters)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
-def graph_to_dot(graph: Graph, name: str = "GraphModule") -> str:
+def graph_to_dot(graph: Graph, name: str = "GraphModule", clusters: list | None = None) -> str:
     """Graphviz DOT text for `graph` (see `GraphModule.to_dot`)."""
     from pyaten.fx.node import qualified_name
 
     lines = [f'digraph "{name}" {{', "  rankdir=TB;",
              '  node [shape=box, style=rounded, fontname="monospace", fontsize=10];']
+    for i, members in enumerate(clusters or ()):
+        lines.append(f'  subgraph cluster_fused_{i} {{')
+        lines.append(f'    label="fused loop {i}"; style=dashed; color=blue;')
+        lines += [f'    "{member.name}";' for member in members]
+        lines.append("  }")
     for node in graph.nodes:
         what = node.op if node.op in ("placeholder", "output") else (
             node.target if node.op in ("call_method", "call_module", "get_attr")

@@ -35,6 +35,9 @@ __all__ = ["Explanation", "explain"]
 
 _LOCK = threading.Lock()
 _ACTIVE_EXPLANATIONS = 0  # the result hook stays installed while any explanation is open
+# Open explanations, innermost last: a compiled call (pyaten._dynamo) adds its guards, graph
+# and fused loops to each one's `compiled` list, printed after the calls.
+OPEN: list[Explanation] = []
 
 
 def _install_hook() -> None:
@@ -68,6 +71,7 @@ class Explanation:
         self.value: dict[str, Any] | None = None  # set by `pyaten explain` for its EXPR
         self.warnings: list[str] = []
         self.internal_error: str | None = None  # a failure of explain itself (a pyaten bug)
+        self.compiled: list[str] = []  # compiled calls made in the block (docs/compile.md)
         self._trace: trace.Trace | None = None
 
     def __enter__(self) -> Explanation:
@@ -76,6 +80,7 @@ class Explanation:
         _install_hook()
         self._trace = trace.Trace()
         self._trace.__enter__()
+        OPEN.append(self)
         return self
 
     def __exit__(
@@ -88,6 +93,8 @@ class Explanation:
         if recorder is None:
             raise RuntimeError("explain(): __exit__ without a matching __enter__")
         self._trace = None
+        if self in OPEN:
+            OPEN.remove(self)
         recorder.__exit__(exc_type, exc, tb)
         _remove_hook()
         from pyaten.utils.explain_model import explain_node
@@ -134,7 +141,7 @@ class Explanation:
 
         if self.internal_error is not None:
             return f"pyaten explain failed to build the tree: {self.internal_error}"
-        return render(
+        text = render(
             self.calls,
             values=self.values,
             header=self.expression,
@@ -142,6 +149,7 @@ class Explanation:
             value=self.value,
             warnings=self.warnings,
         )
+        return "\n\n".join([text, *self.compiled])
 
     def __repr__(self) -> str:
         return f"<Explanation of {len(self.calls)} call(s)>"
