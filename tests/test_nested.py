@@ -289,3 +289,17 @@ def test_random_lengths_match_torch(lengths: list[int], op: str, layout: str) ->
     _assert_same(out, ref)
     np.testing.assert_allclose(out.to_padded_tensor(0.0).detach().numpy(),
                                ref.to_padded_tensor(0.0).detach().numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_grad_fn_names_as_torch(layout: str) -> None:
+    ours, theirs = _pair([(2, 3), (4, 3)], layout, requires_grad=True)
+    calls = {
+        "mul": lambda t: t * 2, "add": lambda t: t + t, "sin": lambda t: t.sin(),
+        "softmax": lambda t: t.softmax(-1), "transpose": lambda t: t.transpose(1, 2),
+        "unbind": lambda t: t.unbind()[0], "to_padded": lambda t: t.to_padded_tensor(0.0),
+    }
+    for name, call in calls.items():
+        assert call(ours).grad_fn.name() == call(theirs).grad_fn.name(), name
+    if layout == "strided":
+        assert repr(ours * 2) == repr(theirs * 2)

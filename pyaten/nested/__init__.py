@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pyaten.autograd.function import Function
 from pyaten.core.size import _Token, strided
 from pyaten.core.tensor import Tensor
 from pyaten.native.kernels.nested import STRIDED, is_nested
 from pyaten.native.kernels.nested_tensor import NestedTensor as _StridedNested
 from pyaten.native.kernels.nested_tensor import from_components
 from pyaten.nested import _jagged
-from pyaten.nested._autograd import BRIDGE, layout_of, nest
+from pyaten.nested._autograd import layout_of, nest
 
 __all__ = [
     "jagged",
@@ -142,8 +143,15 @@ def to_padded_tensor(input: Tensor, padding: float,
 
     if not is_nested(input):
         raise RuntimeError("to_padded_tensor(): expected a nested tensor as input")
-    lo = BRIDGE if (pyaten.is_grad_enabled() and input.requires_grad) else layout_of(input)
-    parts = lo.parts(input)
+    if pyaten.is_grad_enabled() and input.requires_grad:
+        return _ToPaddedTensor.apply(input, padding, output_size)
+    return _padded(layout_of(input).parts(input), input, padding, output_size)
+
+
+def _padded(parts: list, input: Tensor, padding: float,
+            output_size: Sequence[int] | None) -> Tensor:
+    import pyaten
+
     ndim = input.dim() - 1
     if not parts:
         return pyaten.zeros((0,) * (ndim + 1), dtype=input.dtype)
@@ -151,6 +159,7 @@ def to_padded_tensor(input: Tensor, padding: float,
         raise RuntimeError(
             "to_padded_tensor: at least one constituent tensor should have non-zero numel")
     target = [max(p._sizes[d] for p in parts) for d in range(ndim)]
+    batch = len(parts)
     if output_size is not None:
         output_size = list(output_size)
         if len(output_size) != ndim + 1:
@@ -162,18 +171,29 @@ def to_padded_tensor(input: Tensor, padding: float,
                 raise RuntimeError(
                     "Value in output_size is less than NestedTensor padded size. Truncation "
                     "is not supported.")
-        target = output_size[1:]
-    padded = []
-    for p in parts:
-        pads = []
-        for d in reversed(range(ndim)):
-            pads += [0, target[d] - p._sizes[d]]
-        padded.append(pyaten.nn.functional.pad(p, pads, value=padding) if ndim else p)
-    out = pyaten.stack(padded)
-    if output_size is not None and output_size[0] > len(parts):
-        extra = pyaten.full([output_size[0] - len(parts), *target], padding, dtype=out.dtype)
-        out = pyaten.cat([out, extra])
+        target, batch = output_size[1:], max(batch, output_size[0])
+    out = pyaten.full([batch, *target], padding, dtype=input.dtype)
+    for i, p in enumerate(parts):
+        out[(i, *(slice(0, s) for s in p._sizes))] = p
     return out
+
+
+class _ToPaddedTensor(Function):
+    @staticmethod
+    def forward(ctx: Any, input: Tensor, padding: float, output_size: Any) -> Tensor:
+        lo = layout_of(input)
+        parts = lo.parts(input)
+        ctx.like, ctx.layout = input.detach(), lo
+        ctx.shapes = [p._sizes for p in parts]
+        return _padded(parts, input, padding, output_size)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        parts = [grad[(i, *(slice(0, s) for s in shape))] for i, shape in enumerate(ctx.shapes)]
+        return ctx.layout.pack(ctx.like, parts), None, None
+
+
+_ToPaddedTensor._backward_cls.__name__ = "ToPaddedTensorBackward0"
 
 
 def _attach() -> None:

@@ -36,10 +36,10 @@ def layout_of(t: Any) -> Layout:
 class _Like:
     """A non-tensor handle on the nested tensor a `_Nest` output is built like."""
 
-    __slots__ = ("like", "layout")
+    __slots__ = ("like", "layout", "label")
 
-    def __init__(self, like: Any, layout: Layout) -> None:
-        self.like, self.layout = like, layout
+    def __init__(self, like: Any, layout: Layout, label: str = "NestBackward0") -> None:
+        self.like, self.layout, self.label = like, layout, label
 
 
 class _Unbind(Function):
@@ -61,10 +61,15 @@ class _Unbind(Function):
         return ctx.like.layout.pack(ctx.like.like, filled)
 
 
+# The node names PyTorch shows for nested tensors' grad_fn.
+_Unbind._backward_cls.__name__ = "UnbindBackwardAutogradNestedTensor0"
+
+
 class _Nest(Function):
     @staticmethod
     def forward(ctx: Any, like: _Like, *parts: Tensor) -> Any:
         ctx.layout = like.layout
+        ctx.label = like.label
         return like.layout.pack(like.like, list(parts))
 
     @staticmethod
@@ -72,20 +77,31 @@ class _Nest(Function):
         return (None, *ctx.layout.parts(grad))
 
 
-def nest(like: Any, layout: Layout, parts: list) -> Any:
+# its node is named as the operator's (PyTorch's `MulBackward0` on a nested tensor)
+_Nest._backward_cls.name = lambda self: getattr(self, "label", "NestBackward0")
+
+
+def nest(like: Any, layout: Layout, parts: list, label: str = "NestBackward0") -> Any:
     """A nested tensor (of `layout`, built like `like`) of `parts`, differentiable."""
-    return _Nest.apply(_Like(like, layout), *parts)
+    return _Nest.apply(_Like(like, layout, label), *parts)
 
 
 def _bridge_parts(x: Any) -> list:
     return list(_Unbind.apply(x))
 
 
-def _bridge_pack(like: Any, parts: list) -> Any:
-    return nest(like, layout_of(like), parts)
+def _node_label(overload: str) -> str:
+    base = overload.split(".")[0].strip("_")
+    return "".join(word.capitalize() for word in base.split("_")) + "Backward0"
 
 
-BRIDGE = Layout(_bridge_parts, _bridge_pack)
+def bridge(overload: str) -> Layout:
+    """The autograd pair for `overload`: differentiable unbind and nest."""
+    label = _node_label(overload)
+    return Layout(_bridge_parts, lambda like, parts: nest(like, layout_of(like), parts, label))
+
+
+BRIDGE = bridge("nest")
 
 
 def _wants_grad(args: tuple, kwargs: dict) -> bool:
@@ -100,6 +116,7 @@ def _wants_grad(args: tuple, kwargs: dict) -> bool:
 def _autograd_kernel(overload: str, rule: Any) -> Any:
     qualified = "aten::" + overload
     op = dense_op(overload)
+    pair = bridge(overload)
 
     jagged_only = overload in JAGGED_ONLY
 
@@ -107,7 +124,7 @@ def _autograd_kernel(overload: str, rule: Any) -> Any:
         if jagged_only and any(type(a) is StridedNested for a in args):
             pass  # below: PyTorch's "Could not run ... NestedTensorCPU" error
         elif _wants_grad(args, kwargs):
-            return rule(BRIDGE, op, *args, **kwargs)
+            return rule(pair, op, *args, **kwargs)
         entry = get_operator(qualified)
         return call_below_autograd(functools.partial(entry.call, *args, **kwargs))
 
@@ -115,9 +132,12 @@ def _autograd_kernel(overload: str, rule: Any) -> Any:
     return kernel
 
 
+_SDPA_BRIDGE = bridge("scaled_dot_product_attention")
+
+
 def _sdpa_kernel(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
     op = dense_op("scaled_dot_product_attention")
-    lo = BRIDGE if _wants_grad((query, key, value, *args), kwargs) else layout_of(query)
+    lo = _SDPA_BRIDGE if _wants_grad((query, key, value, *args), kwargs) else layout_of(query)
     return RULES["scaled_dot_product_attention"](lo, op, query, key, value, *args, **kwargs)
 
 
