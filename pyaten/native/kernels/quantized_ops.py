@@ -4,7 +4,9 @@
 Note: integer arithmetic as fbgemm does it
     The kernels compute on the integers and requantize as PyTorch's x86 kernels do, so their
     results agree with PyTorch's to the integer:
-    - add: each input dequantized to float32, summed, quantized with the output's parameters;
+    - add: each input dequantized to float32 (`fma(scale, q, -zero_point * scale)` where
+      ATen's loop is vectorized, `(q - zero_point) * scale` in its scalar tail), summed, and
+      requantized as `rint(x * (1 / scale)) + zero_point` (the tail: fbgemm's fused form);
     - mul: `(a - za) * (b - zb)` in integers, times the float32 `sa * sb * (1 / s)`, rounded
       once to float32 and then to an integer, plus the output zero point;
     - linear / conv2d: an int32 accumulator `sum (x - zx) * (w - zw)`; statically quantized,
@@ -423,13 +425,38 @@ def _binary_check(fn: str, qa: Tensor, qb: Tensor) -> None:
         )
 
 
+def _vector_part(size: int, dtype: dt.dtype) -> int:
+    """How many leading elements ATen's vectorized loop takes (two AVX2 vectors a step);
+    the rest go through its scalar loop, which rounds differently."""
+    step = 2 * (32 // dtype.itemsize)
+    return size // step * step
+
+
+def _dequantize_split(q: QuantizedTensor, split: int) -> np.ndarray:
+    ints = q._numpy().reshape(-1).astype(np.int64)
+    scale = np.float32(q._q_scale)
+    out = np.empty(ints.shape, np.float32)
+    # vectorized: fma(scale, q, -zero_point * scale); scalar: (q - zero_point) * scale
+    premul = np.float64(np.float32(-q._q_zero_point * scale))
+    out[:split] = (ints[:split].astype(np.float64) * np.float64(scale) + premul)
+    out[split:] = (ints[split:] - q._q_zero_point).astype(np.float32) * scale
+    return out
+
+
 def quantized_add(qa: Tensor, qb: Tensor, scale: float, zero_point: int,
                   relu: bool = False) -> QuantizedTensor:
     _binary_check("quantized::add", qa, qb)
-    total = dequantized_values(qa) + dequantized_values(qb)
+    split = _vector_part(qa.numel(), qa._dtype)
+    total = _dequantize_split(qa, split) + _dequantize_split(qb, split)
     if relu:
         np.maximum(total, 0, out=total)
-    return make_quantized(quantize_array(total, scale, zero_point, qa._dtype), qa._dtype,
+    inv_scale = np.float32(1.0) / np.float32(scale)
+    low, high = quantized_range(qa._dtype)
+    ints = np.empty(total.shape, np.float64)
+    # vectorized: rint(x * inv_scale) + zero_point; scalar: fbgemm's fused Quantize
+    ints[:split] = np.rint((total[:split] * inv_scale).astype(np.float32)) + zero_point
+    ints[split:] = quantize_array(total[split:], scale, zero_point, dt.qint32)
+    return make_quantized(np.clip(ints, low, high).reshape(qa._sizes), qa._dtype,
                           per_tensor_affine, scale, zero_point)
 
 
