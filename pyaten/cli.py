@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "demo": "demo",
     "conformance": "conformance",
     "graph": "graph",
+    "run": "run",
 }
 
 

@@ -61,8 +61,6 @@ class Backend(str):
         if ":" in value:  # "cpu:gloo,cuda:nccl": the CPU entry serves here
             entries = dict(e.split(":", 1) for e in value.split(",") if ":" in e)
             value = entries.get("cpu", value)
-        if value not in ("gloo", "mpi", "nccl", "ucc", "xccl", "undefined"):
-            raise AssertionError(f"Unknown backend type {name}")
         return str.__new__(cls, value)
 
 
@@ -124,6 +122,8 @@ def init_process_group(
     if _World.default is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = Backend(backend if backend is not None else "gloo")
+    if name not in ("gloo", "mpi", "nccl", "ucc", "xccl"):
+        raise AssertionError(f"Unknown backend type {backend}")
     if name in ("nccl", "ucc", "xccl"):
         raise RuntimeError(f"Distributed package doesn't have {name.upper()} built in")
     if store is not None and init_method is not None:
@@ -322,10 +322,11 @@ def _group_rank(pg: ProcessGroup, fn: str, global_rank: int | None, group_rank: 
         raise ValueError(f"{fn}: Can not specify both {what} and group_{what}")
     if group_rank is not None:
         rank = group_rank
+    elif pg is _World.default:
+        rank = 0 if global_rank is None else global_rank  # global ranks are the world's
     else:
         ranks = _World.groups[pg]
-        if global_rank is None:
-            global_rank = 0
+        global_rank = 0 if global_rank is None else global_rank
         if global_rank not in ranks:
             raise ValueError(f"Global rank {global_rank} is not part of group {pg}")
         rank = ranks.index(global_rank)
