@@ -149,3 +149,89 @@ def test_meta_shapes() -> None:
             "sum", "amax", "logsumexp") else {})),
             _call(torch, name, x, 1, mask, **({"keepdim": True} if name in (
                 "sum", "amax", "logsumexp") else {})))
+
+
+# --- MaskedTensor --------------------------------------------------------------------------------
+
+
+def _mt(m, data: torch.Tensor, mask: torch.Tensor):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        if m is torch:
+            return torch.masked.masked_tensor(data, mask)
+        return pyaten.masked.masked_tensor(from_torch(data), from_torch(mask))
+
+
+_MT_DATA = torch.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]])
+_MT_MASK = torch.tensor([[True, False, True], [False, False, False]])
+
+_MT_CASES = {
+    "repr": lambda m, x: x,
+    "repr_int": lambda m, x: _mt(m, torch.tensor([1, 2, 3]), torch.tensor([True, False, True])),
+    "sum_all": lambda m, x: x.sum(),
+    "sum_dim": lambda m, x: x.sum(1),
+    "sum_keepdim": lambda m, x: m.sum(x, 1, keepdim=True),
+    "mean_all": lambda m, x: x.mean(),
+    "mean_dim": lambda m, x: x.mean(0),
+    "amax": lambda m, x: x.amax(1),
+    "amin": lambda m, x: x.amin(0),
+    "argmax": lambda m, x: x.argmax(1),
+    "prod": lambda m, x: x.prod(),
+    "var": lambda m, x: x.var(1),
+    "sin": lambda m, x: x.sin(),
+    "abs": lambda m, x: m.abs(x),
+    "neg": lambda m, x: -x,
+    "add": lambda m, x: x + x,
+    "mul_scalar": lambda m, x: x * 2,
+    "plain_rhs": lambda m, x: x - m.ones(2, 3),
+    "compare": lambda m, x: x > 0,
+    "select": lambda m, x: x[0],
+    "t": lambda m, x: x.t(),
+    "view": lambda m, x: x.view(3, 2),
+    "unsqueeze": lambda m, x: x.unsqueeze(0),
+    "softmax": lambda m, x: x.softmax(1),
+    "clone": lambda m, x: x.clone(),
+    "to": lambda m, x: x.to(m.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MT_CASES))
+def test_masked_tensor_operations_match_torch(name) -> None:
+    ours = _MT_CASES[name](pyaten, _mt(pyaten, _MT_DATA, _MT_MASK))
+    theirs = _MT_CASES[name](torch, _mt(torch, _MT_DATA, _MT_MASK))
+    assert type(ours).__name__ == type(theirs).__name__ == "MaskedTensor"
+    assert repr(ours) == repr(theirs)
+    assert_same(ours.get_mask(), theirs.get_mask())
+    assert_same(ours.to_tensor(0), theirs.to_tensor(0))
+
+
+_MT_ERRORS = [
+    lambda m: _mt(m, _MT_DATA, _MT_MASK.int()),
+    lambda m: _mt(m, _MT_DATA, _MT_MASK[0]),
+    lambda m: _mt(m, _MT_DATA.to(torch.uint8), _MT_MASK),
+    lambda m: _mt(m, _MT_DATA, _MT_MASK) + _mt(m, _MT_DATA, ~_MT_MASK),
+    lambda m: m.masked.MaskedTensor(_MT_DATA if m is torch else from_torch(_MT_DATA), [True]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_MT_ERRORS)))
+def test_masked_tensor_errors_match_torch(case) -> None:
+    same_error(lambda: _MT_ERRORS[case](pyaten), lambda: _MT_ERRORS[case](torch))
+
+
+def test_masked_tensor_unsupported_operator_raises_type_error() -> None:
+    x = _mt(pyaten, _MT_DATA, _MT_MASK)
+    with pytest.warns(UserWarning, match="cumsum is not implemented"), \
+            pytest.raises(TypeError):
+        pyaten.cumsum(x, 0)
+
+
+def test_masked_tensor_helpers() -> None:
+    x = _mt(pyaten, _MT_DATA, _MT_MASK)
+    assert pyaten.masked.is_masked_tensor(x) and not pyaten.masked.is_masked_tensor(
+        from_torch(_MT_DATA))
+    assert_same(x.get_data(), _MT_DATA)
+    with pytest.warns(UserWarning, match="prototype"):
+        pyaten.masked.as_masked_tensor(from_torch(_MT_DATA), from_torch(_MT_MASK))

@@ -51,3 +51,15 @@ __all__ = [
 ]
 
 _PRIVATE = (_canonical_dim, _combine_input_and_mask, _input_mask, _reduction_identity, _where)
+_TENSOR_NAMES = ("MaskedTensor", "as_masked_tensor", "is_masked_tensor", "masked_tensor")
+__all__ += list(_TENSOR_NAMES)
+
+
+def __getattr__(name: str) -> object:
+    # MaskedTensor's module is imported on first use: defining a subclass turns on the
+    # subclass routes of every Tensor method, which a program using only the functions skips
+    if name in _TENSOR_NAMES:
+        from pyaten.masked import maskedtensor
+
+        return getattr(maskedtensor, name)
+    raise AttributeError(f"module 'pyaten.masked' has no attribute {name!r}")
