@@ -303,3 +303,18 @@ def test_grad_fn_names_as_torch(layout: str) -> None:
         assert call(ours).grad_fn.name() == call(theirs).grad_fn.name(), name
     if layout == "strided":
         assert repr(ours * 2) == repr(theirs * 2)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_attention_options_as_torch(layout: str) -> None:
+    shapes = [(2, 3, 4), (2, 5, 4)] if layout == "strided" else [(3, 2, 4), (5, 2, 4)]
+    q, tq = _pair(shapes, layout, seed=9)
+    if layout == "jagged":
+        q, tq = q.transpose(1, 2), tq.transpose(1, 2)
+    _assert_same(PF.scaled_dot_product_attention(q, q, q, scale=0.3),
+                 TF.scaled_dot_product_attention(tq, tq, tq, scale=0.3))
+    _same_error(lambda: PF.scaled_dot_product_attention(q, q, q, is_causal=True),
+                lambda: TF.scaled_dot_product_attention(tq, tq, tq, is_causal=True))
+    _same_error(
+        lambda: PF.scaled_dot_product_attention(q, q, q, attn_mask=pyaten.ones(2, 2, 5, 5)),
+        lambda: TF.scaled_dot_product_attention(tq, tq, tq, attn_mask=torch.ones(2, 2, 5, 5)))

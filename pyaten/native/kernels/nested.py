@@ -176,9 +176,19 @@ def layer_norm_rule(lo: Layout, op: Callable, input: Any, normalized_shape: list
 def sdpa_rule(lo: Layout, op: Callable, query: Any, key: Any, value: Any,
               attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
               scale: float | None = None, enable_gqa: bool = False) -> Any:
-    if attn_mask is not None:
-        raise RuntimeError(
-            "scaled_dot_product_attention: an attn_mask is not supported with nested inputs")
+    strided = _is_strided(query)
+    if attn_mask is not None:  # PyTorch's errors, per layout
+        if strided:
+            raise RuntimeError(
+                "Scaled_dot_product_attention: Nested tensors for query / key are not "
+                "supported when an explicit attn_mask is set")
+        raise ValueError("Masks are not yet supported!")
+    if is_causal:
+        if strided:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Nested tensors for query / key are not "
+                "supported when is_causal=True")
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found.")
     if not (is_nested(query) and is_nested(key) and is_nested(value)):
         raise RuntimeError(
             "scaled_dot_product_attention: expected query, key and value all nested")
