@@ -7,6 +7,7 @@ Sections (each a `bench_<name>(quick)` function; add yours to SECTIONS):
   tensors (jagged, strided) against the padded dense computation, in pyaten and PyTorch.
 - sparse: `sparse.mm` of a 10k x 10k COO matrix at 0.1% density by a dense 10k x 64 (and the
   same with CSR), in pyaten and PyTorch. Goal: pyaten/torch <= 1.5.
+- quantized: a dynamically quantized Linear 1024 x 1024 (batch 64), pyaten beside PyTorch.
 Times are CPU time of this process (the machine is shared), best of several runs.
 """
 
@@ -117,7 +118,43 @@ def bench_sparse(quick: bool) -> None:
           "  (goal <= 1.5x)")
 
 
-SECTIONS = {"nested": bench_nested, "sparse": bench_sparse}
+def bench_quantized(quick: bool) -> None:
+    """A dynamically quantized Linear 1024 x 1024 (qint8 weight, activations quantized per
+    call with a reduced range, as `quantize_dynamic` makes it) on a batch of 64, in pyaten and
+    in PyTorch (fbgemm), beside each library's float Linear."""
+    import warnings
+
+    import torch.ao.quantization as tq
+
+    import pyaten
+    import pyaten.ao.quantization as pq
+
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*quantized tensor creation functions")
+    torch.manual_seed(0)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(1024, 1024)).eval()
+    pmodel = pyaten.nn.Sequential(pyaten.nn.Linear(1024, 1024)).eval()
+    pmodel.load_state_dict({k: pyaten.from_numpy(v.detach().numpy().copy())
+                            for k, v in tmodel.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float32)
+    number, repeat = (3, 2) if quick else (10, 5)
+    results = {}
+    for name, lib, model, quantize in (("pyaten", pyaten, pmodel, pq.quantize_dynamic),
+                                       ("torch", torch, tmodel, tq.quantize_dynamic)):
+        qmodel = quantize(model)
+        inp = lib.from_numpy(x.copy())
+        with lib.no_grad():
+            results[name] = (per_call_cpu_us(lambda m=qmodel, i=inp: m(i), number, repeat),
+                             per_call_cpu_us(lambda m=model, i=inp: m(i), number, repeat))
+    print("dynamically quantized Linear 1024x1024, batch 64 (float32 in and out)")
+    print(f"{'':>10} {'quantized':>12} {'float':>12}")
+    for name, (q, f) in results.items():
+        print(f"{name:>10} {q / 1000:>10.2f}ms {f / 1000:>10.2f}ms")
+    ours, theirs = results["pyaten"], results["torch"]
+    print(f"{'ratio':>10} {ours[0] / theirs[0]:>11.2f}x {ours[1] / theirs[1]:>11.2f}x")
+
+
+SECTIONS = {"nested": bench_nested, "sparse": bench_sparse, "quantized": bench_quantized}
 
 
 def main() -> None:

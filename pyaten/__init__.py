@@ -101,6 +101,14 @@ from pyaten.core.sparse import (  # noqa: E402,F401
     sparse_csc,
     sparse_csr,
 )
+from pyaten.sparse._factories import (  # noqa: E402,F401 - array-likes, check_invariants
+    sparse_bsc_tensor,
+    sparse_bsr_tensor,
+    sparse_compressed_tensor,
+    sparse_coo_tensor,
+    sparse_csc_tensor,
+    sparse_csr_tensor,
+)
 
 # --- explain: `with pyaten.explain() as ex: ...; print(ex)`
 from pyaten.utils.explain import explain  # noqa: E402,F401

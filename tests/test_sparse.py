@@ -442,3 +442,86 @@ def test_save_load_round_trip_and_torch_interop(tmp_path) -> None:
     for name, loaded in pyaten.load(path).items():  # and pyaten reads PyTorch's
         assert_same_sparse(loaded, getattr(theirs, "to_sparse" if name == "coo" else
                                            "to_sparse_csc")())
+
+
+# --- the Python factories: array-likes, keywords, check_invariants --------------------------
+
+FACTORY_CASES = [
+    ("coo lists", lambda m: m.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], (2, 3))),
+    ("coo int values", lambda m: m.sparse_coo_tensor([[0, 1]], [1, 2], (3,))),
+    ("coo dtype", lambda m: m.sparse_coo_tensor([[0, 1]], [1, 2], (3,), dtype=m.float64)),
+    ("coo size only", lambda m: m.sparse_coo_tensor((2, 3))),
+    ("coo size keyword", lambda m: m.sparse_coo_tensor([[0, 1]], [1.0, 2.0], size=(4,))),
+    ("csr lists", lambda m: m.sparse_csr_tensor([0, 1, 2], [1, 0], [1.0, 2.0], (2, 2))),
+    ("csc inferred", lambda m: m.sparse_csc_tensor([0, 1, 2], [1, 0], [1.0, 2.0])),
+    ("compressed", lambda m: m.sparse_compressed_tensor([0, 1, 2], [1, 0], [1.0, 2.0], (2, 2),
+                                                        layout=m.sparse_csr)),
+]
+
+
+@pytest.mark.parametrize("name,call", FACTORY_CASES, ids=[c[0] for c in FACTORY_CASES])
+def test_factories_take_array_likes(name: str, call) -> None:
+    assert_same_sparse(call(pyaten), call(torch))
+
+
+INVARIANTS = [
+    ("coo out of range", lambda m: m.sparse_coo_tensor([[0, 5]], [1.0, 2], (2,),
+                                                       check_invariants=True)),
+    ("coo negative", lambda m: m.sparse_coo_tensor([[0, -1]], [1.0, 2], (2,),
+                                                   check_invariants=True)),
+    ("crow first", lambda m: m.sparse_csr_tensor([1, 2, 2], [0, 1], [1.0, 2], (2, 2),
+                                                 check_invariants=True)),
+    ("crow last", lambda m: m.sparse_csr_tensor([0, 1, 1], [0, 1], [1.0, 2], (2, 2),
+                                                check_invariants=True)),
+    ("crow length", lambda m: m.sparse_csr_tensor([0, 1, 2, 2], [0, 1], [1.0, 2], (2, 2),
+                                                  check_invariants=True)),
+    ("col range", lambda m: m.sparse_csr_tensor([0, 1, 2], [0, 5], [1.0, 2], (2, 2),
+                                                check_invariants=True)),
+    ("col order", lambda m: m.sparse_csr_tensor([0, 2, 2], [1, 0], [1.0, 2], (2, 2),
+                                                check_invariants=True)),
+    ("csc row order", lambda m: m.sparse_csc_tensor([0, 2, 2], [1, 1], [1.0, 2], (2, 2),
+                                                    check_invariants=True)),
+]
+
+
+@pytest.mark.parametrize("name,call", INVARIANTS, ids=[c[0] for c in INVARIANTS])
+def test_check_invariants_errors(name: str, call) -> None:
+    same_error(lambda: call(pyaten), lambda: call(torch))
+
+
+def test_every_sparse_kernel_is_at_a_key_torch_has() -> None:
+    """Each kernel pyaten registers directly at a sparse key is registered there in PyTorch
+    too (the same native_functions.yaml entries, minus the other devices)."""
+    from pyaten.declarations import load_native_functions
+    from pyaten.native.loader import NATIVE_YAML
+
+    keys = ("SparseCPU", "SparseCsrCPU", "SparseMeta", "SparseCsrMeta")
+    problems = []
+    for record in load_native_functions(str(NATIVE_YAML)):
+        name = record.func.name
+        qualname = f"aten::{name.name}" + (f".{name.overload}" if name.overload else "")
+        ours = pd.dump_table(qualname)
+        theirs = {line.split(": ", 1)[0]: line for line in
+                  torch._C._dispatch_dump_table(qualname).splitlines() if ": " in line}
+        for key in keys:
+            if ours.get(key) == key and not theirs.get(key, "").endswith("[kernel]"):
+                problems.append(f"{qualname} {key}")
+    assert not problems, problems
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 5), cols=st.integers(1, 5), density=st.floats(0, 1),
+       seed=st.integers(0, 2**16), dim=st.sampled_from([0, 1, -1]))
+def test_random_add_mul_sum(rows: int, cols: int, density: float, seed: int, dim: int) -> None:
+    rng = np.random.default_rng(seed)
+
+    def draw():
+        mask = rng.random((rows, cols)) < density
+        return (rng.standard_normal((rows, cols)) * mask).astype(np.float32)
+
+    (a, ta), (b, tb) = both(draw()), both(draw())
+    assert_same_sparse(a.to_sparse() + b.to_sparse(), ta.to_sparse() + tb.to_sparse())
+    assert_same_sparse(a.to_sparse() * b.to_sparse(), ta.to_sparse() * tb.to_sparse())
+    assert_same_sparse(a.to_sparse() * b, ta.to_sparse() * tb)
+    assert_same_sparse(a.to_sparse().sum(dim), ta.to_sparse().sum(dim))
+    assert_same_sparse(a.to_sparse_csr().relu(), ta.to_sparse_csr().relu())

@@ -16,8 +16,9 @@ Note: integer arithmetic as fbgemm does it
     fbgemm's AVX2 kernel adds each pair of u8 x s8 products along K into an int16 with
     saturation (`vpmaddubsw`). That changes the result only when a pair can exceed 32767, which
     the `reduce_range` default avoids; when the operands' ranges allow it, `linear` emulates the
-    saturation (a slower path). The accumulators are computed with float64 matrix products,
-    which are exact for these integer sizes.
+    saturation (a slower path). The accumulators are computed with float matrix products
+    (BLAS), exact for these integers: float32 when every partial sum stays below 2**24,
+    float64 otherwise.
 """
 
 from __future__ import annotations
@@ -223,7 +224,10 @@ class LinearPackedParams:
         else:
             self.scales = weight._q_scales._numpy().astype(np.float32)
             self.zero_points = weight._q_zero_points._numpy().astype(np.int64)
-        self.weight_centered = (ints - self.zero_points[:, None]).astype(np.float64).T.copy()
+        centered = ints - self.zero_points[:, None]
+        self.weight_centered = centered.astype(np.float64).T.copy()
+        self.weight_centered32 = centered.astype(np.float32).T.copy()
+        self.weight_extent = int(np.abs(centered).max(initial=0))
         self.bias_values = None if bias is None else bias._numpy().astype(np.float32)
 
     def unpack(self) -> tuple[Tensor, Tensor | None]:
@@ -241,15 +245,21 @@ def _accumulate(x_raw: np.ndarray, x_zero_point: int, packed: LinearPackedParams
     """The int32 accumulator `(x - zx) @ (w - zw).T` (float64, exact), with fbgemm's int16
     saturation of pairs of products when `saturate` (Note: integer arithmetic as fbgemm does
     it)."""
-    centered = (x_raw.astype(np.float64) - x_zero_point)
-    acc = centered @ packed.weight_centered
+    k = packed.weight_raw.shape[1]
+    x_extent = max(abs(int(x_raw.max(initial=0)) - x_zero_point),
+                   abs(int(x_raw.min(initial=0)) - x_zero_point))
+    if k * x_extent * packed.weight_extent < 2**24:
+        # Every partial sum is an integer float32 holds exactly: the faster product.
+        acc = (x_raw.astype(np.float32) - np.float32(x_zero_point)) @ packed.weight_centered32
+        acc = acc.astype(np.float64)
+    else:
+        acc = (x_raw.astype(np.float64) - x_zero_point) @ packed.weight_centered
     if not saturate:
         return acc
     w = packed.weight_raw
     bound = 2 * int(x_raw.max(initial=0)) * int(np.abs(w).max(initial=0))
     if bound <= 32767:
         return acc
-    k = w.shape[1]
     padded = (k + 3) // 4 * 4
     wp = np.zeros((w.shape[0], padded), np.int64)
     wp[:, :k] = w
