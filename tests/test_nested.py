@@ -318,3 +318,24 @@ def test_attention_options_as_torch(layout: str) -> None:
     _same_error(
         lambda: PF.scaled_dot_product_attention(q, q, q, attn_mask=pyaten.ones(2, 2, 5, 5)),
         lambda: TF.scaled_dot_product_attention(tq, tq, tq, attn_mask=torch.ones(2, 2, 5, 5)))
+
+
+def test_jagged_pointwise_chain_and_values_gradients() -> None:
+    # every pointwise operator of the jagged layout differentiates through its values
+    results = []
+    for lib in (pyaten, torch):
+        rng = np.random.default_rng(3)
+        arrays = [rng.standard_normal((n, 3)).astype(np.float32) for n in (2, 4)]
+        a = lib.nested.nested_tensor([lib.tensor(x) for x in arrays], layout=lib.jagged,
+                                     requires_grad=True)
+        ((a ** 3 + a.exp() * a).abs()).sum().backward()
+        values = lib.tensor(np.concatenate(arrays), requires_grad=True)
+        n = lib.nested.nested_tensor_from_jagged(values, lib.tensor([0, 2, 6]))
+        (n.sin() * 2).sum().backward()
+        results.append(([g.numpy() for g in a.grad.unbind()], values.grad.numpy(),
+                        tuple(n.values().shape), n.offsets().tolist()))
+    (ga, gv, shape, offsets), (ta, tv, tshape, toffsets) = results
+    for x, y in zip(ga, ta):
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gv, tv, rtol=1e-5, atol=1e-6)
+    assert shape == tshape and offsets == toffsets
