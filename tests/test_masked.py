@@ -235,3 +235,12 @@ def test_masked_tensor_helpers() -> None:
     assert_same(x.get_data(), _MT_DATA)
     with pytest.warns(UserWarning, match="prototype"):
         pyaten.masked.as_masked_tensor(from_torch(_MT_DATA), from_torch(_MT_MASK))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "amax", "amin", "mean", "var", "std",
+                                  "logsumexp", "norm", "softmax", "log_softmax", "softmin",
+                                  "cumsum", "argmax"])
+def test_functions_on_a_masked_tensor_use_its_mask_as_torch(name) -> None:
+    ours = _call(pyaten, name, _mt(pyaten, _MT_DATA, _MT_MASK), 1, None)
+    theirs = _call(torch, name, _mt(torch, _MT_DATA, _MT_MASK), 1, None)
+    assert_same(ours, theirs)

@@ -14,6 +14,7 @@ Only the strided layout is supported; PyTorch's sparse COO/CSR paths are not.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pyaten
@@ -117,12 +118,23 @@ def _where(mask: Tensor, input: Tensor, fill_value: Tensor) -> Tensor:  # noqa: 
 
 def _combine_input_and_mask(op: Any, input: Tensor, mask: Tensor | None,  # noqa: A002
                             *args: Any) -> Tensor:
-    """The input with its masked-out elements replaced by `op`'s identity."""
+    """The input with its masked-out elements replaced by `op`'s identity. A MaskedTensor
+    brings its own mask (the `mask` argument is then ignored, as PyTorch does)."""
+    if _is_masked_tensor(input):
+        name = op if isinstance(op, str) else op.__name__
+        data, own = input._masked_data, input._masked_mask
+        return _where(own, data, _reduction_identity(name, data, *args))
     if mask is None:
         return input
     canonical = _input_mask(input, mask=mask)
     name = op if isinstance(op, str) else op.__name__
     return _where(canonical, input, _reduction_identity(name, input, *args))
+
+
+def _is_masked_tensor(t: object) -> bool:
+    # the class exists only once its module is imported (pyaten.masked.maskedtensor)
+    module = sys.modules.get("pyaten.masked.maskedtensor")
+    return module is not None and isinstance(t, module.MaskedTensor)
 
 
 def _reduced_dtype(input: Tensor, dtype) -> Any:  # noqa: A002
