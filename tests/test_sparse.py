@@ -525,3 +525,19 @@ def test_random_add_mul_sum(rows: int, cols: int, density: float, seed: int, dim
     assert_same_sparse(a.to_sparse() * b, ta.to_sparse() * tb)
     assert_same_sparse(a.to_sparse().sum(dim), ta.to_sparse().sum(dim))
     assert_same_sparse(a.to_sparse_csr().relu(), ta.to_sparse_csr().relu())
+
+
+def test_meta_sparse_tensors_print_and_answer_as_torch() -> None:
+    ours = pyaten.sparse_coo_tensor((2, 3), device="meta")
+    theirs = torch.sparse_coo_tensor(size=(2, 3), device="meta")
+    assert repr(ours) == repr(theirs).replace("torch.", "pyaten.")
+    assert (ours._nnz(), ours.sparse_dim(), ours.is_coalesced()) == (
+        theirs._nnz(), theirs.sparse_dim(), theirs.is_coalesced())
+    assert tuple(ours.values().shape) == tuple(theirs.values().shape)
+
+
+def test_strided_tensor_layout_answers() -> None:
+    ours, theirs = both(DENSE)
+    assert (ours.is_sparse, ours.is_sparse_csr) == (theirs.is_sparse, theirs.is_sparse_csr)
+    assert ours.sparse_dim() == theirs.sparse_dim() and ours.dense_dim() == theirs.dense_dim()
+    assert ours.to_dense() is ours and theirs.to_dense() is theirs

@@ -13,6 +13,8 @@ from pyaten.core.printing import _add_suffixes, _grad_fn_name, tensor_body
 
 
 def _part_text(part: object, indent: int) -> str:
+    if part._storage.data is None:  # a meta part: no values to show
+        return "..., size=" + str(tuple(part._sizes))
     text = tensor_body(part._host_values(), part._dtype, indent)
     if part.numel() == 0:
         text += ", size=" + str(tuple(part._sizes))
@@ -23,7 +25,9 @@ def sparse_repr(t: object) -> str:
     from pyaten.core.sparse import ROW_COMPRESSED, sparse_coo
 
     indent = len("tensor(")
-    suffixes = ["size=" + str(tuple(t._sizes)), f"nnz={t._parts[-1]._sizes[0]}"]
+    suffixes = ["size=" + str(tuple(t._sizes))]
+    if t._device.type != "meta":
+        suffixes.append(f"nnz={t._parts[-1]._sizes[0]}")
     if t._device.type != "cpu":
         suffixes.insert(0, f"device='{t._device}'")
     d = t._dtype

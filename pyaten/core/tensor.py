@@ -401,6 +401,10 @@ class Tensor:
         return False
 
     @property
+    def is_sparse_csr(self) -> bool:
+        return False
+
+    @property
     def is_quantized(self) -> bool:
         return False
 
