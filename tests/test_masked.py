@@ -6,7 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from _helpers import assert_same, from_torch, run_both, same_error
+from _helpers import (
+    assert_same,
+    from_torch,
+    opinfo_samples,
+    run_both,
+    same_error,
+    sample_arguments,
+    to_pyaten,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -244,3 +252,48 @@ def test_functions_on_a_masked_tensor_use_its_mask_as_torch(name) -> None:
     ours = _call(pyaten, name, _mt(pyaten, _MT_DATA, _MT_MASK), 1, None)
     theirs = _call(torch, name, _mt(torch, _MT_DATA, _MT_MASK), 1, None)
     assert_same(ours, theirs)
+
+
+# --- PyTorch's OpInfo samples for torch.masked --------------------------------------------------
+
+
+def _masked_opinfos():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_methods_invocations import op_db
+    return [pytest.param(i, id=i.name) for i in op_db if i.name.startswith("masked.")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.parametrize("info", _masked_opinfos())
+def test_opinfo_samples(info, dtype) -> None:
+    if dtype not in info.supported_dtypes("cpu"):
+        pytest.skip(f"{info.name} does not support {dtype} in PyTorch")
+    ours_fn = getattr(pyaten.masked, info.name.split(".", 1)[1])
+    for sample in opinfo_samples(info, dtype):
+        theirs_args, ours_args, ours_kwargs = sample_arguments(sample)
+        pair = run_both(lambda a=ours_args, k=ours_kwargs: ours_fn(*a, **k),
+                        lambda a=theirs_args, k=sample.kwargs: info.op(*a, **k))
+        if pair is not None:
+            assert_same(*pair, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("info", [p for p in _masked_opinfos()
+                                  if p.values[0].supports_autograd])
+def test_opinfo_gradients(info) -> None:
+    ours_fn = getattr(pyaten.masked, info.name.split(".", 1)[1])
+    for sample in opinfo_samples(info, torch.float64)[:6]:
+        x = sample.input.detach().clone().requires_grad_()
+        theirs = info.op(x, *sample.args, **sample.kwargs)
+        xp = from_torch(x).requires_grad_()
+        ours = ours_fn(xp, *to_pyaten(tuple(sample.args)), **to_pyaten(dict(sample.kwargs)))
+        keep = torch.isfinite(theirs)
+        if not keep.any():
+            continue
+        weights = torch.linspace(-1.0, 1.0, theirs.numel(), dtype=theirs.dtype).reshape(
+            theirs.shape)
+        (theirs * weights)[keep].sum().backward()
+        (ours * from_torch(weights))[from_torch(keep)].sum().backward()
+        assert_same(xp.grad, x.grad)
