@@ -213,6 +213,7 @@ def _errors():
         lambda m: m.istft(spec(m), 8, 2, 6, window=w(m)),
         lambda m: m.istft(spec(m)[None, None], 8, window=w(m)),
         lambda m: m.istft(spec(m)[:0], 8, window=w(m)),
+        lambda m: m.istft(spec(m)[0], 8, window=w(m)),
         lambda m: m.istft(spec(m), 8, window=w(m), return_complex=True),
         lambda m: m.istft(spec(m), 8, window=w(m).to(m.complex64), onesided=True),
         lambda m: m.istft(spec(m), 8, window=m.zeros(8)),

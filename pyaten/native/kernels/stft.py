@@ -231,6 +231,8 @@ def istft(self: Tensor, n_fft: int, hop_length=None, win_length=None, window=Non
 
     spectrum = a.resolve_conj.default(self)
     dims = self.dim() + 1  # PyTorch counts the dims of view_as_real(self)
+    if self.dim() < 2:
+        a.view_as_real.default(spectrum).size(-3)  # PyTorch reads that size: its IndexError
     n_frames = self.size(-1)
     fft_size = self.size(-2)
     if self.numel() == 0:
