@@ -438,3 +438,22 @@ def test_observers_match_torch() -> None:
         (ts, tz), (ps, pz) = tobs.calculate_qparams(), pobs.calculate_qparams()
         np.testing.assert_allclose(ps.numpy(), ts.numpy(), rtol=1e-6)
         np.testing.assert_array_equal(pz.numpy(), tz.numpy())
+
+
+def test_views_clone_and_pickle_stay_quantized() -> None:
+    import copy
+    import pickle
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
+    tx, px = _pair(x)
+    tq_ = torch.quantize_per_tensor(tx, 0.1, 2, torch.quint8)
+    pq_ = pyaten.quantize_per_tensor(px, 0.1, 2, pyaten.quint8)
+    for op in (lambda q: q[1], lambda q: q.t(), lambda q: q.flatten(), lambda q: q.clone(),
+               lambda q: q.t().contiguous(), lambda q: copy.deepcopy(q),
+               lambda q: pickle.loads(pickle.dumps(q))):
+        assert_same_q(op(tq_), op(pq_))
+    tc = torch.quantize_per_channel(tx, torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64),
+                                    torch.tensor([0, 1, 2]), 0, torch.qint8)
+    pc = pyaten.quantize_per_channel(px, pyaten.tensor([0.1, 0.2, 0.3], dtype=pyaten.float64),
+                                     pyaten.tensor([0, 1, 2]), 0, pyaten.qint8)
+    assert_same_q(pickle.loads(pickle.dumps(tc)), pickle.loads(pickle.dumps(pc)))

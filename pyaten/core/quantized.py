@@ -84,6 +84,24 @@ class QuantizedTensor(Tensor):
     def is_quantized(self) -> bool:
         return True
 
+    def _wrap_view(self, view: Tensor) -> QuantizedTensor:
+        """`view` (a strided view of this tensor's storage, made by Tensor._make_view) as a
+        quantized tensor with this quantizer, as ATen's quantized views share theirs."""
+        q = object.__new__(QuantizedTensor)
+        for name in Tensor.__slots__[:-2]:
+            setattr(q, name, getattr(view, name))
+        q.__dict__.update(_quantizer_fields(self))
+        return q
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        ints = self._numpy().copy()
+        if self._qscheme is per_tensor_affine:
+            return _rebuild_quantized, (ints, self._dtype.name, self._qscheme.name,
+                                        self._q_scale, self._q_zero_point, 0)
+        return _rebuild_quantized, (ints, self._dtype.name, self._qscheme.name,
+                                    self._q_scales.numpy().copy(),
+                                    self._q_zero_points.numpy().copy(), self._q_axis)
+
     def __repr__(self) -> str:
         from pyaten.core.printing import _add_suffixes, tensor_body
 
@@ -107,6 +125,21 @@ class QuantizedTensor(Tensor):
         if self._requires_grad:
             suffixes.append("requires_grad=True")
         return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _quantizer_fields(q: QuantizedTensor) -> dict:
+    return {k: v for k, v in q.__dict__.items() if k.startswith("_q")}
+
+
+def _rebuild_quantized(ints: np.ndarray, dtype_name: str, scheme_name: str, scale: object,
+                       zero_point: object, axis: int) -> QuantizedTensor:
+    """Unpickling: the tensor `QuantizedTensor.__reduce_ex__` described."""
+    from pyaten.core.creation import from_numpy
+
+    scheme = globals()[scheme_name]
+    if scheme is not per_tensor_affine:
+        scale, zero_point = from_numpy(scale), from_numpy(zero_point)
+    return make_quantized(ints, getattr(dt, dtype_name), scheme, scale, zero_point, axis)
 
 
 def make_quantized(

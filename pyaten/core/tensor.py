@@ -205,6 +205,10 @@ class Tensor:
         root = base._base
         v._base = base if root is None else root
         v._keyset = base._keyset
+        if base.__class__ is not Tensor:  # a subclass may keep its views its own (quantized)
+            wrap = getattr(base.__class__, "_wrap_view", None)
+            if wrap is not None:
+                return wrap(base, v)
         return v
 
     @staticmethod

@@ -79,17 +79,12 @@ def relu_quantized_cpu_(self: Tensor) -> Tensor:
 def view_quantized(self: Tensor, size: tuple) -> Tensor:
     from pyaten.native.kernels.shape import view
 
-    return _quantized_view(view(self, size), self)
+    return view(self, size)  # Tensor._make_view keeps a quantized tensor's views quantized
 
 
-def _quantized_view(plain: Tensor, like: QuantizedTensor) -> QuantizedTensor:
-    """`plain` (a view of `like`'s storage made by a strided view kernel) as a quantized
-    tensor with `like`'s quantizer."""
-    q = object.__new__(QuantizedTensor)
-    for name in Tensor.__slots__[:-2]:
-        setattr(q, name, getattr(plain, name))
-    q.__dict__.update({k: v for k, v in like.__dict__.items() if k.startswith("_q")})
-    return q
+@native
+def quantized_clone(self: Tensor, memory_format: object = None) -> Tensor:
+    return _same_quantizer(self._numpy().copy(), self)
 
 
 def _check_per_tensor(fn: str, tensors: tuple) -> None:
