@@ -339,3 +339,37 @@ def test_jagged_pointwise_chain_and_values_gradients() -> None:
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(gv, tv, rtol=1e-5, atol=1e-6)
     assert shape == tshape and offsets == toffsets
+
+
+CONSTRUCTION = {
+    "int_requires_grad": lambda L: L.nested.nested_tensor([L.ones(2, dtype=L.int64)],
+                                                          requires_grad=True),
+    "empty": lambda L: L.nested.nested_tensor([]),
+    "scalars": lambda L: L.nested.nested_tensor([L.tensor(1.0), L.tensor(2.0)]),
+    "jagged_requires_grad": lambda L: L.nested.nested_tensor(
+        [L.ones(2, 3), L.ones(1, 3)], layout=L.jagged, requires_grad=True),
+    "jagged_zero_dim": lambda L: L.nested.nested_tensor([L.tensor(1.0)], layout=L.jagged),
+    "jagged_two_ragged_dims": lambda L: L.nested.nested_tensor(
+        [L.ones(2, 3), L.ones(1, 4)], layout=L.jagged),
+    "nested_lists_dtype": lambda L: L.nested.nested_tensor([[1, 2], [3]], dtype=L.float64),
+    "as_nested_dense": lambda L: L.nested.as_nested_tensor(L.ones(2, 3, 4))._nested_tensor_size(),
+    "strided_len": lambda L: len(L.nested.nested_tensor([L.ones(2), L.ones(1)])),
+    "structure_mismatch": lambda L: L.nested.nested_tensor([L.ones(2, 3), L.ones(1, 3)]) * (
+        L.nested.nested_tensor([L.ones(2, 3), L.ones(2, 3)])),
+    "jagged_structure_mismatch": lambda L: str(
+        L.nested.nested_tensor([L.ones(2, 3)], layout=L.jagged)
+        + L.nested.nested_tensor([L.ones(1, 3)], layout=L.jagged)).split("shapes")[0],
+}
+
+
+@pytest.mark.parametrize("case", CONSTRUCTION)
+def test_construction_and_errors_as_torch(case: str) -> None:
+    def run(lib):
+        try:
+            result = CONSTRUCTION[case](lib)
+        except Exception as error:  # noqa: BLE001 - the error is the outcome compared
+            return type(error).__name__, str(error).split("shapes")[0]
+        text = repr(result).replace("torch.", "").replace("pyaten.", "")
+        return "ok", re.sub(r"\bj\d+", "j", text)  # nested-int numbers count per process
+
+    assert run(pyaten) == run(torch)

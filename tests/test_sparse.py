@@ -283,6 +283,8 @@ BINARY = [
     ("mm dense coo", lambda m, a, b: m.mm(a, b.to_sparse())),
     ("mm coo coo", lambda m, a, b: m.mm(a.to_sparse(), b.to_sparse())),
     ("mm csr dense", lambda m, a, b: m.mm(a.to_sparse_csr(), b)),
+    ("mm csc dense", lambda m, a, b: m.mm(a.to_sparse_csc(), b)),
+    ("mm bsr dense", lambda m, a, b: m.mm(a.to_sparse_bsr((2, 2)), b)),
     ("sparse.mm", lambda m, a, b: m.sparse.mm(a.to_sparse(), b)),
     ("sparse.mm csr", lambda m, a, b: m.sparse.mm(a.to_sparse_csr(), b)),
     ("addmm", lambda m, a, b: m.addmm(b, a.to_sparse(), b, beta=2, alpha=0.5)),
@@ -322,6 +324,7 @@ OP_ERRORS = [
     ("add sparse dense", lambda m: m(DENSE).to_sparse() + m(DENSE)),
     ("sum csr dim", lambda m: m(DENSE).to_sparse_csr().sum(0)),
     ("mm shapes", lambda m: m.mm(m(DENSE).to_sparse(), m(DENSE[:3]))),
+    ("mm bsc dense", lambda m: m.mm(m(DENSE).to_sparse_bsc((2, 2)), m(DENSE))),
     ("missing cumprod kernel", lambda m: m(DENSE).to_sparse().cumprod(0)),
     ("missing view kernel", lambda m: m(DENSE).to_sparse().view(16)),
 ]

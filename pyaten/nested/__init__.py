@@ -71,13 +71,13 @@ def _check_layout(layout: Any, fn: str) -> Any:
 
 def _jagged_check(parts: list[Tensor]) -> None:
     if parts and parts[0].dim() == 0:
-        raise RuntimeError(
-            "Cannot construct a nested tensor from a 0-dim tensor with the jagged layout")
+        raise RuntimeError("Cannot construct a nested tensor from a list of zero-dim tensors")
     for t in parts[1:]:
         if t._sizes[1:] != parts[0]._sizes[1:]:
             raise RuntimeError(
-                "When constructing a nested tensor, all tensors in list must have the same "
-                "dim and the same shape except for the first (ragged) dim")
+                "Cannot represent given tensor list as a nested tensor with the jagged layout. "
+                "Note that the jagged layout only allows for a single ragged dimension. For "
+                "example: (B, *, D_0, D_1, ..., D_N), with ragged * dim.")
 
 
 def nested_tensor(tensor_list: Any, *, dtype: Any = None, layout: Any = None,
@@ -96,6 +96,9 @@ def nested_tensor(tensor_list: Any, *, dtype: Any = None, layout: Any = None,
             result = _jagged.jagged_from_parts([p.clone() for p in parts], 1) if parts else (
                 _jagged.NestedTensor(pyaten.zeros(0), pyaten.zeros(1, dtype=pyaten.int64)))
     if requires_grad:
+        if not (result.dtype.is_floating_point or result.dtype.is_complex):
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
         result.requires_grad_(True)
     return result
 

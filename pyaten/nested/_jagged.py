@@ -131,15 +131,16 @@ class NestedTensor(Tensor):
 
     def __repr__(self) -> str:
         size = "(" + ", ".join(str(s) for s in self._sizes) + ")"
-        text = (f"NestedTensor(size={size}, offsets={self._offsets!r}, "
-                f"contiguous={self.is_contiguous()})")
-        if self.grad_fn is not None:
+        grad = ""
+        if self.grad_fn is not None:  # PyTorch's subclass prints the node object
             from pyaten.core.printing import _grad_fn_name
 
-            text = text[:-1] + f", grad_fn=<{_grad_fn_name(self.grad_fn)}>)"
+            node = self.grad_fn
+            grad = f"grad_fn=<{_grad_fn_name(node)} object at {hex(id(node))}>, "
         elif self._requires_grad:
-            text = text[:-1] + ", requires_grad=True)"
-        return text
+            grad = "requires_grad=True, "
+        return (f"NestedTensor(size={size}, offsets={self._offsets!r}, {grad}"
+                f"contiguous={self.is_contiguous()})")
 
     # ------------------------------------------------------------------ operators
     @classmethod
@@ -227,9 +228,11 @@ def _pointwise(func: Any, args: tuple, kwargs: dict) -> Any:
     first = nested[0]
     for other in nested[1:]:
         if other._lengths != first._lengths or other._ragged_idx != first._ragged_idx:
+            shapes = " and ".join(
+                "(" + ", ".join(str(s) for s in t._sizes) + ")" for t in (first, other))
             raise RuntimeError(
-                f"{func.__name__}: expected nested tensors of one ragged structure, got "
-                f"lengths {first._lengths} and {other._lengths}")
+                f"cannot call binary pointwise function {func.__name__} with inputs of shapes "
+                f"{shapes}")
     unwrapped = []
     for a in args:
         if isinstance(a, NestedTensor):

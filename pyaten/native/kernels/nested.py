@@ -55,13 +55,15 @@ def is_nested(x: object) -> bool:
     return isinstance(x, Tensor) and x.is_nested
 
 
+def _op_name(op: Callable) -> str:
+    # `op` is an OpOverload's bound call: "add" of aten::add.Tensor
+    return getattr(getattr(op, "__self__", None), "__name__", "op").split(".")[0]
+
+
 def _same_structure(op: str, a: Any, b: Any, lo: Layout) -> tuple[list, list]:
     pa, pb = lo.parts(a), lo.parts(b)
     if len(pa) != len(pb) or any(x._sizes != y._sizes for x, y in zip(pa, pb)):
-        raise RuntimeError(
-            f"{op}: expected `self` and `other` to have the same nested structure, but got "
-            f"{[list(p._sizes) for p in pa]} and {[list(p._sizes) for p in pb]}"
-        )
+        raise RuntimeError(f"{op} does not support broadcasting when given a NestedTensor")
     return pa, pb
 
 
@@ -75,7 +77,7 @@ def unary_rule(lo: Layout, op: Callable, self: Any, *args: Any, **kwargs: Any) -
 def binary_rule(lo: Layout, op: Callable, self: Any, other: Any, *args: Any,
                 **kwargs: Any) -> Any:
     if is_nested(self) and is_nested(other):
-        pa, pb = _same_structure("binary op", self, other, lo)
+        pa, pb = _same_structure(_op_name(op), self, other, lo)
         return lo.pack(self, [op(a, b, *args, **kwargs) for a, b in zip(pa, pb)])
     if is_nested(self):
         if isinstance(other, Tensor) and other.dim() > 0:

@@ -102,7 +102,7 @@ class NestedTensor(Tensor):
         return True
 
     def __len__(self) -> int:
-        return self._sizes[0]
+        return self.size()  # PyTorch's strided nested tensor has no len()
 
     def __iter__(self):  # noqa: ANN204 - iterates the components, as PyTorch's unbind(0)
         return iter(self.unbind(0))

@@ -21,6 +21,7 @@ from pyaten.core.sparse import (
     layout_of,
     make_compressed,
     make_coo,
+    sparse_bsr,
     sparse_coo,
     sparse_csc,
     sparse_csr,
@@ -235,19 +236,36 @@ def sum_sparse_compressed(self: Tensor, dim=None, keepdim: bool = False, dtype=N
 # --- matrix products (SciPy) -----------------------------------------------------------------
 
 
+def _index32(array: np.ndarray, bound: int) -> np.ndarray:
+    # SciPy's kernels run about a third faster on int32 indices; they are used when they fit.
+    return array.astype(np.int32) if bound < 2**31 - 1 else array
+
+
 def scipy_csr(t: SparseTensor) -> sp.csr_array:
-    """A 2-D sparse tensor (COO, CSR or CSC) as SciPy's CSR matrix, sharing nothing."""
+    """A 2-D sparse tensor (COO, CSR or CSC) as SciPy's CSR matrix (the values shared when
+    already row-major)."""
     values = _array(t._parts[-1])
+    rows, cols = t._sizes[:2]
     if t._layout is sparse_coo:
-        indices, values = coalesced_parts(t)
-        return sp.csr_array(sp.coo_array((values, (indices[0], indices[1])), shape=t._sizes))
-    if t._layout is sparse_csr:
-        return sp.csr_array((values, _array(t._parts[1]), _array(t._parts[0])), shape=t._sizes)
-    if t._layout is sparse_csc:
-        return sp.csc_array((values, _array(t._parts[1]), _array(t._parts[0])),
-                            shape=t._sizes).tocsr()
-    rows, cols = compressed_rows_cols(t)
-    return sp.csr_array(sp.coo_array((values, (rows, cols)), shape=t._sizes))
+        indices, values = coalesced_parts(t)  # row-major order: CSR's, without a sort
+        bound = max(rows, cols, indices.shape[1]) + 1
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(indices[0], minlength=rows))))
+        return sp.csr_array((values, _index32(indices[1], bound), _index32(indptr, bound)),
+                            shape=t._sizes)
+    if t._layout in (sparse_csr, sparse_csc):
+        bound = max(rows, cols, values.shape[0]) + 1
+        compressed = _index32(_array(t._parts[0]), bound)
+        plain = _index32(_array(t._parts[1]), bound)
+        if t._layout is sparse_csr:
+            return sp.csr_array((values, plain, compressed), shape=t._sizes)
+        return sp.csc_array((values, plain, compressed), shape=t._sizes).tocsr()
+    compressed, plain = _array(t._parts[0]), _array(t._parts[1])
+    if t._layout is sparse_bsr:
+        return sp.bsr_array((values, plain, compressed), shape=t._sizes).tocsr()
+    # BSC: the BSR form of the transpose (blocks transposed), transposed back
+    transposed = sp.bsr_array((values.transpose(0, 2, 1), plain, compressed),
+                              shape=(cols, rows))
+    return sp.csr_array(transposed.T)
 
 
 def _check_mm(self: Tensor, mat2: Tensor) -> None:
@@ -306,6 +324,10 @@ def _sparse_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta=1, alpha=1) -> 
 @native
 def _sparse_csr_mm(self: Tensor, mat2: Tensor) -> Tensor:
     _check_mm(self, mat2)
+    if layout_of(self).name == "sparse_bsc" and not isinstance(mat2, SparseTensor):
+        raise RuntimeError(
+            "addmm: computation on CPU is not implemented for Strided + SparseBsc @ Strided"
+        )
     result = _product(self, mat2)
     if isinstance(result, SparseTensor):
         return _back_to(sparse_csr, result)
