@@ -544,3 +544,15 @@ def test_strided_tensor_layout_answers() -> None:
     assert (ours.is_sparse, ours.is_sparse_csr) == (theirs.is_sparse, theirs.is_sparse_csr)
     assert ours.sparse_dim() == theirs.sparse_dim() and ours.dense_dim() == theirs.dense_dim()
     assert ours.to_dense() is ours and theirs.to_dense() is theirs
+
+
+def test_products_see_in_place_writes_to_the_parts() -> None:
+    ours, theirs = both(DENSE)
+    weights = np.arange(8, dtype=np.float32).reshape(4, 2)
+    for method in ("to_sparse", "to_sparse_csr"):
+        s, t = getattr(ours, method)(), getattr(theirs, method)()
+        pyaten.sparse.mm(s, pyaten.tensor(weights.tolist()))  # builds the cached SciPy form
+        s.values().mul_(3)
+        t.values().mul_(3)
+        assert_same_sparse(pyaten.sparse.mm(s, pyaten.tensor(weights.tolist())),
+                           torch.sparse.mm(t, torch.tensor(weights)))

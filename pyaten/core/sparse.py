@@ -89,7 +89,9 @@ def layout_of(t: Tensor) -> _Token:
 class SparseTensor(Tensor):
     """A tensor in a sparse layout (Note: what a sparse tensor is)."""
 
-    __slots__ = ("_layout", "_parts", "_sparse_dim", "_dense_dim", "_coalesced")
+    # `_derived`: (versions of the parts, a form computed from them), e.g. the SciPy matrix
+    # kernels/sparse_ops.py multiplies with; valid while no part was written in place.
+    __slots__ = ("_layout", "_parts", "_sparse_dim", "_dense_dim", "_coalesced", "_derived")
 
     __torch_function__ = _disabled_torch_function_impl
 
@@ -180,7 +182,14 @@ def _assemble(layout: _Token, parts: tuple, sizes: tuple, sparse_dim: int, dense
     t._sparse_dim = sparse_dim
     t._dense_dim = dense_dim
     t._coalesced = coalesced
+    t._derived = None
     return t
+
+
+def parts_versions(t: SparseTensor) -> tuple:
+    """The version of each part: a form derived from the parts is stale when they differ."""
+    return tuple(p._version_counter.value for p in t._parts) + tuple(
+        id(p._storage.data) for p in t._parts)
 
 
 def make_coo(indices: Tensor, values: Tensor, sizes: tuple, coalesced: bool = False

@@ -21,6 +21,7 @@ from pyaten.core.sparse import (
     layout_of,
     make_compressed,
     make_coo,
+    parts_versions,
     sparse_bsr,
     sparse_coo,
     sparse_csc,
@@ -242,8 +243,18 @@ def _index32(array: np.ndarray, bound: int) -> np.ndarray:
 
 
 def scipy_csr(t: SparseTensor) -> sp.csr_array:
-    """A 2-D sparse tensor (COO, CSR or CSC) as SciPy's CSR matrix (the values shared when
-    already row-major)."""
+    """A 2-D sparse tensor as SciPy's CSR matrix, kept on the tensor until a part is written
+    (the values shared when they are already in row-major order)."""
+    versions = parts_versions(t)
+    derived = t._derived
+    if derived is not None and derived[0] == versions:
+        return derived[1]
+    matrix = _scipy_csr(t)
+    t._derived = (versions, matrix)
+    return matrix
+
+
+def _scipy_csr(t: SparseTensor) -> sp.csr_array:
     values = _array(t._parts[-1])
     rows, cols = t._sizes[:2]
     if t._layout is sparse_coo:
