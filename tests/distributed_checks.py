@@ -280,6 +280,12 @@ def collectives(rank, world):
             pass
         else:
             raise AssertionError("no error")
+        try:  # a bad size on one rank only: every rank raises, none hangs
+            dist.all_gather([tensor(np.ones(2))] * world, tensor(np.ones(3 if rank == 1 else 2)))
+        except RuntimeError as error:
+            assert "invalid tensor size at index 1" in str(error), error
+        else:
+            raise AssertionError("no error")
         t = tensor(np.ones(3, np.float32))
         dist.all_reduce(t)
         same(t, np.full(3, world, np.float32), "float32")

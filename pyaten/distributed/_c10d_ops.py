@@ -82,27 +82,33 @@ def broadcast_(tensors, process_group, root_rank, root_tensor=0, async_op=True, 
     return tensors, _holding(_joined(works), tensors)
 
 
+def _settle(process_group, fn: str, what: object, problem: str | None) -> None:
+    """Check `what` across ranks; raise on every rank when any found a `problem`."""
+    process_group.check_same(fn, what, problem)
+    if problem is not None:
+        process_group.settle(fn)
+
+
 def allgather_(output_tensors, input_tensors, process_group, async_op=True, timeout=-1):
     outputs = output_tensors[0]
-    process_group.check_same("all_gather", [_shape(t) for t in outputs])
-    if _shape(input_tensors[0]) != _shape(outputs[process_group.rank()]):
-        raise RuntimeError(
-            f"all_gather: invalid tensor size at index {process_group.rank()} (expected "
-            f"{tuple(outputs[process_group.rank()].shape)}, got {tuple(input_tensors[0].shape)})"
-        )
+    rank = process_group.rank()
+    problem = None
+    if _shape(input_tensors[0]) != _shape(outputs[rank]):
+        expected, got = tuple(outputs[rank].shape), tuple(input_tensors[0].shape)
+        problem = f"invalid tensor size at index {rank} (expected {expected}, got {got})"
+    _settle(process_group, "all_gather", [_shape(t) for t in outputs], problem)
     work = process_group.allgather([_np(t) for t in outputs], _np(input_tensors[0]))
     return output_tensors, work
 
 
 def _allgather_base_(output_tensor, input_tensor, process_group, async_op=True, timeout=-1):
     size = process_group.size()
-    process_group.check_same("all_gather_into_tensor", _shape(input_tensor))
     out = _np(output_tensor)
+    problem = None
     if out.size != input_tensor.numel() * size or output_tensor.dtype != input_tensor.dtype:
-        raise ValueError(
-            "all_gather_into_tensor: output tensor size must be equal to world_size times "
-            "input tensor size, and of the input's dtype"
-        )
+        problem = ("output tensor size must be equal to world_size times input tensor size, "
+                   "and of the input's dtype")  # fmt: skip
+    _settle(process_group, "all_gather_into_tensor", _shape(input_tensor), problem)
     chunks = list(out.reshape(size, -1)) if out.flags.c_contiguous else None
     if chunks is None:
         flat = np.empty((size, input_tensor.numel()), out.dtype)
@@ -115,9 +121,10 @@ def reduce_scatter_(output_tensors, input_tensors, process_group, reduce_op, asy
                     timeout=-1):  # fmt: skip
     op = as_red_op(reduce_op)
     inputs = input_tensors[0]
-    process_group.check_same("reduce_scatter", ([_shape(t) for t in inputs], op.name))
+    problem = None
     if _shape(output_tensors[0]) != _shape(inputs[process_group.rank()]):
-        raise RuntimeError("reduce_scatter: the output's shape must be that of input_list[rank]")
+        problem = "the output's shape and dtype must be those of input_list[rank]"
+    _settle(process_group, "reduce_scatter", ([_shape(t) for t in inputs], op.name), problem)
     work = process_group.reduce_scatter(_np(output_tensors[0]), [_np(t) for t in inputs], op)
     return output_tensors, work
 
@@ -126,12 +133,10 @@ def _reduce_scatter_base_(output_tensor, input_tensor, process_group, reduce_op,
                           timeout=-1):  # fmt: skip
     op = as_red_op(reduce_op)
     size = process_group.size()
-    process_group.check_same("reduce_scatter_tensor", (_shape(input_tensor), op.name))
+    problem = None
     if input_tensor.numel() != output_tensor.numel() * size:
-        raise ValueError(
-            "reduce_scatter_tensor: input tensor size must be equal to world_size times output "
-            "tensor size"
-        )
+        problem = "input tensor size must be equal to world_size times output tensor size"
+    _settle(process_group, "reduce_scatter_tensor", (_shape(input_tensor), op.name), problem)
     chunks = list(np.ascontiguousarray(_np(input_tensor)).reshape(size, -1))
     out = _np(output_tensor)
     return output_tensor, process_group.reduce_scatter(out, [c.reshape(out.shape) for c in
@@ -139,18 +144,18 @@ def _reduce_scatter_base_(output_tensor, input_tensor, process_group, reduce_op,
 
 
 def alltoall_(output_tensors, input_tensors, process_group, async_op=True, timeout=-1):
-    # Each rank sends inputs[r] to rank r: shapes agree pairwise, checked by their byte sizes.
-    sizes = [[t.numel() * t.element_size() for t in input_tensors]]
-    process_group.check_same("all_to_all", len(input_tensors) == process_group.size())
-    everyone = process_group._gather_objects("all_to_all", sizes[0])
-    me = process_group.rank()
-    expected = [everyone[r][me] for r in range(process_group.size())]
-    got = [t.numel() * t.element_size() for t in output_tensors]
-    if expected != got:
-        raise RuntimeError(
-            f"all_to_all: output tensor sizes in bytes {got} do not match what the ranks send "
-            f"({expected})"
-        )
+    # Rank r sends inputs[s] to rank s: every rank sees every pair's sizes, so all decide alike.
+    sent = [t.numel() * t.element_size() for t in input_tensors]
+    received = [t.numel() * t.element_size() for t in output_tensors]
+    everyone = process_group._gather_objects("all_to_all", (sent, received))
+    world = process_group.size()
+    for r in range(world):
+        for s in range(world):
+            if everyone[r][0][s] != everyone[s][1][r]:
+                raise RuntimeError(
+                    f"all_to_all: rank {r} sends {everyone[r][0][s]} bytes to rank {s}, which "
+                    f"expects {everyone[s][1][r]}"
+                )
     work = process_group.alltoall([_np(t) for t in output_tensors], [_np(t) for t in
                                                                      input_tensors])  # fmt: skip
     return output_tensors, work
@@ -159,19 +164,25 @@ def alltoall_(output_tensors, input_tensors, process_group, async_op=True, timeo
 def alltoall_base_(output, input, process_group, output_split_sizes, input_split_sizes,
                    async_op=True, timeout=-1):  # fmt: skip
     size = process_group.size()
-    in_splits = list(input_split_sizes) or _even(input.shape[0] if input.dim() else 1, size,
-                                                 "input")  # fmt: skip
-    out_splits = list(output_split_sizes) or _even(output.shape[0] if output.dim() else 1,
-                                                   size, "output")  # fmt: skip
-    inputs = _split_rows(_np(input), in_splits)
-    outputs = _split_rows(_np(output), out_splits)
+    try:
+        in_splits = list(input_split_sizes) or _even(_rows(input), size, "input")
+        out_splits = list(output_split_sizes) or _even(_rows(output), size, "output")
+        inputs = _split_rows(_np(input), in_splits)
+        outputs = _split_rows(_np(output), out_splits)
+        problem = None
+    except ValueError as error:
+        problem = str(error)
+    _settle(process_group, "all_to_all_single", None, problem)
     return alltoall_(outputs, inputs, process_group)[1]
+
+
+def _rows(t: Any) -> int:
+    return t.shape[0] if t.dim() else 1
 
 
 def _even(rows: int, size: int, which: str) -> list[int]:
     if rows % size:
-        raise ValueError(f"all_to_all_single: {which} dim 0 ({rows}) is not divisible by the "
-                         f"world size {size}")  # fmt: skip
+        raise ValueError(f"{which} dim 0 ({rows}) is not divisible by the world size {size}")
     return [rows // size] * size
 
 
@@ -192,11 +203,9 @@ class _Rows:
 
 
 def _split_rows(array: np.ndarray, splits: Sequence[int]) -> list[_Rows]:
-    if sum(splits) != (array.shape[0] if array.ndim else 1):
-        raise RuntimeError(
-            f"all_to_all_single: split sizes {list(splits)} do not add up to dim 0 "
-            f"({array.shape[0] if array.ndim else 1})"
-        )
+    rows = array.shape[0] if array.ndim else 1
+    if sum(splits) != rows or len(splits) == 0 or min(splits) < 0:
+        raise ValueError(f"split sizes {list(splits)} do not add up to dim 0 ({rows})")
     bounds = np.cumsum([0, *splits])
     return [_Rows(array[bounds[i]:bounds[i + 1]]) for i in range(len(splits))]
 
@@ -209,29 +218,27 @@ def reduce_(tensors, process_group, reduce_op, root_rank, root_tensor=0, async_o
 
 
 def gather_(output_tensors, input_tensors, process_group, root_rank, async_op=True, timeout=-1):
-    process_group.check_same("gather", (_shape(input_tensors[0]), root_rank))
     outputs = output_tensors[0] if output_tensors else []
-    if process_group.rank() == root_rank:
-        if len(outputs) != process_group.size():
-            raise ValueError("gather: gather_list must have one tensor per rank on the dst rank")
-        for t in outputs:
-            if _shape(t) != _shape(input_tensors[0]):
-                raise RuntimeError("gather: invalid tensor size or dtype in gather_list")
+    is_root = process_group.rank() == root_rank
+    problem = None
+    if is_root and (len(outputs) != process_group.size() or
+                    any(_shape(t) != _shape(input_tensors[0]) for t in outputs)):  # fmt: skip
+        problem = "gather_list needs one tensor per rank, each of the input's size and dtype"
+    _settle(process_group, "gather", (_shape(input_tensors[0]), root_rank), problem)
+    if is_root:
         return process_group.gather([_np(t) for t in outputs], _np(input_tensors[0]), root_rank)
     return process_group.gather(None, _np(input_tensors[0]), root_rank)
 
 
 def scatter_(output_tensors, input_tensors, process_group, root_rank, async_op=True, timeout=-1):
-    process_group.check_same("scatter", (_shape(output_tensors[0]), root_rank))
-    inputs = None
-    if process_group.rank() == root_rank:
-        listed = input_tensors[0] if input_tensors else []
-        if len(listed) != process_group.size():
-            raise ValueError("scatter: scatter_list must have one tensor per rank on the src rank")
-        for t in listed:
-            if _shape(t) != _shape(output_tensors[0]):
-                raise RuntimeError("scatter: invalid tensor size or dtype in scatter_list")
-        inputs = [_np(t) for t in listed]
+    is_root = process_group.rank() == root_rank
+    listed = (input_tensors[0] if input_tensors else []) if is_root else []
+    problem = None
+    if is_root and (len(listed) != process_group.size() or
+                    any(_shape(t) != _shape(output_tensors[0]) for t in listed)):  # fmt: skip
+        problem = "scatter_list needs one tensor per rank, each of the output's size and dtype"
+    _settle(process_group, "scatter", (_shape(output_tensors[0]), root_rank), problem)
+    inputs = [_np(t) for t in listed] if is_root else None
     work = process_group.scatter(_np(output_tensors[0]), inputs, root_rank)
     return output_tensors, work
 

@@ -1,22 +1,34 @@
 """`ProcessGroup` on an MPI communicator (mpi4py): the data movement under every collective.
 
 Note: how a tensor reaches MPI. A contiguous tensor's NumPy view is handed to MPI as is (no
-copy); any other is staged through a contiguous copy that is written back when the `Work`
+copy); any other is staged through a contiguous copy that is written back when the collective
 finishes. Data that only moves (broadcast, gather, all-to-all, send) travels as bytes, so
 every dtype (bool, float16, bfloat16, complex) moves alike. Reductions need a type MPI knows:
 float16 and bfloat16 are reduced in float32 and rounded back, bool as uint8 (SUM and MAX are
-logical or, PRODUCT and MIN logical and), AVG is SUM followed by a division. Every call is
-non-blocking (`MPI_I*`); the blocking API is `Work.wait()`.
+logical or, PRODUCT and MIN logical and), AVG is SUM followed by a division.
+
+Note: the worker thread. Each group has one thread that runs its collectives, in the order
+they were issued (the same on every rank), as blocking MPI calls: mpi4py releases the GIL
+inside them, so an `async_op=True` collective moves data while Python goes on (DDP's buckets
+under backward), and the blocking algorithms are Open MPI's fastest (its non-blocking
+`MPI_Iallreduce` measured 1.5-2x slower on 16-64 MB; benchmarks/bench_distributed.py). The
+caller waits on the `Work`'s event with the group's timeout, so a rank that never joins
+becomes a RuntimeError. Point-to-point calls are non-blocking requests instead (as in
+PyTorch's MPI backend): queued behind a collective they could deadlock with a peer.
 
 Note: shape checks. A collective whose tensors differ across ranks would hang or corrupt
 memory in MPI, so each data collective first reduces a checksum of what must agree (shapes,
-dtype, op) with MIN and MAX — one 16-byte all-reduce — and raises on every rank when the
-ranks disagree, naming each rank's view (gathered only then).
+dtype, op) with MIN and MAX — one 16-byte all-reduce, run by the worker just before the data
+— and raises on every rank when the ranks disagree, naming each rank's view (gathered only
+then). `check_same` arms that check for the next collective the group is given.
 """
 
 from __future__ import annotations
 
 import pickle
+import queue
+import threading
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -110,12 +122,17 @@ class ProcessGroup:
     def __init__(self, comm: Any, backend: str, timeout: float, name: str = "") -> None:
         self._mpi = load_mpi()
         self.comm = comm
-        self._control = comm.Dup()  # shape checks and monitored_barrier, apart from user tags
+        self._control = comm.Dup()  # monitored_barrier, apart from the collectives and user tags
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
         self._backend = backend
         self.timeout = timeout
         self.group_name = name
+        self._agreement: tuple[str, object] | None = None
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._worker = threading.Thread(target=self._serve, name=f"pyaten-pg-{name}",
+                                        daemon=True)  # fmt: skip
+        self._worker.start()
 
     def __repr__(self) -> str:
         return f"<ProcessGroup {self.group_name or 'WORLD'} rank={self._rank} size={self._size}>"
@@ -133,85 +150,150 @@ class ProcessGroup:
         return self._backend
 
     def free(self) -> None:
+        """Stop the worker once its queue is done, then free the communicators."""
+        self._queue.put(None)
+        self._worker.join(self.timeout)
         for comm in (self._control, self.comm):
             if comm != self._mpi.COMM_WORLD and comm != self._mpi.COMM_NULL:
                 comm.Free()
 
+    # -- the worker thread (Note: the worker thread) ---------------------------------------
+
+    def _serve(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            work, run, agreement = item
+            try:
+                if agreement is not None:
+                    self._agree(*agreement)
+                run()
+            except BaseException as error:  # handed to whoever waits on the Work
+                work._finished_by_worker(error)
+            else:
+                work._finished_by_worker(None)
+
+    def _submit(self, name: str, run: Callable[[], None], result: Sequence[Any] = ()) -> Work:
+        work = Work(result=result, timeout=self.timeout, name=name, done=threading.Event())
+        agreement, self._agreement = self._agreement, None
+        self._queue.put((work, run, agreement))
+        return work
+
     def _work(self, name: str, requests: Sequence[Any], finish: Callable[[], None] | None = None,
-              result: Sequence[Any] = (), **kw: Any) -> Work:  # fmt: skip
-        return Work(requests, finish, result=result, timeout=self.timeout, name=name, **kw)
+              **kw: Any) -> Work:  # fmt: skip
+        return Work(requests, finish, timeout=self.timeout, name=name, **kw)
 
     # -- agreement (Note: shape checks) ---------------------------------------------------
 
-    def check_same(self, fn: str, what: object) -> None:
-        """Raise RuntimeError on every rank unless `what` is equal on all of them."""
-        if self._size == 1:
-            return
+    def check_same(self, fn: str, what: object, problem: str | None = None) -> None:
+        """The next collective first checks that `what` is equal on every rank and that no
+        rank found a `problem` with its arguments; `settle` runs the check alone."""
+        if self._size > 1:
+            self._agreement = (fn, what, problem)
+        elif problem is not None:
+            raise RuntimeError(f"{fn}: {problem}")
+
+    def settle(self, fn: str) -> None:
+        """Run the armed check now (every rank raises alike when one found a problem)."""
+        if self._agreement is not None:
+            self._submit(fn, lambda: None).wait()
+
+    def _agree(self, fn: str, what: object, problem: str | None) -> None:
         code = zlib.crc32(repr(what).encode())
-        local = np.array([code, -code], dtype=np.int64)
-        both = np.empty_like(local)
-        request = self._control.Iallreduce(local, both, op=self._mpi.MIN)
-        self._work(f"{fn} (shape check)", [request]).wait()
-        if both[0] == code and -both[1] == code:
+        agreed = np.array([code, -code, 0 if problem else 1], dtype=np.int64)
+        self.comm.Allreduce(self._mpi.IN_PLACE, agreed, op=self._mpi.MIN)
+        if agreed[2] == 0:
+            problems = self._gather_blocking(problem)
+            if problem is None:
+                rank = next(r for r, p in enumerate(problems) if p is not None)
+                problem = f"rank {rank}: {problems[rank]}"
+            raise RuntimeError(f"{fn}: {problem}")
+        if agreed[0] == code and -agreed[1] == code:
             return
-        views = self._gather_objects(fn, what)
+        views = self._gather_blocking(what)
         listed = "; ".join(f"rank {r}: {v}" for r, v in enumerate(views))
         raise RuntimeError(f"{fn}: the ranks disagree on the tensors' shapes or dtype ({listed})")
 
-    def _gather_objects(self, fn: str, obj: object) -> list[Any]:
+    def _gather_blocking(self, obj: object) -> list[Any]:
         payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
         sizes = np.empty(self._size, dtype=np.int64)
-        sent = np.array([payload.size], dtype=np.int64)
-        self._work(fn, [self._control.Iallgather(sent, sizes)]).wait()
+        self.comm.Allgather(np.array([payload.size], dtype=np.int64), sizes)
         data = np.empty(int(sizes.sum()), dtype=np.uint8)
-        request = self._control.Iallgatherv(payload, [data, sizes.tolist()])
-        self._work(fn, [request]).wait()
+        self.comm.Allgatherv(payload, [data, sizes.tolist()])
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         return [pickle.loads(data[offsets[i]:offsets[i + 1]].tobytes())
                 for i in range(self._size)]  # fmt: skip
+
+    def _gather_objects(self, fn: str, obj: object) -> list[Any]:
+        """Every rank's `obj`, in rank order (waits)."""
+        gathered: list[Any] = []
+        self._submit(fn, lambda: gathered.extend(self._gather_blocking(obj))).wait()
+        return gathered
 
     # -- collectives on NumPy arrays --------------------------------------------------------
 
     def allreduce(self, arrays: Sequence[np.ndarray], op: _RedOpType, fn: str = "all_reduce"):
         mpi_op = getattr(self._mpi, _mpi_op_name(arrays[0].dtype, op))
         staged = [_Staged(a, op) for a in arrays]
-        requests = [self.comm.Iallreduce(self._mpi.IN_PLACE, s.buffer, op=mpi_op)
-                    for s in staged]  # fmt: skip
         divide = self._size if op == _RedOpType.AVG else 0
-        return self._work(fn, requests, lambda: [s.finish(divide) for s in staged])
+
+        def run() -> None:
+            for s in staged:
+                self.comm.Allreduce(self._mpi.IN_PLACE, s.buffer, op=mpi_op)
+                s.finish(divide)
+
+        return self._submit(fn, run)
 
     def reduce(self, array: np.ndarray, root: int, op: _RedOpType, fn: str = "reduce") -> Work:
         mpi_op = getattr(self._mpi, _mpi_op_name(array.dtype, op))
         staged = _Staged(array, op)
-        if self._rank == root:
-            request = self.comm.Ireduce(self._mpi.IN_PLACE, staged.buffer, op=mpi_op, root=root)
-            divide = self._size if op == _RedOpType.AVG else 0
-            return self._work(fn, [request], lambda: staged.finish(divide))
-        request = self.comm.Ireduce(staged.buffer, None, op=mpi_op, root=root)
-        return self._work(fn, [request])
+        divide = self._size if op == _RedOpType.AVG else 0
+
+        def run() -> None:
+            if self._rank == root:
+                self.comm.Reduce(self._mpi.IN_PLACE, staged.buffer, op=mpi_op, root=root)
+                staged.finish(divide)
+            else:
+                self.comm.Reduce(staged.buffer, None, op=mpi_op, root=root)
+
+        return self._submit(fn, run)
 
     def broadcast(self, array: np.ndarray, root: int, fn: str = "broadcast") -> Work:
         staged = _Staged(array, None)
-        request = self.comm.Ibcast(_bytes(staged.buffer), root=root)
-        return self._work(fn, [request], staged.finish)
+
+        def run() -> None:
+            self.comm.Bcast(_bytes(staged.buffer), root=root)
+            staged.finish()
+
+        return self._submit(fn, run)
 
     def allgather(self, outputs: Sequence[np.ndarray], array: np.ndarray,
                   fn: str = "all_gather") -> Work:  # fmt: skip
         """`outputs[r]` receives rank r's `array`; sizes may differ between ranks."""
         counts = [o.nbytes for o in outputs]
-        received = np.empty(sum(counts), dtype=np.uint8)
         source = _bytes(np.ascontiguousarray(array))
-        request = self.comm.Iallgatherv(source, [received, counts])
-        return self._work(fn, [request], lambda: _split_into(received, outputs))
+
+        def run() -> None:
+            received = np.empty(sum(counts), dtype=np.uint8)
+            self.comm.Allgatherv(source, [received, counts])
+            _split_into(received, outputs)
+
+        return self._submit(fn, run)
 
     def gather(self, outputs: Sequence[np.ndarray] | None, array: np.ndarray, root: int,
                fn: str = "gather") -> Work:  # fmt: skip
         source = _bytes(np.ascontiguousarray(array))
-        if self._rank != root:
-            return self._work(fn, [self.comm.Igather(source, None, root=root)])
-        received = np.empty(source.size * self._size, dtype=np.uint8)
-        request = self.comm.Igather(source, received, root=root)
-        return self._work(fn, [request], lambda: _split_into(received, outputs))
+
+        def run() -> None:
+            if self._rank != root:
+                self.comm.Gather(source, None, root=root)
+                return
+            received = np.empty(source.size * self._size, dtype=np.uint8)
+            self.comm.Gather(source, received, root=root)
+            _split_into(received, outputs)
+
+        return self._submit(fn, run)
 
     def scatter(self, output: np.ndarray, inputs: Sequence[np.ndarray] | None, root: int,
                 fn: str = "scatter") -> Work:  # fmt: skip
@@ -219,21 +301,27 @@ class ProcessGroup:
         source = None
         if self._rank == root:
             source = np.concatenate([_bytes(np.ascontiguousarray(a)) for a in inputs])
-        request = self.comm.Iscatter(source, _bytes(staged.buffer), root=root)
-        return self._work(fn, [request], staged.finish)
+
+        def run() -> None:
+            self.comm.Scatter(source, _bytes(staged.buffer), root=root)
+            staged.finish()
+
+        return self._submit(fn, run)
 
     def reduce_scatter(self, output: np.ndarray, inputs: Sequence[np.ndarray], op: _RedOpType,
                        fn: str = "reduce_scatter") -> Work:  # fmt: skip
         """Rank r receives the reduction of every rank's `inputs[r]` (sizes may differ)."""
         mpi_op = getattr(self._mpi, _mpi_op_name(output.dtype, op))
-        flat = np.concatenate([a.reshape(-1) for a in inputs])
-        staged_in = _Staged(flat, op)
+        staged_in = _Staged(np.concatenate([a.reshape(-1) for a in inputs]), op)
         staged_out = _Staged(output, op)
         counts = [a.size for a in inputs]
-        request = self.comm.Ireduce_scatter(staged_in.buffer, staged_out.buffer, counts,
-                                            op=mpi_op)  # fmt: skip
         divide = self._size if op == _RedOpType.AVG else 0
-        return self._work(fn, [request], lambda: staged_out.finish(divide))
+
+        def run() -> None:
+            self.comm.Reduce_scatter(staged_in.buffer, staged_out.buffer, counts, op=mpi_op)
+            staged_out.finish(divide)
+
+        return self._submit(fn, run)
 
     def alltoall(self, outputs: Sequence[np.ndarray], inputs: Sequence[np.ndarray],
                  fn: str = "all_to_all") -> Work:  # fmt: skip
@@ -242,9 +330,19 @@ class ProcessGroup:
         recv_counts = [o.nbytes for o in outputs]
         sent = np.concatenate([_bytes(np.ascontiguousarray(a)) for a in inputs]) if inputs \
             else np.empty(0, np.uint8)  # fmt: skip
-        received = np.empty(sum(recv_counts), dtype=np.uint8)
-        request = self.comm.Ialltoallv([sent, send_counts], [received, recv_counts])
-        return self._work(fn, [request], lambda: _split_into(received, outputs))
+
+        def run() -> None:
+            received = np.empty(sum(recv_counts), dtype=np.uint8)
+            self.comm.Alltoallv([sent, send_counts], [received, recv_counts])
+            _split_into(received, outputs)
+
+        return self._submit(fn, run)
+
+    def barrier(self, fn: str = "barrier") -> Work:
+        return self._submit(fn, self.comm.Barrier)
+
+    # -- point to point: non-blocking requests, polled by Work (never queued behind a
+    #    collective, which could deadlock with a peer whose worker waits in that collective)
 
     def send(self, array: np.ndarray, dst: int, tag: int, fn: str = "send") -> Work:
         source = _bytes(np.ascontiguousarray(array))
@@ -255,16 +353,8 @@ class ProcessGroup:
         status = self._mpi.Status()
         source = self._mpi.ANY_SOURCE if src is None else src
         request = self.comm.Irecv(_bytes(staged.buffer), source=source, tag=tag)
-
-        def finish() -> None:
-            staged.finish()
-
-        work = self._work(fn, [_StatusRequest(request, status)], finish,
+        return self._work(fn, [_StatusRequest(request, status)], staged.finish,
                           source_rank=status.Get_source)  # fmt: skip
-        return work
-
-    def barrier(self, fn: str = "barrier") -> Work:
-        return self._work(fn, [self.comm.Ibarrier()])
 
     def monitored_barrier(self, timeout: float, wait_all_ranks: bool) -> None:
         """Rank 0 hears from every rank, then answers each; names the ranks that never came."""
@@ -276,8 +366,6 @@ class ProcessGroup:
             reply = np.zeros(1, dtype=np.uint8)
             self._work(fn, [self._control.Irecv(reply, source=0, tag=tag)]).wait(timeout)
             return
-        import time
-
         pending = {r: self._control.Irecv(np.zeros(1, np.uint8), source=r, tag=tag)
                    for r in range(1, self._size)}  # fmt: skip
         deadline = time.monotonic() + timeout

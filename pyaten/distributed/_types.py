@@ -1,14 +1,15 @@
 """The value types of `pyaten.distributed`: `ReduceOp`, `Work`, its `Future`, `GroupMember`.
 
-A `Work` is the handle of one collective: it owns the MPI requests that carry the data and the
-steps that finish the result once they complete (copying a staged buffer back, dividing for
-AVG). `wait` polls the requests so that a peer that never joins the collective turns into a
-`RuntimeError` after the process group's timeout instead of a hang.
+A `Work` is the handle of one collective (see "Note: the worker thread" in `_mpi.py`). `wait`
+gives up after the process group's timeout, so a peer that never joins the collective turns
+into a `RuntimeError` instead of a hang.
 """
 
 from __future__ import annotations
 
 import enum
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -85,7 +86,6 @@ class Future:
         self._wait = wait
         self._done = wait is None
         self._value: Any = None
-        self._progress: Callable[[], Any] = _nothing  # lets MPI move the data (no blocking)
 
     def set_result(self, value: Any) -> None:
         self._value = value
@@ -106,13 +106,7 @@ class Future:
 
     def then(self, callback: Callable[[Future], Any]) -> Future:
         """A future of `callback(self)`, run when the result is first asked for."""
-        chained = Future(lambda: callback(_done_future(self.wait())))
-        chained._progress = self._progress
-        return chained
-
-
-def _nothing() -> None:
-    return None
+        return Future(lambda: callback(_done_future(self.wait())))
 
 
 def _done_future(value: Any) -> Future:
@@ -122,7 +116,10 @@ def _done_future(value: Any) -> Future:
 
 
 class Work:
-    """A collective in flight: `wait()` blocks until it is done, `is_completed()` asks."""
+    """A collective in flight: `wait()` blocks until it is done, `is_completed()` asks.
+
+    It is done when the process group's worker thread has run it (`done`, an Event), or when
+    its MPI requests complete (point-to-point calls, polled here)."""
 
     def __init__(
         self,
@@ -133,6 +130,7 @@ class Work:
         timeout: float = 1800.0,
         name: str = "collective",
         source_rank: Callable[[], int] | None = None,
+        done: threading.Event | None = None,
     ) -> None:
         self._requests = list(requests)
         self._finish = finish
@@ -140,39 +138,60 @@ class Work:
         self._timeout = timeout
         self._name = name
         self._source_rank = source_rank
-        self._completed = not self._requests and finish is None
+        self._done = done
+        self._error: BaseException | None = None
+        self._completed = not self._requests and finish is None and done is None
+
+    def _finished_by_worker(self, error: BaseException | None) -> None:
+        self._error = error
+        self._done.set()
 
     def is_completed(self) -> bool:
-        if not self._completed and all(r.Test() for r in self._requests):
+        if self._completed:
+            return True
+        if self._done is not None:
+            return self._done.is_set()
+        if all(r.Test() for r in self._requests):
             self._complete()
         return self._completed
 
     def is_success(self) -> bool:
-        return self.is_completed()
+        return self.is_completed() and self._error is None
 
-    def exception(self) -> None:
-        return None
+    def exception(self) -> BaseException | None:
+        return self._error
 
     def wait(self, timeout: Any = None) -> bool:
         """Block until done; a RuntimeError after `timeout` (the group's by default)."""
         if self._completed:
             return True
         seconds = self._timeout if timeout is None else _seconds(timeout)
-        deadline = time.monotonic() + seconds
+        if self._done is not None:
+            if not self._done.wait(seconds):
+                raise self._timed_out(seconds)
+            if self._error is not None:
+                raise self._error
+        start = time.monotonic()
         spins = 0
         for request in self._requests:
-            while not request.Test():
+            while not request.Test():  # each Test also moves MPI's non-blocking algorithm on
                 spins += 1
-                if spins > 2000:  # a peer is late: stop burning the core it may need
-                    time.sleep(0.0002)
-                    if time.monotonic() > deadline:
-                        raise RuntimeError(
-                            f"pyaten.distributed: {self._name} timed out after {seconds:g} s "
-                            "waiting for the other ranks (a rank failed, exited or did not "
-                            "call the same collective)"
-                        )
+                if spins % 64:
+                    os.sched_yield()  # let a rank sharing this core run, as MPI's own wait does
+                    continue
+                waited = time.monotonic() - start
+                if waited > seconds:
+                    raise self._timed_out(seconds)
+                if waited > 1.0:
+                    time.sleep(0.001)  # a long wait: stop spinning
         self._complete()
         return True
+
+    def _timed_out(self, seconds: float) -> RuntimeError:
+        return RuntimeError(
+            f"pyaten.distributed: {self._name} timed out after {seconds:g} s waiting for the "
+            "other ranks (a rank failed, exited or did not call the same collective)"
+        )
 
     def _complete(self) -> None:
         self._requests.clear()
@@ -186,9 +205,7 @@ class Work:
         return self._result
 
     def get_future(self) -> Future:
-        future = Future(self.result)
-        future._progress = self.is_completed
-        return future
+        return Future(self.result)
 
     def source_rank(self) -> int:
         if self._source_rank is None:

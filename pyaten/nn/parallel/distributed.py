@@ -234,9 +234,6 @@ class DistributedDataParallel(Module):
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch(bucket)
-        for b in self._buckets:  # give MPI a chance to progress the buckets in flight
-            if b.future is not None and not b.future.done():
-                b.future._progress()
 
     def _launch(self, bucket: _Bucket) -> None:
         grad_bucket = GradBucket(bucket.index, bucket.buffer, bucket.params, bucket.offsets,
