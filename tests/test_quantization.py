@@ -457,3 +457,16 @@ def test_views_clone_and_pickle_stay_quantized() -> None:
     pc = pyaten.quantize_per_channel(px, pyaten.tensor([0.1, 0.2, 0.3], dtype=pyaten.float64),
                                      pyaten.tensor([0, 1, 2]), 0, pyaten.qint8)
     assert_same_q(pickle.loads(pickle.dumps(tc)), pickle.loads(pickle.dumps(pc)))
+
+
+@pytest.mark.parametrize("tdt, pdt", [(torch.quint8, pyaten.quint8), (torch.qint8, pyaten.qint8)])
+@pytest.mark.parametrize("reduce_range", [True, False])
+@pytest.mark.parametrize("values", [[1.0, -2.0, 3.0], [1e-6, 2e-6], [0.5, 0.25, 7.0]])
+def test_quantize_per_tensor_dynamic_and_equal(tdt, pdt, reduce_range, values) -> None:
+    x = np.array(values, np.float32)
+    tx, px = _pair(x)
+    expected = torch.quantize_per_tensor_dynamic(tx, tdt, reduce_range)
+    actual = pyaten.quantize_per_tensor_dynamic(px, pdt, reduce_range)
+    assert_same_q(expected, actual)
+    other = pyaten.quantize_per_tensor(px, 0.1, 0, pdt)
+    assert pyaten.equal(actual, actual.clone()) and not pyaten.equal(actual, other)

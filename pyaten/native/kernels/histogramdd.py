@@ -7,11 +7,13 @@ kernel and no derivative, as in PyTorch (their outputs carry a NotImplemented no
 
 Note: the edges and the bins, bit for bit. The outer edges are each dimension's min and max (or
 the given range), widened by 0.5 on both sides when they are equal, and the edges between come
-from PyTorch's `linspace` in the input's dtype (`counting._linspace`). A point belongs to the
+from PyTorch's CPU `linspace` in the input's dtype (`_linspace` below). A point belongs to the
 bin whose left edge is the last edge at or below it (the rightmost bin also holds its right
-edge); points outside the outer edges, or NaN in any coordinate, are left out. `density`
+edge); points outside the outer edges, or NaN in any coordinate, are left out. Each point adds
+its weight (or 1) to its bin in the input's dtype, in order, as ATen's loop does. `density`
 divides by the total and then by each dimension's bin widths, in the input's dtype, in that
-order, as ATen's kernel does.
+order, as ATen's kernel does; the total itself is summed in float64 and rounded, where ATen's
+vectorized float sum may differ in the last bit when fractional weights are summed.
 """
 
 from __future__ import annotations
@@ -201,11 +203,19 @@ def _counts(self: Tensor, edges: list[np.ndarray], weight: Tensor | None,
         ordered = _ordered(e)
         pos = np.searchsorted(ordered, points[keep, d], side="right") - 1
         flat = flat * shape[d] + np.minimum(pos, shape[d] - 1)
-    w = None if weight is None else _ordered(weight._numpy().reshape(-1))[keep]
     size = int(np.prod(shape))
-    hist = np.bincount(flat, weights=w, minlength=size)[:size].reshape(shape)
     dtype = _numpy_dtype(self)
-    hist = hist.astype(dtype)
+    if weight is None and dtype.itemsize >= 4:
+        hist = np.bincount(flat, minlength=size)[:size].astype(dtype)
+    else:
+        # ATen adds each weight (or 1) to its bin in the input's dtype, point by point
+        acc = np.float32 if dtype.kind == "V" or str(dtype) == "bfloat16" else dtype
+        hist = np.zeros(size, acc)
+        ones = np.ones(flat.size, acc)
+        w = ones if weight is None else weight._numpy().reshape(-1)[keep].astype(acc)
+        np.add.at(hist, flat, w)
+        hist = hist.astype(dtype)
+    hist = hist.reshape(shape)
     if density:
         with np.errstate(divide="ignore", invalid="ignore"):
             hist = hist / dtype.type(_ordered(hist).sum(dtype=np.float64))

@@ -162,16 +162,18 @@ _SMALL_SCALE = np.float32(6.1e-5)
 
 
 def choose_qparams(low: float, high: float, qmin: int, qmax: int,
-                   reduce_range: bool = False) -> tuple[float, int]:
-    """ATen's ChooseQuantizationParams: a float32 scale and an integer zero point mapping
-    [min(low, 0), max(high, 0)] onto [qmin, qmax] (halved with `reduce_range`)."""
+                   reduce_range: bool = False, float_scale: bool = True) -> tuple[float, int]:
+    """ATen's ChooseQuantizationParams: a scale (rounded to float32 where fbgemm takes it as
+    one) and an integer zero point mapping [min(low, 0), max(high, 0)] onto [qmin, qmax]
+    (halved with `reduce_range`)."""
     if reduce_range:
-        qmin, qmax = qmin // 2, qmax // 2
+        qmin, qmax = int(qmin / 2), int(qmax / 2)  # C++ division truncates
     low, high = min(float(np.float32(low)), 0.0), max(float(np.float32(high)), 0.0)
     scale = (high - low) / (qmax - qmin)
     if np.float32(scale) == 0 or np.isinf(np.float32(1.0) / np.float32(scale)):
         scale = 0.1
-    scale = float(np.float32(scale))
+    if float_scale:
+        scale = float(np.float32(scale))
     if scale < _SMALL_SCALE:
         original, scale = scale, float(_SMALL_SCALE)
         if low == 0.0:
@@ -191,6 +193,35 @@ def choose_qparams(low: float, high: float, qmin: int, qmax: int,
     else:
         zero_point = int(np.rint(initial))
     return scale, zero_point
+
+
+@native
+def quantize_per_tensor_dynamic(self: Tensor, dtype: dt.dtype, reduce_range: bool) -> Tensor:
+    from pyaten.native.kernels.quantized import quantize_per_tensor
+
+    if dtype not in (dt.quint8, dt.qint8):
+        raise RuntimeError(f"dtype {dtype.scalar_name}not supported")
+    values = self._numpy()
+    low, high = (values.min(), values.max()) if values.size else (0.0, 0.0)
+    qmin, qmax = quantized_range(dtype)
+    scale, zero_point = choose_qparams(low, high, qmin, qmax, reduce_range, float_scale=False)
+    return quantize_per_tensor(self, scale, zero_point, dtype)
+
+
+@native
+def equal_quantized_cpu(self: Tensor, other: Tensor) -> bool:
+    if not (isinstance(self, QuantizedTensor) and isinstance(other, QuantizedTensor)):
+        return False
+    if self._qscheme is not other._qscheme or self._dtype is not other._dtype:
+        return False
+    if self._qscheme is per_tensor_affine:
+        same = (self._q_scale == other._q_scale and self._q_zero_point == other._q_zero_point)
+    else:
+        same = (self._q_axis == other._q_axis
+                and np.array_equal(self._q_scales._numpy(), other._q_scales._numpy())
+                and np.array_equal(self._q_zero_points._numpy(), other._q_zero_points._numpy()))
+    return bool(same and tuple(self._sizes) == tuple(other._sizes)
+                and np.array_equal(self._numpy(), other._numpy()))
 
 
 # --- prepacked weights ----------------------------------------------------------------------
