@@ -107,6 +107,8 @@ def _min(a: str, b: str, **_: Any) -> str | None:
 
 _IDENTITY = _unary("{a}")
 
+# Left out: sin and cos, whose scalar libm calls are the slowest (see TRANSCENDENTAL).
+
 POINTWISE: dict[Any, Callable[..., str | None]] = {
     aten.add.Tensor: _add, aten.add.Scalar: _add,
     aten.sub.Tensor: _sub, aten.sub.Scalar: _sub,
@@ -118,8 +120,6 @@ POINTWISE: dict[Any, Callable[..., str | None]] = {
     aten.expm1.default: _unary("math.expm1({a})"),
     aten.log.default: _unary("math.log({a})"),
     aten.log1p.default: _unary("math.log1p({a})"),
-    aten.sin.default: _unary("math.sin({a})"),
-    aten.cos.default: _unary("math.cos({a})"),
     # libm's scalar tanh is slow in a loop; expm1 keeps small arguments exact
     aten.tanh.default: _unary("_tanh({a})"),
     aten.sqrt.default: _unary("math.sqrt({a})"),
@@ -148,10 +148,21 @@ POINTWISE: dict[Any, Callable[..., str | None]] = {
 }
 
 
+# Operators calling libm per element (exp, log, tanh, erf...): a Numba loop runs them through
+# scalar libm calls, which is slower than NumPy's SIMD loops on this kind of CPU, so by default
+# they run their own kernel between fused loops; `FUSE_TRANSCENDENTALS = True` fuses them too.
+FUSE_TRANSCENDENTALS = False
+TRANSCENDENTAL = frozenset({
+    aten.exp.default, aten.expm1.default, aten.log.default, aten.log1p.default,
+    aten.tanh.default, aten.erf.default, aten.sigmoid.default, aten.silu.default,
+    aten.gelu.default, aten.gelu_backward.default,
+})
+
+
 def expression(target: Any, args: list[Any], kwargs: dict[str, Any]) -> str | None:
     """The scalar expression for one call (`args`: value names or numbers), or None."""
     lower = POINTWISE.get(target)
-    if lower is None:
+    if lower is None or (target in TRANSCENDENTAL and not FUSE_TRANSCENDENTALS):
         return None
     if target is aten.clone.default and kwargs.get("memory_format") not in (None,):
         return None
