@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -121,7 +122,12 @@ class Run:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     tmp = tmp_path_factory.mktemp("distributed")
+    example = tmp / "ddp_example.py"
+    doc = (ROOT / "docs" / "distributed.md").read_text()
+    example.write_text(re.search(r"```python\n(.*?)```", doc, re.S).group(1))
     started = {
+        "doc": Run([sys.executable, "-m", "pyaten.cli", "run", "--nproc-per-node", "2",
+                    str(example)], tmp / "doc", HARD_TIMEOUT),
         "2": Run(_launcher(2, str(CHECKS), str(tmp / "two"), "collectives,training"),
                  tmp / "two", HARD_TIMEOUT),
         "3": Run(_mpirun(3, str(CHECKS), str(tmp / "three"), "collectives,training"),
@@ -156,6 +162,12 @@ def test_a_rank_that_never_joins_makes_the_others_raise_and_the_job_end(runs) ->
     assert "RAISED after" in output and "timed out after 3 s" in output, output[-3000:]
     assert "NOT RAISED" not in output
     assert seconds < FAIL_TIMEOUT
+
+
+def test_the_docs_ddp_example_runs_on_two_ranks_through_pyaten_run(runs) -> None:
+    status, output, _ = runs["doc"].result()
+    assert status == 0, output[-3000:]
+    assert "epoch 2: loss" in output and "on 2 ranks" in output, output[-3000:]
 
 
 # -- one process, against PyTorch --------------------------------------------------------------
