@@ -382,3 +382,127 @@ def test_layouts_that_are_not_row_major_ordered_are_declined():
     assert fastpath.row_major_ordered((4, 1, 6), (6, 99, 1))  # a size-1 dim's stride
     assert fastpath.REGISTERED["exp"](a.t()) is None
     assert fastpath.REGISTERED["exp"](a[:, :1].expand(4, 6)) is None
+
+
+# --- the direct call (Note: the direct call, in pyaten/native/gen_support.py) ----------------
+# A binding calls the operator's fast function itself when its tensors are plain CPU tensors
+# and nothing is active; anything else goes through the dispatcher. Each call below is made
+# directly, through the dispatcher (tracing on), and with each mode, subclass or kernel that
+# must take the dispatcher's path.
+_DIRECT_CALLS = {
+    "add": lambda lib, a, b: lib.add(a, b),
+    "a + b": lambda lib, a, b: a + b,
+    "a * 2.0": lambda lib, a, b: a * 2.0,
+    "mul(a, 2)": lambda lib, a, b: lib.mul(a, 2),
+    "a.add(b)": lambda lib, a, b: a.add(b),
+    "a.mul(0.5)": lambda lib, a, b: a.mul(0.5),
+    "exp": lambda lib, a, b: lib.exp(a),
+    "a.exp()": lambda lib, a, b: a.exp(),
+    "sigmoid": lambda lib, a, b: lib.sigmoid(a),
+    "relu": lambda lib, a, b: lib.relu(a),
+    "mm": lambda lib, a, b: lib.mm(a, b),
+    "sum": lambda lib, a, b: lib.sum(a),
+    "a.sum()": lambda lib, a, b: a.sum(),
+    "a > b": lambda lib, a, b: a > b,
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+}
+
+
+def _generated_module():
+    import sys
+
+    return sys.modules[pyaten.exp.__globals__["__name__"]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "float16"])
+@pytest.mark.parametrize("name", sorted(_DIRECT_CALLS))
+def test_direct_call_equals_dispatcher_path_and_torch(name, dtype):
+    call = _DIRECT_CALLS[name]
+    values = [_values(dtype, (4, 4)) for _ in range(2)]
+    ours = [pyaten, *(pyaten.tensor(v) for v in values)]
+    direct = _call(call, *ours)
+    direct = _call(call, *ours)  # the second call: the operator's cache is filled
+    _outcome_equal(direct, _call(_general, call, *ours))
+    theirs = _call(call, torch, *[torch.tensor(v) for v in values])
+    if direct[1] is None and theirs[1] is None:
+        assert str(direct[0].dtype).split(".")[1] == str(theirs[0].dtype).split(".")[1]
+        assert direct[0].stride() == theirs[0].stride()
+        np.testing.assert_allclose(direct[0].numpy().astype(np.float64),
+                                   theirs[0].numpy().astype(np.float64), rtol=1e-3)
+    else:
+        assert type(direct[1]) is type(theirs[1]), (direct[1], theirs[1])
+
+
+def test_direct_call_is_taken_for_plain_tensors():
+    module = _generated_module()
+    a = pyaten.ones(3, 3)
+    pyaten.exp(a)
+    pyaten.exp(a)
+    assert module.D_exp.fast is fastpath.REGISTERED["exp"]
+    # in-place and out= variants keep the dispatcher's path
+    assert module.D_exp.check(module.E_exp) is fastpath.REGISTERED["exp"]
+    pyaten.exp_(pyaten.ones(2))
+    pyaten.exp_(pyaten.ones(2))
+    assert module.D_exp_.check(module.E_exp_) is None
+
+
+@pytest.mark.filterwarnings("ignore:Warning only once")
+def test_direct_call_honours_a_kernel_registered_later():
+    from pyaten.library import Library
+
+    a = pyaten.ones(2, 2)
+    pyaten.exp(a)
+    with Library("aten", "IMPL") as lib:
+        lib.impl("exp", lambda x: pyaten.zeros(2, 2) + 7, "CPU")
+        assert pyaten.exp(a).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+        assert pyaten.exp(a).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    np.testing.assert_allclose(pyaten.exp(a).numpy(), np.full((2, 2), np.e), rtol=1e-6)
+    with Library("aten", "IMPL") as lib:
+        lib.impl("exp", lambda x: pyaten.zeros(2, 2) - 1, "AutogradCPU")
+        assert pyaten.exp(a).tolist() == [[-1.0, -1.0], [-1.0, -1.0]]
+
+
+def test_direct_call_leaves_modes_subclasses_and_grad_to_the_dispatcher():
+    import pyaten.utils._python_dispatch as pd
+
+    seen = []
+
+    class Log(pd.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    a, b = pyaten.ones(2, 2), pyaten.ones(2, 2)
+    pyaten.add(a, b)
+    with Log():
+        pyaten.add(a, b)
+        a * 2.0
+        a.exp()
+    assert seen == ["aten.add.Tensor", "aten.mul.Tensor", "aten.exp.default"]
+
+    class Sub(pyaten.Tensor):
+        pass
+
+    sub = a.as_subclass(Sub)
+    assert type(pyaten.exp(sub)) is Sub  # the subclass's own path (torch keeps the class)
+    assert type(sub + b) is Sub
+
+    w = pyaten.ones(2, 2, requires_grad=True)
+    out = pyaten.mul(w, b)
+    assert out.grad_fn is not None
+    out.sum().backward()
+    assert w.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    with pyaten.no_grad():
+        assert pyaten.mul(w, b).grad_fn is None
+
+    with pyaten.autocast("cpu", dtype=pyaten.bfloat16):
+        assert pyaten.mm(a, b).dtype == pyaten.bfloat16  # autocast's kernel ran
+
+    fw = pyaten.autograd.forward_ad
+    with fw.dual_level():
+        dual = fw.make_dual(pyaten.ones(2), pyaten.full((2,), 3.0))
+        tangent = fw.unpack_dual(pyaten.exp(dual)).tangent
+    assert tangent.tolist() == pytest.approx([3 * np.e, 3 * np.e])
+
+    z = pyaten.tensor([1 + 2j, 3 - 1j]).conj()  # the conjugate bit: resolved by its fallback
+    assert pyaten.exp(z).numpy() == pytest.approx(np.exp(np.array([1 - 2j, 3 + 1j])))

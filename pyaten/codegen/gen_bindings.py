@@ -140,6 +140,40 @@ def _gate(method: bool) -> str:
     return "not TF.ACTIVE" + (f" and {is_tensor('self')}" if method else "")
 
 
+def _plain(value: str) -> str:
+    """The test that `value` is a plain CPU tensor for the direct call (Note: the direct call,
+    in pyaten/native/gen_support.py): the exact class, a dense CPU key set, no grad needed."""
+    return (f"{value}.__class__ is Tensor and {value}._keyset == PLAIN_CPU and not "
+            f"{value}._requires_grad and {value}._fw_grad is None")
+
+
+def _direct_call(name: Any, tensors: Sequence[str], call: str, indent: str) -> list[str]:
+    """Lines that call the operator's fast function straight from the binding when every
+    tensor in `tensors` is plain and no thread has left the default key sets, and otherwise
+    the dispatcher (Note: the direct call). Used where the binding has tested `TF.ACTIVE`."""
+    entry = naming.entry_global(name)
+    direct = naming.direct_global(name)
+    guard = " and ".join(["not NONDEFAULT", *(_plain(t) for t in tensors)])
+    return [
+        f"{indent}if {guard}:",
+        f"{indent}    fast = ({direct}.fast if {entry}._cache.get(PLAIN_KEY) is {direct}.checked"
+        f" else {direct}.check({entry}))",
+        f"{indent}    if fast is not None:",
+        f"{indent}        result = fast({call})",
+        f"{indent}        if result is not None:",
+        f"{indent}            return result",
+    ]
+
+
+def direct_globals(signatures: Sequence[PythonSignature]) -> list[str]:
+    """Module lines defining the `Direct` of each overload a binding calls directly (a later
+    binding of the same overload rebinds the global; every binding reads it when called)."""
+    fast = _fast_call(signatures[0]) if signatures else None
+    if fast is None:
+        return []
+    return [f"{naming.direct_global(signatures[0].functional.name)} = Direct()"]
+
+
 def _fast_path(sig: PythonSignature) -> list[str]:
     """Lines of the binding's fast path (empty when the first signature has none)."""
     fast = _fast_call(sig)
@@ -151,6 +185,8 @@ def _fast_path(sig: PythonSignature) -> list[str]:
     if n:
         lines.append(f"        {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''}"
                      " = args")
+    tensors = (["self"] if sig.method else []) + [f"a{i}" for i in range(n)]
+    lines += _direct_call(sig.functional.name, tensors, call, "        ")
     checks = " and ".join(is_tensor(f"a{i}") for i in range(n)) or "True"
     lines.append(f"        if {checks}:")
     lines.append(f"            return {entry}.call({call})")
@@ -162,6 +198,7 @@ def _fast_path(sig: PythonSignature) -> list[str]:
             cond = f"{others} and {cond}"
         lines.append(f"        if {cond}:")
         lines.append(f"            {last} = wrapped_number({last})")
+        lines += _direct_call(sig.functional.name, tensors[:-1], call, "            ")
         lines.append(f"            return {entry}.call({call})")
     return lines
 
@@ -417,7 +454,7 @@ def gen_binding(python_name: str, signatures: Sequence[PythonSignature], method:
     table = naming.binding_table(python_name, method)
     doc = "\n".join(f"    {python_name}{s.signature_text()}" for s in signatures)
     head = f"def {fname}(self, *args, **kwargs):" if method else f"def {fname}(*args, **kwargs):"
-    lines = [head, f'    """\n{doc}\n    """']
+    lines = [*direct_globals(signatures), "", head, f'    """\n{doc}\n    """']
     first = _fast_path(signatures[0]) if signatures else []
     lines.extend(first)
     typed: list[str] = []
@@ -461,18 +498,21 @@ def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignatu
     Its fast paths are the binding's for one positional operand (`a + b`, `a * 2.0`,
     `a > 0`, `a ** 2`)."""
     table = naming.binding_table(python_name, True)
-    lines = [f"def Operator_{dunder}(self, other):",
+    lines = [*direct_globals(signatures), "", f"def Operator_{dunder}(self, other):",
              f'    """Tensor.{dunder}: Tensor.{python_name}(other)."""']
     fast = _fast_call(signatures[0]) if signatures else None
     body: list[str] = []
     if fast is not None and fast[0] == 1:
         call = fast[1].replace("a0", "other")
         entry = naming.entry_global(signatures[0].functional.name)
+        name = signatures[0].functional.name
+        body += _direct_call(name, ["self", "other"], call, "        ")
         body.append(f"        if {is_tensor('other')}:")
         body.append(f"            return {entry}.call({call})")
         if signatures[0].allow_numbers_as_tensors:
             body.append("        if other.__class__ is float or other.__class__ is int:")
             body.append("            other = wrapped_number(other)")
+            body += _direct_call(name, ["self"], call, "            ")
             body.append(f"            return {entry}.call({call})")
     for k, sig in enumerate(signatures):
         typed = _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(body))

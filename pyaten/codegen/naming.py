@@ -51,6 +51,12 @@ def entry_global(name: OperatorName) -> str:
     return "E_" + ident(name)
 
 
+def direct_global(name: OperatorName) -> str:
+    """`D_add_Tensor`: the module global holding one overload's direct call from its bindings
+    (Note: the direct call, in pyaten/native/gen_support.py)."""
+    return "D_" + ident(name)
+
+
 def binding_name(python_name: str, method: bool) -> str:
     """`add` for `pyaten.add`, `Tensor_add` for the method `Tensor.add`."""
     return f"Tensor_{python_name}" if method else python_name

@@ -7,17 +7,21 @@ and a change of runtime API touches the generator's header and this file only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from pyaten.core import torch_function as TF  # noqa: N812 - read as a constant in generated code
+from pyaten.core.device import CPU as _CPU
 from pyaten.core.device import as_device
 from pyaten.core.dtypes import dtype as DType
+from pyaten.core.dtypes import float32 as _float32
 from pyaten.core.tensor import Size
 from pyaten.core.torch_function import TorchFunctionNotImplemented
 from pyaten.dispatch import trace as TRACE  # noqa: N812 - read as a constant in generated code
 from pyaten.dispatch.keys import full_after
+from pyaten.dispatch.tls import DEFAULT_INCLUDED, DEFAULT_KEEP, NONDEFAULT
 from pyaten.dispatch.tls import STATE as TLS
 from pyaten.native.arg_parser import (
     ArgumentParseError,
@@ -45,7 +49,74 @@ __all__ = [
     "K",
     "DType",
     "Size",
+    "Direct",
+    "NONDEFAULT",
+    "PLAIN_CPU",
 ]
+
+
+# Note: the direct call
+#     The commonest call of an operator is its binding's positional fast path with plain CPU
+#     tensors: the exact `Tensor` class, the key set of a dense CPU tensor (no Python key, no
+#     conjugate/negative/zero bit, no other layout or backend), no input that requires grad
+#     or carries a forward-mode tangent, every thread in the default thread-local key sets (no
+#     mode, autocast, no_grad, vmap... : `NONDEFAULT` is empty) and no torch-function mode or
+#     trace (`TF.ACTIVE`, tested first by the binding). The dispatcher would then compute
+#     that key set, find the AutogradCPU kernel, which passes the call below (no input
+#     requires grad), to the structured CPU wrapper, which calls its fast function (Note: the
+#     structured fast path). The binding calls that fast function itself: one Python frame
+#     instead of four. Which function is the operator's dispatcher's own answer: a `Direct`
+#     per operator remembers the dispatcher's cached kernel for the plain CPU key set and the
+#     fast function found behind it (an `ag_` kernel of the generated autograd module over
+#     `wrapper_CPU_<op>`, or that wrapper itself); a registration that changes the operator's
+#     kernels clears the dispatcher's cache, so the binding sees another object and checks
+#     again. Anything else (a mutable schema, a user kernel, a boxed fallback, no fast
+#     function, or the fast function declining with None) takes the dispatcher's path.
+#     `tests/test_fastpath.py` compares the direct calls with the dispatcher's path, with
+#     modes, subclasses, grad and overriding kernels.
+PLAIN_CPU: int = empty_tensor((0,), _float32, _CPU)._keyset  # a dense CPU tensor's key set
+PLAIN_KEY: int = (PLAIN_CPU | DEFAULT_INCLUDED) & DEFAULT_KEEP  # the dispatcher's cache key
+
+
+class Direct:
+    """The binding's direct call of one operator (Note: the direct call): `checked` is the
+    dispatcher's cached kernel for the plain CPU key set when `fast` was derived from it."""
+
+    __slots__ = ("checked", "fast")
+
+    def __init__(self) -> None:
+        self.checked: Any = None
+        self.fast: Callable[..., Any] | None = None
+
+    def check(self, entry: Any) -> Callable[..., Any] | None:
+        """The fast function behind `entry`'s cached kernel for the plain CPU key set, or None
+        (then the binding calls the dispatcher)."""
+        kernel = entry._cache.get(PLAIN_KEY)
+        self.fast = None  # before `checked`: a reader that sees the new `checked` sees this
+        self.checked = kernel
+        fast = _fast_behind(entry, kernel)
+        self.fast = fast
+        return fast
+
+
+def _fast_behind(entry: Any, kernel: Any) -> Callable[..., Any] | None:
+    if kernel is None:
+        return None
+    wrapper = kernel
+    if kernel.__class__ is partial:
+        # the generated autograd kernel: with no input requiring grad it calls `below` only
+        if (kernel.keywords or len(kernel.args) != 1 or not kernel.func.__name__.startswith("ag_")
+                or not kernel.func.__module__.startswith("pyaten._generated.autograd")):
+            return None
+        wrapper = kernel.args[0]
+    name = getattr(wrapper, "__name__", "")
+    if not name.startswith("wrapper_CPU_") or not getattr(wrapper, "__module__", "").startswith(
+            "pyaten._generated.native"):
+        return None
+    schema = entry.schema
+    if schema is None or any(a.is_write for a in schema.arguments) or schema.is_view:
+        return None  # in-place, out= and view operators keep the dispatcher's path
+    return wrapper.__globals__.get(f"fast_{name}")
 
 
 class Binding:
