@@ -73,6 +73,8 @@ def test_operator_values_and_gradients(layout: str, op: str) -> None:
         pytest.skip("torch's strided layout has no sub.Scalar / dense-matmul kernel")
     ours, theirs = _pair(SHAPES, layout, requires_grad=True)
     ours_fn, theirs_fn = OPS[op]
+    # without autograd: the layouts' own kernels (the strided buffer / jagged values paths)
+    _assert_same(ours_fn(ours.detach()), theirs_fn(theirs.detach()))
     out, ref = ours_fn(ours), theirs_fn(theirs)
     _assert_same(out, ref)
     try:

@@ -300,7 +300,36 @@ def _reshape(self: NestedTensor, shape: list) -> NestedTensor:
     return NestedTensor(out, self._offsets, r, self._ragged)
 
 
+def _on_values(t: NestedTensor, out: Tensor) -> NestedTensor:
+    return NestedTensor(out, t._offsets, t._ragged_idx, t._ragged)
+
+
+def _linear(input: Any, weight: Tensor, bias: Tensor | None = None) -> Any:
+    # over the last dim: once on the values when the ragged dim is not the last
+    if isinstance(input, NestedTensor) and input._ragged_idx < input.dim() - 1:
+        return _on_values(input, _aten().linear.default(input._values, weight, bias))
+    return RULES["linear"](JAGGED, dense_op("linear"), input, weight, bias)
+
+
+def _softmax(self: NestedTensor, dim: int, half_to_float: bool) -> Any:
+    d = _wrap_dim(dim, self.dim())
+    if d not in (0, self._ragged_idx):
+        return _on_values(self, _aten()._softmax.default(self._values, d - 1, half_to_float))
+    return RULES["_softmax"](JAGGED, dense_op("_softmax"), self, dim, half_to_float)
+
+
+def _layer_norm(input: NestedTensor, normalized_shape: list, *args: Any) -> Any:
+    if input._ragged_idx < input.dim() - len(normalized_shape):
+        outs = _aten().native_layer_norm.default(input._values, normalized_shape, *args)
+        return tuple(_on_values(input, o) for o in outs)
+    return RULES["native_layer_norm"](JAGGED, dense_op("native_layer_norm"), input,
+                                      normalized_shape, *args)
+
+
 _SPECIAL: dict[str, Any] = {
+    "linear": _linear,
+    "_softmax": _softmax,
+    "native_layer_norm": _layer_norm,
     "detach": _values_map(lambda v: _aten().detach.default(v)),
     "clone": _values_map(lambda v, **kw: _aten().clone.default(v, **kw)),
     "alias": _values_map(lambda v: _aten().alias.default(v)),

@@ -371,9 +371,58 @@ def _on_buffer(t: NestedTensor, out: Tensor) -> NestedTensor:
     return make_nested(out, t._nt_sizes)
 
 
+def _rows(t: Any, k: int) -> Tensor | None:
+    """The packed buffer of `t` viewed as rows of its last `k` dims, when they are regular
+    (one dense call then serves every component), else None."""
+    if type(t) is not NestedTensor or t.dim() <= k or not t.is_contiguous():
+        return None
+    trailing = list(t._sizes[-k:])
+    if any(s < 0 for s in trailing):
+        return None
+    return _aten().view.default(t._nt_buffer, [-1, *trailing])
+
+
+def _with_trailing(t: NestedTensor, out: Tensor, k: int) -> NestedTensor:
+    trailing = tuple(out._sizes[1:])
+    flat = _aten().reshape.default(out, [-1])
+    return make_nested(flat, tuple(s[: len(s) - k] + trailing for s in t._nt_sizes))
+
+
+def _row_kernel(overload: str, args: tuple, kwargs: dict) -> Any:
+    # The row-wise fast paths of the strided layout: linear, softmax and layer_norm over
+    # regular trailing dims run once on the buffer (the rule gives the same values).
+    if kwargs:
+        return None
+    if overload == "linear" and args[0].dim() == 3 and args[1].dim() == 2:
+        rows = _rows(args[0], 1)
+        if rows is not None and not is_nested(args[1]):
+            out = _aten().linear.default(rows, args[1], *args[2:])
+            return _with_trailing(args[0], out, 1)
+    if overload == "_softmax":
+        t, dim = args[0], args[1]
+        if t.dim() > 1 and _wrap_dim(dim, t.dim()) == t.dim() - 1:
+            rows = _rows(t, 1)
+            if rows is not None:
+                return _with_trailing(t, _aten()._softmax.default(rows, 1, args[2]), 1)
+    if overload == "native_layer_norm":
+        t, k = args[0], len(args[1])
+        rows = _rows(t, k) if 0 < k < t.dim() and list(t._sizes[-k:]) == list(args[1]) else None
+        if rows is not None:
+            out, mean, rstd = _aten().native_layer_norm.default(rows, *args[1:])
+            return (_with_trailing(t, out, k), _with_trailing(t, mean, k),
+                    _with_trailing(t, rstd, k))
+    return None
+
+
 def _strided_kernel(overload: str, rule: Callable) -> Callable:
+    rows_first = overload in ("linear", "_softmax", "native_layer_norm")
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
         op = dense_op(overload)
+        if rows_first:
+            done = _row_kernel(overload, args, kwargs)
+            if done is not None:
+                return done
         if rule is unary_rule and type(args[0]) is NestedTensor:
             t = _packed(args[0])
             return _on_buffer(t, op(t._nt_buffer, *args[1:], **kwargs))
