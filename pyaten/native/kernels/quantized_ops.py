@@ -156,6 +156,79 @@ def quantized_max_pool2d(self: Tensor, kernel_size, stride, padding, dilation,
     return _same_quantizer(pooled.astype(values.dtype), self)
 
 
+def _window_sums(values: np.ndarray, starts: tuple, ends: tuple) -> np.ndarray:
+    """Sums of `values` (..., H, W) over the windows [starts[0][i], ends[0][i]) x
+    [starts[1][j], ends[1][j]) (in-bounds ranges), by an integral image."""
+    integral = np.zeros(values.shape[:-2] + (values.shape[-2] + 1, values.shape[-1] + 1),
+                        np.int64)
+    integral[..., 1:, 1:] = values.astype(np.int64).cumsum(-2).cumsum(-1)
+    hs, he = starts[0][:, None], ends[0][:, None]
+    ws, we = starts[1][None, :], ends[1][None, :]
+    return (integral[..., he, we] - integral[..., hs, we] - integral[..., he, ws]
+            + integral[..., hs, ws])
+
+
+def _average_requantized(q: QuantizedTensor, sums: np.ndarray, counts: np.ndarray,
+                         divisors: np.ndarray) -> QuantizedTensor:
+    # ATen: the in-window integers less the zero point for each, divided and rounded half to
+    # even, plus the zero point; the output keeps the input's parameters.
+    zero_point = q._q_zero_point
+    centered = sums - counts * zero_point
+    low, high = quantized_range(q._dtype)
+    ints = np.clip(np.rint(centered / divisors) + zero_point, low, high)
+    return _same_quantizer(ints.astype(q._dtype.numpy), q)
+
+
+@native
+def avg_pool2d_quantized_cpu(self: Tensor, kernel_size, stride, padding, ceil_mode: bool,
+                             count_include_pad: bool, divisor_override) -> Tensor:
+    from pyaten.native.kernels.pool import pool_out_size
+
+    if len(self._sizes) not in (3, 4):
+        raise RuntimeError(f"Expected 3D or 4D tensor, but got {len(self._sizes)}D")
+    _check_per_tensor("quantized avg_pool2d", (self,))
+    k = _pair(kernel_size, "kernel_size")
+    s = _pair(stride if len(tuple(stride)) else kernel_size, "stride")
+    p = _pair(padding, "padding")
+    starts, ends, counts, sizes = [], [], [], []
+    for a in range(2):
+        size = self._sizes[-2 + a]
+        out = pool_out_size(size, k[a], p[a], s[a], 1, ceil_mode)
+        begin = np.arange(out) * s[a] - p[a]
+        end = np.minimum(begin + k[a], size + p[a])
+        sizes.append(end - begin)
+        begin, end = np.maximum(begin, 0), np.minimum(end, size)
+        starts.append(begin)
+        ends.append(end)
+        counts.append(end - begin)
+    window_counts = counts[0][:, None] * counts[1][None, :]
+    if divisor_override is not None:
+        divisors = np.full(window_counts.shape, int(divisor_override))
+    elif count_include_pad:
+        divisors = sizes[0][:, None] * sizes[1][None, :]
+    else:
+        divisors = window_counts
+    sums = _window_sums(self._numpy(), tuple(starts), tuple(ends))
+    return _average_requantized(self, sums, window_counts, divisors)
+
+
+@native
+def adaptive_avg_pool2d_quantized_cpu(self: Tensor, output_size) -> Tensor:
+    if len(self._sizes) not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{tuple(self._sizes)}")
+    _check_per_tensor("quantized adaptive_avg_pool2d", (self,))
+    starts, ends = [], []
+    for a, out in enumerate(_pair(output_size, "output_size")):
+        size = self._sizes[-2 + a]
+        index = np.arange(out)
+        starts.append(index * size // out)
+        ends.append(-((-(index + 1) * size) // out))
+    counts = (ends[0] - starts[0])[:, None] * (ends[1] - starts[1])[None, :]
+    sums = _window_sums(self._numpy(), tuple(starts), tuple(ends))
+    return _average_requantized(self, sums, counts, counts)
+
+
 # --- choosing parameters for dynamic quantization ------------------------------------------
 
 _SMALL_SCALE = np.float32(6.1e-5)
