@@ -236,6 +236,12 @@ def test_masked_tensor_unsupported_operator_raises_type_error() -> None:
         pyaten.cumsum(x, 0)
 
 
+def test_masked_tensor_refuses_requires_grad_for_now() -> None:
+    with pytest.warns(UserWarning), pytest.raises(NotImplementedError, match="requires_grad"):
+        pyaten.masked.masked_tensor(from_torch(_MT_DATA), from_torch(_MT_MASK),
+                                    requires_grad=True)
+
+
 def test_masked_tensor_helpers() -> None:
     x = _mt(pyaten, _MT_DATA, _MT_MASK)
     assert pyaten.masked.is_masked_tensor(x) and not pyaten.masked.is_masked_tensor(

@@ -6,7 +6,8 @@ pointwise unary operators apply to the data and keep the mask; binary ones need 
 (or one plain operand); views and joins (`select`, `t`, `view`, `cat`, ...) apply to data and
 mask alike; reductions run `pyaten.masked`'s functions on the data with the mask, and the
 result is masked out where every reduced element was. Any other operator warns and raises
-PyTorch's TypeError. Only strided tensors; no autograd through a MaskedTensor yet.
+PyTorch's TypeError. Only strided tensors; no autograd through a MaskedTensor yet
+(`requires_grad=True` raises NotImplementedError).
 
 Imported on first use of `pyaten.masked.MaskedTensor` (`masked_tensor`, `as_masked_tensor`,
 `is_masked_tensor`), so a program that never builds one pays nothing for it.
@@ -61,6 +62,11 @@ class MaskedTensor(Tensor):
             "future. Please open a Github issue for features requests and see our documentation "
             "on the torch.masked module for further information about the project.",
             UserWarning, stacklevel=2)
+        if requires_grad:
+            # PyTorch routes a MaskedTensor's gradients through autograd Functions that keep
+            # the input's mask; without them the masks of gradients would be wrong, so refuse
+            raise NotImplementedError(
+                "pyaten.masked.MaskedTensor does not support requires_grad=True yet")
         if data.requires_grad:
             warnings.warn(
                 "It is not recommended to create a MaskedTensor with a tensor that "
@@ -317,5 +323,6 @@ for _name in _PASSTHROUGH:
     _DISPATCH[_name] = _passthrough
 for _name in _REDUCE_NAMES:
     _DISPATCH[_name] = _reduction
-_DISPATCH.update({"detach": _on_data, "clone": _on_data, "_to_copy": _to_copy,
+_DISPATCH.update({"detach": _on_data, "clone": _on_data, "ones_like": _on_data,
+                  "_to_copy": _to_copy,
                   "_softmax": _softmax, "_local_scalar_dense": _local_scalar_dense})
