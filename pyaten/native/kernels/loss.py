@@ -555,8 +555,11 @@ def _nll_grad(grad_output: Tensor, self: Tensor, target: Tensor, weight: Tensor 
     g = _array(grad_output, acc)
     if reduction == MEAN:
         g = quiet_call(np.divide, g, _array(total_weight, acc))
-    w = _array(weight, acc).reshape(-1)[t] if weight is not None else np.ones(t.shape, acc)
-    values = np.where(valid, -w * g, 0).astype(acc)
+    if weight is None and valid is np.True_:
+        values = np.negative(g)  # every target counted with weight 1: -g, broadcast below
+    else:
+        w = _array(weight, acc).reshape(-1)[t] if weight is not None else np.ones(t.shape, acc)
+        values = np.where(valid, -w * g, 0).astype(acc)
     if into is None:
         grad = np.zeros(tuple(self._sizes), acc)
     else:
