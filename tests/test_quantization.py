@@ -457,6 +457,7 @@ def test_views_clone_and_pickle_stay_quantized() -> None:
     tq_ = torch.quantize_per_tensor(tx, 0.1, 2, torch.quint8)
     pq_ = pyaten.quantize_per_tensor(px, 0.1, 2, pyaten.quint8)
     for op in (lambda q: q[1], lambda q: q.t(), lambda q: q.flatten(), lambda q: q.clone(),
+               lambda q: q.detach(),
                lambda q: q.t().contiguous(), lambda q: copy.deepcopy(q),
                lambda q: pickle.loads(pickle.dumps(q))):
         assert_same_q(op(tq_), op(pq_))

@@ -419,6 +419,27 @@ def test_gradients_match_torch(layout: str, name: str, call) -> None:
         np.testing.assert_allclose(as_np(ours_d), as_np(theirs_d), rtol=1e-6)
 
 
+COO_GRAD_CASES = [
+    ("sparse.sum", lambda m, s: m.sparse.sum(s)),
+    ("sparse.sum dim", lambda m, s: (m.sparse.sum(s, 1).to_dense() * m.arange(4.0)).sum()),
+    ("softmax", lambda m, s: (m.sparse.softmax(s, 1).to_dense() * m.arange(16.0).reshape(4, 4)
+                              ).sum()),
+    ("log_softmax", lambda m, s: (m.sparse.log_softmax(s, 0).to_dense()
+                                  * m.arange(16.0).reshape(4, 4)).sum()),
+    ("mul add", lambda m, s: ((s * 2 + s).to_dense() * m.arange(16.0).reshape(4, 4)).sum()),
+]
+
+
+@pytest.mark.parametrize("name,call", COO_GRAD_CASES, ids=[c[0] for c in COO_GRAD_CASES])
+def test_coo_gradients_match_torch(name: str, call) -> None:
+    grads = []
+    for module, make in ((pyaten, lambda a: pyaten.tensor(a.tolist())), (torch, torch.tensor)):
+        s = make(DENSE).to_sparse().requires_grad_()
+        call(module, s).backward()
+        grads.append(s.grad)
+    assert_same_sparse(grads[0].coalesce(), grads[1].coalesce())
+
+
 def test_grad_fn_names() -> None:
     s = pyaten.tensor(DENSE.tolist()).to_sparse().requires_grad_()
     assert type(pyaten.sparse.mm(s, pyaten.ones(4, 2)).grad_fn).__name__ == \

@@ -89,9 +89,12 @@ def layout_of(t: Tensor) -> _Token:
 class SparseTensor(Tensor):
     """A tensor in a sparse layout (Note: what a sparse tensor is)."""
 
+    # The sparse fields live in the instance `__dict__` (not slots), so that the copies
+    # autograd and the subclass machinery make of a tensor (its slots plus its `__dict__`)
+    # keep them: `_layout`, `_parts`, `_sparse_dim`, `_dense_dim`, `_coalesced`, and
     # `_derived`: (versions of the parts, a form computed from them), e.g. the SciPy matrix
     # kernels/sparse_ops.py multiplies with; valid while no part was written in place.
-    __slots__ = ("_layout", "_parts", "_sparse_dim", "_dense_dim", "_coalesced", "_derived")
+    __slots__ = ()
 
     __torch_function__ = _disabled_torch_function_impl
 

@@ -31,10 +31,14 @@ def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: fl
 def sum(input: Tensor, dim: int | tuple | None = None, dtype: object = None) -> Tensor:  # noqa: A001
     """The sum of a sparse tensor's elements: a dense 0-dim tensor over all dimensions, else
     a sparse tensor over the remaining ones (`torch.sparse.sum`)."""
-    if dim is None:
-        return _aten().sum.default(input, dtype=dtype)
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    return _aten().sum.dim_IntList(input, dims, False, dtype=dtype)
+    if dtype is not None:
+        if dim is None:
+            return _aten().sum.default(input, dtype=dtype)
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        return _aten().sum.dim_IntList(input, dims, False, dtype=dtype)
+    if dim is None:  # `_sparse_sum`, whose gradient is sparse (PyTorch's rule)
+        return _aten()._sparse_sum.default(input)
+    return _aten()._sparse_sum.dim(input, [dim] if isinstance(dim, int) else list(dim))
 
 
 def softmax(input: Tensor, dim: int, dtype: object = None) -> Tensor:

@@ -17,7 +17,8 @@ def detach(self: Tensor) -> Tensor:
     )
     out._version_counter = self._version_counter
     out._keyset = self._keyset
-    return out
+    wrap = getattr(self.__class__, "_wrap_view", None)  # a quantized tensor stays quantized
+    return out if wrap is None else wrap(self, out)
 
 
 @native

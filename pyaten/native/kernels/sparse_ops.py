@@ -234,6 +234,29 @@ def sum_sparse_compressed(self: Tensor, dim=None, keepdim: bool = False, dtype=N
     return _back_to(sparse_csr, summed)
 
 
+@native
+def _sparse_sum(self: Tensor, dim=None) -> Tensor:
+    """`_sparse_sum` (CompositeImplicitAutograd: every dim, through `_sparse_sum.dim`) and
+    `_sparse_sum.dim` (CompositeExplicitAutograd): a sparse result over the dims left, dense
+    when every sparse dim is reduced."""
+    if dim is None:
+        return _aten()._sparse_sum.dim(self, list(range(self.dim())))
+    return sum_sparse_coo(self, list(dim), False, None)
+
+
+@native
+def _sparse_sum_backward_cpu(grad: Tensor, self: Tensor, dim) -> Tensor:
+    """The gradient of `_sparse_sum.dim`: `grad` at each of `self`'s specified entries."""
+    ndim = self.dim()
+    dims = sorted({d % ndim for d in dim})
+    kept_shape = tuple(1 if d in dims else s for d, s in enumerate(self._sizes))
+    spread = np.broadcast_to(np.asarray(dense_array(grad)).reshape(kept_shape), self._sizes)
+    indices, _ = coalesced_parts(self)
+    picked = spread[tuple(indices)] if indices.shape[0] else spread[None]
+    return make_coo(_long(indices), _tensor(np.ascontiguousarray(picked), grad._dtype),
+                    self._sizes, True)
+
+
 # --- matrix products (SciPy) -----------------------------------------------------------------
 
 
@@ -434,6 +457,33 @@ def softmax_sparse_cpu(self: Tensor, dim: int, half_to_float: bool) -> Tensor:
 @native
 def log_softmax_sparse_cpu(self: Tensor, dim: int, half_to_float: bool) -> Tensor:
     return _softmax(self, dim, True)
+
+
+def _softmax_backward(grad_output: Tensor, output: Tensor, dim: int, log: bool) -> Tensor:
+    # per slice along `dim`: softmax  g_in = y * (g - sum(g * y)),
+    #                        log     g_in = g - exp(y) * sum(g)
+    dim = dim % output.dim()
+    indices, y = coalesced_parts(output)
+    g = dense_array(grad_output)[tuple(indices)]
+    others = np.delete(indices, dim, axis=0)
+    sizes = tuple(s for d, s in enumerate(output._sizes[: output._sparse_dim]) if d != dim)
+    groups = np.unique(_key_of(others, sizes), return_inverse=True)[1].reshape(-1)
+    total = np.zeros((int(groups.max()) + 1 if groups.size else 0,) + y.shape[1:], y.dtype)
+    np.add.at(total, groups, g if log else g * y)
+    result = g - np.exp(y) * total[groups] if log else y * (g - total[groups])
+    return make_coo(_long(indices), _tensor(result, output._dtype), output._sizes, True)
+
+
+@native
+def softmax_backward_sparse_cpu(grad_output: Tensor, output: Tensor, dim: int, self: Tensor
+                                ) -> Tensor:
+    return _softmax_backward(grad_output, output, dim, False)
+
+
+@native
+def log_softmax_backward_sparse_cpu(grad_output: Tensor, output: Tensor, dim: int, self: Tensor
+                                    ) -> Tensor:
+    return _softmax_backward(grad_output, output, dim, True)
 
 
 @native
