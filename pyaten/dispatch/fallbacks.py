@@ -31,7 +31,7 @@ AUTOGRAD_FALLBACK_KEYS = (
 
 PASS_THROUGH_KEYS = (
     # (Conjugate, Negative and ZeroTensor get theirs from pyaten/native/mathbits.py.)
-    "FuncTorchDynamicLayerBackMode", "Functionalize", "Tracer", "FuncTorchBatched",
+    "FuncTorchDynamicLayerBackMode", "Functionalize", "Tracer",
     "BatchedNestedTensor", "Batched",
     "FuncTorchGradWrapper", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
     "PythonDispatcher",
@@ -68,6 +68,23 @@ def _pass_through(key: str):
     return fallback
 
 
+# FuncTorchBatched: vmap's kernel once pyaten.func installs it (`set_batched_kernel`), a
+# pass-through below the key until then.
+_BATCHED_KERNEL: list[Any] = [None]
+_BELOW_BATCHED = full_after("FuncTorchBatched").raw
+
+
+def set_batched_kernel(kernel: Any) -> None:
+    _BATCHED_KERNEL[0] = kernel
+
+
+def functorch_batched_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+    kernel = _BATCHED_KERNEL[0]
+    if kernel is None:
+        return op.redispatch(keyset.raw & _BELOW_BATCHED, *args)
+    return kernel(op, keyset, *args)
+
+
 def _site(fn: Any) -> str:
     code = fn.__code__
     return f"registered at {code.co_filename}:{code.co_firstlineno}"
@@ -86,6 +103,8 @@ def install_baseline() -> None:
     register_fallback(
         KEY_BY_NAME["PythonTLSSnapshot"], tls_snapshot_fallback, debug=_site(tls_snapshot_fallback)
     )
+    register_fallback(KEY_BY_NAME["FuncTorchBatched"], functorch_batched_fallback,
+                      debug=_site(functorch_batched_fallback))
     for name in PASS_THROUGH_KEYS:
         fn = _pass_through(name)
         register_fallback(KEY_BY_NAME[name], fn, debug=_site(fn))

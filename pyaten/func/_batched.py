@@ -27,8 +27,11 @@ from typing import Any
 
 import pyaten
 from pyaten._C import _disabled_torch_function_impl
+from pyaten.core.storage import Storage
+from pyaten.core.views import storage_nbytes_needed
 from pyaten.dispatch import tls
-from pyaten.dispatch.python_key import tls_on_entry
+from pyaten.dispatch.keys import functionality_bit
+from pyaten.dispatch.python_key import PYTHON_KEYS, tls_on_entry
 
 __all__ = ["BatchedTensor", "VmapLevel", "current_levels", "push_level", "pop_level"]
 
@@ -46,6 +49,9 @@ class _LevelStack(threading.local):
 
 
 _STACK = _LevelStack()
+# A BatchedTensor's keys beside its device's: FuncTorchBatched, where vmap runs (Note: the
+# FuncTorchBatched key), and the Python keys, where the calls autograd records first go.
+BATCHED_KEYS = functionality_bit("FuncTorchBatched") | PYTHON_KEYS
 
 
 def current_levels() -> list[VmapLevel]:
@@ -82,14 +88,10 @@ class BatchedTensor(pyaten.Tensor):
 
     @staticmethod
     def __new__(cls, value: pyaten.Tensor, level: int) -> BatchedTensor:
-        return pyaten.Tensor._make_wrapper_subclass(
-            cls, tuple(value.shape[1:]), strides=tuple(value.stride()[1:]),
-            dtype=value.dtype, device=value.device,
-        )
+        return _make_batched(value, level)
 
     def __init__(self, value: pyaten.Tensor, level: int) -> None:
-        self.value = value
-        self.level = level
+        pass  # `_make_batched` set everything
 
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self.level}, bdim=0, value=\n{self.value!r}\n)"
@@ -111,6 +113,45 @@ class BatchedTensor(pyaten.Tensor):
             return dispatch_batched(func, args, kwargs or {})
         finally:
             tls._set(*saved)
+
+
+# The per-call constructor (Note: the FuncTorchBatched key, in _key.py): the fields
+# `_make_wrapper_subclass` would set, without its argument checks; one sample's geometry.
+_new = object.__new__
+
+
+def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
+    t = _new(BatchedTensor)
+    sizes = value._sizes[1:]
+    strides = value._strides[1:]
+    device = value._device
+    storage = _new(Storage)
+    storage.data = None  # the data lives in `value`
+    storage.device = device
+    storage.resizable = True
+    storage.nbytes = storage_nbytes_needed(sizes, strides, 0, value._dtype.itemsize)
+    t._storage = storage
+    t._sizes = sizes
+    t._strides = strides
+    t._offset = 0
+    t._dtype = value._dtype
+    t._device = device
+    t._keyset = device._keyset | BATCHED_KEYS
+    t._np = None
+    t._vc = None
+    t._base = None
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._hooks = None
+    t.retains_grad = False
+    t.output_nr = 0
+    t._wrapped_number = False
+    t._grad_acc = None
+    t._fw_grad = None
+    t.value = value
+    t.level = level
+    return t
 
 
 def is_batched_at(x: Any, level: int) -> bool:

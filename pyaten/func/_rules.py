@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
+from pyaten.dispatch import trace
 from pyaten.func._batched import BatchedTensor, level_info
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -134,6 +135,8 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
     if fn is not None:
         out = fn(call)
         if out is not NotImplemented:
+            if trace.ACTIVE:  # explain/trace show which rule ran
+                trace.note("vmap", level=level, ran=f"rule {fn.__name__}")
             if inplace:
                 return args[0]
             if isinstance(out, pyaten.Tensor):
@@ -203,6 +206,8 @@ def fallback(call: BatchedCall, *, warn: bool = True) -> Any:
     """Run the operator once per sample and stack the results (in place: write each sample)."""
     name = str(call.func)
     FALLBACK_CALLS[name] = FALLBACK_CALLS.get(name, 0) + 1
+    if trace.ACTIVE:
+        trace.note("vmap", level=call.level, ran="per-sample fallback loop")
     if warn and name not in _WARNED:
         _WARNED.add(name)
         warnings.warn(_SAMPLE_WARNING.format(op=name), UserWarning, stacklevel=2)

@@ -1,0 +1,131 @@
+"""vmap's kernel on the dispatcher's FuncTorchBatched key.
+
+Note: the FuncTorchBatched key
+    A BatchedTensor's key set is its device's keys plus FuncTorchBatched plus the Python
+    keys (PyTorch's BatchedTensorImpl carries FuncTorchBatched beside its value's backend
+    keys). FuncTorchBatched sits above autograd, so a call on a BatchedTensor reaches this
+    kernel first, with the boxed, schema-ordered arguments. It decides, per call:
+
+    - autograd first: when an argument requires grad (grad mode on) or carries a forward
+      gradient, or the operator writes into an argument, the call goes below the key, as
+      before: autograd records it on the wrappers (what `vmap(grad(f))` differentiates) and
+      the Python key runs the batching through `BatchedTensor.__torch_dispatch__`;
+    - a composite operator (CompositeImplicitAutograd) decomposes below the key unless a
+      rule here covers it whole (`linear`, `matmul`): its parts come back to this key;
+    - otherwise the batching rule, or the per-sample fallback loop, runs right here
+      (`dispatch_batched`), with none of the Python key's work: no key-set snapshot and
+      restore, no handler lookup, no result checks.
+
+    Skipping autograd is exact there: with no argument requiring grad, autograd would
+    record nothing, and the calls the rule makes on the values are recorded as usual when a
+    value requires grad (`grad(vmap(f))`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyaten
+from pyaten.autograd.grad_mode import GRAD
+from pyaten.core.tensor import Tensor
+from pyaten.dispatch import trace
+from pyaten.dispatch.fallbacks import set_batched_kernel
+from pyaten.dispatch.keys import KEY_BY_NAME, full_after
+from pyaten.dispatch.rules import RUNTIME_KEYS
+from pyaten.func._batched import BatchedTensor, level_info
+from pyaten.func._rules import BatchedCall, dispatch_batched
+from pyaten.native.python_dispatch import overload_of, python_arguments
+
+__all__ = ["COMPOSITE_RULES", "batched_kernel"]
+
+_BELOW = full_after("FuncTorchBatched").raw
+_AUTOGRAD_CPU_SLOT = RUNTIME_KEYS.index(KEY_BY_NAME["AutogradCPU"])
+
+
+def _level_of(args: tuple) -> int:
+    level = 0
+    for x in args:
+        if isinstance(x, BatchedTensor) and x.level > level:
+            level = x.level
+    return level
+
+
+def _linear(call: BatchedCall) -> Any:
+    x, weight = call.args[:2]
+    bias = call.args[2] if len(call.args) > 2 else None
+    if not call.batched(x) or call.batched(weight) or call.batched(bias):
+        return NotImplemented
+    return pyaten.nn.functional.linear(x.value, weight, bias)
+
+
+def _matmul(call: BatchedCall) -> Any:
+    a, b = call.args
+    if call.batched(a) and not call.batched(b) and b.dim() <= 2 and a.dim() >= 1:
+        return pyaten.matmul(a.value, b)
+    if call.batched(a) and call.batched(b) and a.dim() == b.dim() >= 2:
+        return pyaten.matmul(a.value, b.value)
+    return NotImplemented
+
+
+# Composite operators batched whole instead of decomposed (the matmul family's rule in the
+# rule table does not see matmul: it decomposes before the Python key).
+COMPOSITE_RULES = {"aten::linear": _linear, "aten::matmul": _matmul}
+
+
+def _writes(schema: Any) -> bool:
+    return any(a.annotation is not None and a.annotation.is_write for a in schema.arguments)
+
+
+def _plan(op: Any) -> tuple[Any, Any, bool, bool]:
+    """(OpOverload, whole-operator rule, decomposes, writes an argument), once per op."""
+    plan = op.__dict__.get("_vmap_plan")
+    if plan is None:
+        table = op.table
+        decomposes = bool(table) and table[_AUTOGRAD_CPU_SLOT].rule == "math kernel"
+        plan = (overload_of(op), COMPOSITE_RULES.get(op.name), decomposes, _writes(op.schema))
+        op._vmap_plan = plan
+    return plan
+
+
+def _autograd_first(values: tuple) -> bool:
+    grad = GRAD.enabled
+    for v in values:
+        if isinstance(v, Tensor):
+            if (grad and v._requires_grad) or v._fw_grad is not None:
+                return True
+        elif isinstance(v, (list, tuple)):
+            for t in v:
+                if isinstance(t, Tensor) and ((grad and t._requires_grad)
+                                              or t._fw_grad is not None):
+                    return True
+    return False
+
+
+def _below(op: Any, keyset: Any, values: tuple, why: str) -> Any:
+    if trace.ACTIVE:
+        trace.note("vmap", ran=why)
+    return op.redispatch(keyset.raw & _BELOW, *values)
+
+
+def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
+    """The FuncTorchBatched fallback (Note: the FuncTorchBatched key)."""
+    func, whole, decomposes, writes = _plan(op)
+    if writes or _autograd_first(values):
+        return _below(op, keyset, values, "autograd first, batched below the Python key")
+    if whole is not None:
+        args, kwargs = python_arguments(op, values)
+        level = _level_of(args)
+        call = BatchedCall(func, args, kwargs, level, level_info(level).batch_size)
+        out = whole(call)
+        if out is not NotImplemented:
+            if trace.ACTIVE:
+                trace.note("vmap", level=level, ran=f"rule {whole.__name__.lstrip('_')} "
+                           "(whole composite)")
+            return BatchedTensor(out, level)
+    if decomposes:
+        return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
+    args, kwargs = python_arguments(op, values)
+    return dispatch_batched(func, args, kwargs)
+
+
+set_batched_kernel(batched_kernel)
