@@ -344,6 +344,20 @@ def collectives(rank, world):
         assert fc.all_gather_tensor(meta, 0, None).shape == (world * world * 2, 3)
 
 
+def plug_in_device(rank, world):
+    import pyaten_openreg  # noqa: F401  (the example plug-in device, extensions/openreg)
+
+    @check("collectives on a plug-in device, staged through host memory")
+    def _():
+        t = pyaten.from_numpy(data(rank, "float32", (3, 4), 80)).to("openreg")
+        dist.all_reduce(t)
+        same(t.cpu(), sum(data(r, "float32", (3, 4), 80) for r in range(world)), "float32")
+        outs = [pyaten.zeros(2, device="openreg") for _ in range(world)]
+        dist.all_gather(outs, pyaten.full((2,), float(rank), device="openreg"))
+        for r in range(world):
+            same(outs[r].cpu(), np.full(2, float(r), np.float32), "float32")
+
+
 def training(rank, world):
     from pyaten import nn
     from pyaten.commands.demo import build_model
@@ -551,7 +565,8 @@ def main():
         fail(rank, world)
         return
     for part in mode.split(","):
-        {"collectives": collectives, "training": training}[part](rank, world)
+        {"collectives": collectives, "training": training,
+         "device": plug_in_device}[part](rank, world)  # fmt: skip
     with open(f"{out}.{rank}", "w") as f:
         json.dump(RESULTS, f)
     dist.destroy_process_group()

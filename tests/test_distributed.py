@@ -8,6 +8,7 @@ most of their time starting MPI and importing pyaten), then each test waits for 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -63,6 +64,10 @@ TRAINING_CHECKS = {
     "DDP comm hooks: allreduce, fp16 and bf16 compression",
     "SyncBatchNorm equals BatchNorm on the whole batch",
 }  # fmt: skip
+
+# The example plug-in device (extensions/openreg), where installed: run on 2 ranks.
+DEVICE = ",device" if importlib.util.find_spec("pyaten_openreg") else ""
+DEVICE_CHECK = "collectives on a plug-in device, staged through host memory"
 
 
 def _env() -> dict[str, str]:
@@ -128,7 +133,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     started = {
         "doc": Run([sys.executable, "-m", "pyaten.cli", "run", "--nproc-per-node", "2",
                     str(example)], tmp / "doc", HARD_TIMEOUT),
-        "2": Run(_launcher(2, str(CHECKS), str(tmp / "two"), "collectives,training"),
+        "2": Run(_launcher(2, str(CHECKS), str(tmp / "two"), "collectives,training" + DEVICE),
                  tmp / "two", HARD_TIMEOUT),
         "3": Run(_mpirun(3, str(CHECKS), str(tmp / "three"), "collectives,training"),
                  tmp / "three", HARD_TIMEOUT),
@@ -149,7 +154,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
 def test_every_check_passes_on_every_rank(runs: dict[str, Run], world: int) -> None:
     results = runs[str(world)].ranks(world)
     for rank, checks in enumerate(results):
-        assert set(checks) == COLLECTIVE_CHECKS | TRAINING_CHECKS
+        device = {DEVICE_CHECK} if DEVICE and world == 2 else set()
+        assert set(checks) == COLLECTIVE_CHECKS | TRAINING_CHECKS | device
         failed = {name: error for name, error in checks.items() if error != "ok"}
         assert not failed, f"rank {rank} of {world}:\n" + "\n".join(
             f"--- {name}\n{error}" for name, error in failed.items()
@@ -222,6 +228,7 @@ def test_c10d_operator_declared_as_pytorch_with_cpu_and_meta_kernels(name: str) 
     assert str(ours) == str(theirs)
     table = pyaten.dispatch.dump_table(f"c10d::{name}")
     assert table["CPU"] != "missing" and table["Meta"] != "missing"
+    assert table["PrivateUse1"] != "missing"  # plug-in devices, staged through host memory
 
 
 def test_c10d_meta_kernels_move_no_data() -> None:
@@ -232,6 +239,13 @@ def test_c10d_meta_kernels_move_no_data() -> None:
     result, work = pyaten.ops.c10d.allgather_.default(outs, [pyaten.empty(3, device="meta")],
                                                       None)  # fmt: skip
     assert len(result[0]) == 2 and work.wait()
+
+
+def test_explain_follows_a_c10d_call() -> None:
+    t = pyaten.empty(2, device="meta")
+    with pyaten.explain() as ex:
+        pyaten.ops.c10d.broadcast_.default([t], None, 0, 0)
+    assert "c10d::broadcast_" in str(ex) and "broadcast__meta" in str(ex)
 
 
 def test_dispatch_command_shows_c10d_operators() -> None:

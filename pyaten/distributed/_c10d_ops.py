@@ -3,8 +3,8 @@ with CPU kernels on the process group's MPI communicator and Meta kernels that m
 
 The collectives of `pyaten.distributed` call these, so every collective goes through the
 dispatcher: `pyaten dispatch c10d::allreduce_` shows the table, `pyaten.explain()` the call.
-A plug-in device whose tensors live in host memory registers the CPU kernels for its key
-(`register_device_kernels`): its tensors are read through `numpy(force=True)`.
+PrivateUse1 (as in PyTorch's table) and any other plug-in key (`register_device_kernels`) run
+the CPU kernels on host copies of the device's tensors, copied back when the Work is done.
 Registering needs no MPI; running a kernel does.
 """
 
@@ -297,18 +297,54 @@ def _meta(name: str) -> Callable[..., Any]:
 
 _CPU_KERNELS: dict[str, Callable[..., Any]] = {name: globals()[name] for name in C10D_SCHEMAS}
 
+# -- plug-in devices: staged through host memory ---------------------------------------------
+
+
+def _staged(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """`kernel` on host copies of a device's tensors; the copies go back when the Work is done."""
+
+    def run(*args: Any) -> Any:
+        pairs: list[tuple[Any, Any]] = []
+
+        def to_host(value: Any) -> Any:
+            if isinstance(value, (list, tuple)):
+                return type(value)(to_host(v) for v in value)
+            if hasattr(value, "_keyset") and value.device.type not in ("cpu", "meta"):
+                host = value.cpu()
+                pairs.append((value, host))
+                return host
+            return value
+
+        result = kernel(*[to_host(a) for a in args])
+        work = result[1] if isinstance(result, tuple) else result
+
+        def back() -> None:
+            if work is not None:
+                work.wait()
+            for device_tensor, host in pairs:
+                device_tensor.copy_(host)
+
+        staged = Work((), back)
+        return (args[0], staged) if isinstance(result, tuple) else staged
+
+    run.__name__ = run.__qualname__ = f"{kernel.__name__}_staged"
+    return run
+
+
+# CPU, and PrivateUse1 as PyTorch registers them; Meta for shapes.
 _LIBRARY = Library("c10d", "FRAGMENT")
 for _name, _rest in C10D_SCHEMAS.items():
     _LIBRARY.define(_name + _rest)
     _LIBRARY.impl(_name, _CPU_KERNELS[_name], "CPU")
+    _LIBRARY.impl(_name, _staged(_CPU_KERNELS[_name]), "PrivateUse1")
     _LIBRARY.impl(_name, _meta(_name), "Meta")
 _DEVICE_LIBRARIES: dict[str, Library] = {}
 
 
 def register_device_kernels(dispatch_key: str) -> None:
-    """Serve the c10d operators on a plug-in device key whose tensors live in host memory."""
+    """Serve the c10d operators on another plug-in device key, staged through host memory."""
     if dispatch_key in _DEVICE_LIBRARIES:
         return
     lib = _DEVICE_LIBRARIES[dispatch_key] = Library("c10d", "IMPL", dispatch_key)
     for name, kernel in _CPU_KERNELS.items():
-        lib.impl(name, kernel, dispatch_key)
+        lib.impl(name, _staged(kernel), dispatch_key)

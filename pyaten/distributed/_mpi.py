@@ -69,16 +69,13 @@ _MPI_OP_NAMES = {"SUM": "SUM", "AVG": "SUM", "PRODUCT": "PROD", "MIN": "MIN", "M
                  "BAND": "BAND", "BOR": "BOR", "BXOR": "BXOR"}  # fmt: skip
 
 
-def check_reduce_op(fn: str, dtype: np.dtype, op: _RedOpType) -> None:
-    """Raise as PyTorch does for a reduction the dtype cannot take."""
-    kind = dtype.kind
+def check_reduce_op(fn: str, kind: str, op: _RedOpType) -> None:
+    """Raise as PyTorch does for a reduction a dtype of `kind` (b, i, f, c) cannot take."""
     if op.name in ("PREMUL_SUM", "UNUSED"):
         raise ValueError(f"{fn}: ReduceOp.{op.name} is not supported by the MPI backend")
     if kind == "c" and op.name in ("MIN", "MAX", "BAND", "BOR", "BXOR"):
         raise ValueError(f"{fn} does not support {op} on complex tensors")
-    if op.name in _INTEGER_OPS and kind in ("f", "c", "V") or (
-        op.name in _INTEGER_OPS and dtype.name == "bfloat16"
-    ):
+    if op.name in _INTEGER_OPS and kind in ("f", "c"):
         raise RuntimeError(f"{fn}: Cannot use ReduceOp.{op.name} with non-integral dtype")
     if kind == "b" and op.name == "AVG":
         raise RuntimeError(f"{fn}: Cannot use ReduceOp.AVG with bool tensors")
