@@ -336,6 +336,11 @@ def test_unstable_sort_orders_ties_as_torch(dtype, shape, dim) -> None:
                                                   descending=s), dtype)
 
 
+def test_sort_along_an_expanded_dim_keeps_the_indices_in_order_as_torch() -> None:
+    both(lambda m, d: m.sort(T(m, [[1.0], [2.0]], d).expand(2, 40), dim=1), "float32")
+    both(lambda m, d: m.topk(T(m, [1.0], d).expand(40), 5), "float32")
+
+
 def test_long_1d_integer_ascending_sort_is_stable_as_torchs_radix_sort() -> None:
     for dtype in ("int64", "int16"):
         both(lambda m, d: m.sort(_tied(m, d, (40000,), 3)), dtype)

@@ -78,7 +78,8 @@ def sort_stable_out(op, self: Tensor, stable, dim: int, descending: bool, values
         return
     rows = np.moveaxis(source, dim, -1)
     order = _argsort_rows(_ordered(rows), descending)
-    if not stable and not _radix_sorted(self, descending):
+    # ATen leaves the indices in order along an expanded (stride 0) dim, where all are equal
+    if not stable and self._strides[dim] != 0 and not _radix_sorted(self, descending):
         order = _replay_ties(rows, order, descending)
     _store(values, np.moveaxis(np.take_along_axis(rows, order, -1), -1, dim))
     _store(indices, np.moveaxis(order, -1, dim))
