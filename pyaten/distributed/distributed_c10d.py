@@ -25,6 +25,7 @@ import numpy as np
 
 from pyaten.distributed._mpi import ProcessGroup, load_mpi, mpi_available
 from pyaten.distributed._types import GroupMember, ReduceOp, Work, as_red_op, group
+from pyaten.distributed._types import group as _group_namespace  # `group` is also a parameter
 
 __all__ = [
     "Backend", "init_process_group", "is_available", "is_initialized", "is_mpi_available",
@@ -173,7 +174,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         _World.default = None
         _World.groups = {}
         _World.names = {}
-        GroupMember.WORLD = group_ns_reset()
+        GroupMember.WORLD = _group_namespace.WORLD = None
         if _World.excepthook is not None:
             sys.excepthook, _World.excepthook = _World.excepthook, None
         return
@@ -181,11 +182,6 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         group.free()
         del _World.groups[group]
         _World.names.pop(group.group_name, None)
-
-
-def group_ns_reset() -> None:
-    group.WORLD = None
-    return None
 
 
 def _default() -> ProcessGroup:
