@@ -71,6 +71,8 @@ class CompiledGraph:
     def __init__(self, gm: GraphModule) -> None:
         self.graph_module = gm
         graph = gm.graph
+        self.pool: dict[tuple, list[tuple]] = {}
+        self.allocations = 0  # loop outputs allocated (not taken from the pool)
         self.groups: list[FusedGroup] = fuse(graph) if numba_available() else []
         self.sources = [group_source(g) for g in self.groups]
         self.kernels = [load_kernel(s) for s in self.sources]
@@ -114,60 +116,104 @@ class CompiledGraph:
         for node, step in last_use.items():
             if node.op != "placeholder" and node not in returned:
                 release.setdefault(step, []).append(slot[node])
-        self.steps = [(kind, payload, [(s, s in poolable) for s in release.get(i, ())])
-                      for i, (kind, payload) in enumerate(steps)]
         self.outputs = map_arg(output.args[0], lambda n: _Slot(slot[n]))
-        self.pool: dict[tuple, list[tuple]] = {}
-        self.allocations = 0  # loop outputs allocated (not taken from the pool)
+        self._run = self._emit([(kind, payload, [(s, s in poolable)
+                                                 for s in release.get(i, ())])
+                                for i, (kind, payload) in enumerate(steps)])
 
     def _fused_step(self, k: int, group: FusedGroup, slot: dict[Node, int],
                     returned: set[Node]) -> tuple:
         shape = group.shape
         inner = shape[-1] if shape else 1
         outer = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
-        dtype = group.dtype
-        np_dtype = np.dtype(dtype.name)
-        return (self.kernels[k], [slot[n] for n in group.inputs],
-                [slot[n] for n in group.outputs], shape, (outer, inner), dtype, np_dtype)
+        return (self._group_runner(self.kernels[k], shape, (outer, inner), group.dtype,
+                                   len(group.outputs)),
+                [slot[n] for n in group.inputs], [slot[n] for n in group.outputs])
 
-    def __call__(self, *inputs: Any) -> Any:
-        env: list[Any] = [None] * self.n_slots
-        for position, value in zip(self.placeholders, inputs):
-            env[position] = value
-        pool = self.pool
-        for kind, payload, releases in self.steps:
+    def _group_runner(self, kernel: Any, shape: tuple, flat: tuple, dtype: Any,
+                      n_out: int) -> Callable[..., Any]:
+        """One fused loop's call: 2-d views of the inputs, outputs from the pool or new."""
+        np_dtype = np.dtype(dtype.name)
+        key = (shape, np_dtype)
+        pool = self.pool.setdefault(key, [])
+
+        def run_group(*inputs: Any) -> tuple:
+            arrays = []
+            for t in inputs:
+                array = t._numpy()
+                if array.shape != shape or not array.flags.c_contiguous:
+                    array = np.broadcast_to(array, shape)
+                arrays.append(array.reshape(flat))
+            outs = []
+            for _ in range(n_out):
+                if pool:
+                    tensor, array = pool.pop()
+                else:
+                    array = np.empty(shape, np_dtype)
+                    tensor = share_array(array, dtype)
+                    self.allocations += 1
+                outs.append(tensor)
+                arrays.append(array.reshape(flat))
+            kernel(*arrays)
+            return tuple(outs)
+
+        return run_group
+
+    def _give_back(self, tensor: Any) -> None:
+        array = tensor._numpy()
+        self.pool.setdefault((array.shape, array.dtype), []).append((tensor, array))
+
+    def _emit(self, steps: list[tuple]) -> Callable[..., Any]:
+        """The graph as one straight-line Python function (Note: what a compiled graph
+        skips): a line per kernel call or fused loop, values released after their last
+        use, loop buffers given back to the pool."""
+        namespace: dict[str, Any] = {"_give_back": self._give_back}
+
+        def constant(value: Any) -> str:
+            name = f"c{len(namespace)}"
+            namespace[name] = value
+            return name
+
+        def render(value: Any) -> str:
+            if isinstance(value, _Slot):
+                return f"v{value.index}"
+            if isinstance(value, tuple):
+                inner = ", ".join(render(v) for v in value)
+                return f"({inner},)" if len(value) == 1 else f"({inner})"
+            if isinstance(value, list):
+                return "[" + ", ".join(render(v) for v in value) + "]"
+            if value is None or type(value) in (bool, int, str):
+                return repr(value)
+            if type(value) is float and np.isfinite(value):
+                return repr(value)
+            return constant(value)
+
+        lines = [f"def run({', '.join(f'v{p}' for p in self.placeholders)}):"]
+        for kind, payload, releases in steps:
             if kind == "call":
                 target, fn, args, kwargs = payload
-                env[target] = fn(*_fill(args, env), **_fill(kwargs, env))
+                parts = [render(a) for a in args]
+                parts += [f"{k}={render(v)}" for k, v in kwargs.items()]
+                lines.append(f"    v{target} = {constant(fn)}({', '.join(parts)})")
             elif kind == "fused":
-                kernel, ins, outs, shape, flat, dtype, np_dtype = payload
-                arrays = []
-                for s in ins:
-                    array = env[s]._numpy()
-                    if array.shape != shape or not array.flags.c_contiguous:
-                        array = np.broadcast_to(array, shape)
-                    arrays.append(array.reshape(flat))
-                for s in outs:
-                    free = pool.get((shape, np_dtype))
-                    if free:
-                        tensor, array = free.pop()
-                    else:
-                        array = np.empty(shape, np_dtype)
-                        tensor = share_array(array, dtype)
-                        self.allocations += 1
-                    env[s] = tensor
-                    arrays.append(array.reshape(flat))
-                kernel(*arrays)
+                run_group, ins, outs = payload
+                targets = "".join(f"v{o}, " for o in outs)
+                lines.append(f"    {targets}= {constant(run_group)}"
+                             f"({', '.join(f'v{i}' for i in ins)})")
             else:
                 target, source, index = payload
-                env[target] = env[source][index]
-            for s, pooled in releases:
+                lines.append(f"    v{target} = v{source}[{index!r}]")
+            for slot_index, pooled in releases:
                 if pooled:
-                    tensor = env[s]
-                    pool.setdefault((tuple(tensor.shape), np.dtype(tensor.dtype.name)),
-                                    []).append((tensor, tensor._numpy()))
-                env[s] = None
-        return _fill(self.outputs, env)
+                    lines.append(f"    _give_back(v{slot_index})")
+                lines.append(f"    v{slot_index} = None")
+        lines.append(f"    return {render(self.outputs)}")
+        self.code = "\n".join(lines) + "\n"
+        exec(compile(self.code, "<pyaten._inductor graph>", "exec"), namespace)  # noqa: S102
+        return namespace["run"]
+
+    def __call__(self, *inputs: Any) -> Any:
+        return self._run(*inputs)
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT with each fused loop's nodes framed as one cluster."""
@@ -183,18 +229,6 @@ class _Slot:
 
     def __init__(self, index: int) -> None:
         self.index = index
-
-
-def _fill(value: Any, env: list[Any]) -> Any:
-    if isinstance(value, _Slot):
-        return env[value.index]
-    if isinstance(value, tuple):
-        return tuple(_fill(v, env) for v in value)
-    if isinstance(value, list):
-        return [_fill(v, env) for v in value]
-    if isinstance(value, dict):
-        return {k: _fill(v, env) for k, v in value.items()}
-    return value
 
 
 def compile_graph(gm: GraphModule) -> CompiledGraph:
