@@ -375,3 +375,34 @@ def test_construction_and_errors_as_torch(case: str) -> None:
         return "ok", re.sub(r"\bj\d+", "j", text)  # nested-int numbers count per process
 
     assert run(pyaten) == run(torch)
+
+
+def _lib(t):
+    return pyaten if isinstance(t, pyaten.Tensor) else torch
+
+
+WITH_INDICES = {
+    "fill_": lambda t, i, w: t.clone().fill_(2.0),
+    "zero_": lambda t, i, w: t.clone().zero_(),
+    "copy_": lambda t, i, w: t.clone().copy_(t * 2),
+    "narrow_batch": lambda t, i, w: t.narrow(0, 1, 2),
+    "narrow_last": lambda t, i, w: t.narrow(-1, 0, 2),
+    "embedding": lambda t, i, w: _lib(t).nn.functional.embedding(i, w),
+    "cat_last": lambda t, i, w: _lib(t).cat([t, t * 2], -1),
+    "cat_batch": lambda t, i, w: _lib(t).cat([t, t], 0),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", WITH_INDICES)
+def test_fill_copy_narrow_embedding_cat_as_torch(layout: str, op: str) -> None:
+    ours, theirs = _pair([(2, 3), (4, 3), (1, 3)], layout, seed=5)
+    indices = [np.array([1, 2]), np.array([3, 0, 9, 1]), np.array([5])]
+    weight = np.random.default_rng(6).standard_normal((10, 5)).astype(np.float32)
+    outcomes = []
+    for lib, t in ((pyaten, ours), (torch, theirs)):
+        i = lib.nested.nested_tensor([lib.tensor(x) for x in indices], layout=LAYOUTS[layout][
+            0 if lib is pyaten else 1])
+        w = lib.tensor(weight)
+        outcomes.append(_outcome(lambda t, i=i, w=w: WITH_INDICES[op](t, i, w), t))
+    assert outcomes[0] == outcomes[1]

@@ -110,6 +110,9 @@ def _wants_grad(args: tuple, kwargs: dict) -> bool:
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor) and a.requires_grad:
             return True
+        if isinstance(a, (list, tuple)) and any(
+                isinstance(t, Tensor) and t.requires_grad for t in a):
+            return True
     return False
 
 
@@ -157,7 +160,8 @@ _NOT_DIFFERENTIABLE = {"_softmax_backward_data", "threshold_backward", "gelu_bac
                        "silu_backward", "eq.Tensor", "eq.Scalar", "gt.Scalar", "ge.Scalar",
                        "logical_not", "isnan", "isinf", "isposinf", "isneginf", "ones_like",
                        "zeros_like", "empty_like", "scaled_dot_product_attention",
-                       "add_.Tensor", "mul_.Tensor", "mul_.Scalar"}
+                       "add_.Tensor", "mul_.Tensor", "mul_.Scalar", "fill_.Scalar", "zero_",
+                       "copy_"}
 
 _LIBRARY = Library("aten", "IMPL")
 for _overload, _rule in RULES.items():

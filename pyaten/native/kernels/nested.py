@@ -310,6 +310,53 @@ def view_rule(lo: Layout, op: Callable, self: Any, size: list) -> Any:
     return lo.pack(self, results)
 
 
+def inplace_unary_rule(lo: Layout, op: Callable, self: Any, *args: Any) -> Any:
+    for p in lo.parts(self):  # views: writing them writes the nested tensor
+        op(p, *args)
+    return self
+
+
+def narrow_rule(lo: Layout, op: Callable, self: Any, dim: int, start: int, length: int) -> Any:
+    d = _wrap_dim(dim, self.dim())
+    parts = lo.parts(self)
+    if d == 0:
+        if not _is_strided(self):
+            raise RuntimeError("narrow(): not supported for NestedTensor on dim=0")
+        n = len(parts)
+        begin = start + n if start < 0 else start
+        if not (0 <= begin <= n and 0 <= length and begin + length <= n):
+            raise IndexError(
+                f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+        return lo.pack(self, parts[begin:begin + length])
+    if _is_strided(self):
+        raise RuntimeError(
+            f"narrow(): only dim=0 supported for nested tensors, but got: {dim}")
+    return lo.pack(self, [op(p, d - 1, start, length) for p in parts])
+
+
+def embedding_rule(lo: Layout, op: Callable, weight: Any, indices: Any, *args: Any) -> Any:
+    if is_nested(weight):
+        raise RuntimeError("embedding(): the weight must not be a nested tensor")
+    return lo.pack(indices, [op(weight, p, *args) for p in lo.parts(indices)])
+
+
+def cat_rule(lo: Layout, op: Callable, tensors: list, dim: int = 0) -> Any:
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    first = tensors[0]
+    if not all(is_nested(t) for t in tensors):
+        raise RuntimeError("Cannot concatenate a nested tensor with a non-nested tensor")
+    d = _wrap_dim(dim, first.dim())
+    columns = [lo.parts(t) for t in tensors]
+    if d == 0:
+        if not _is_strided(first):
+            raise RuntimeError("cat(): not supported for NestedTensor on dim=0")
+        return lo.pack(first, [p for column in columns for p in column])
+    if len({len(c) for c in columns}) != 1:
+        raise RuntimeError("cat(): expected nested tensors of the same batch size")
+    return lo.pack(first, [op(list(row), d - 1) for row in zip(*columns)])
+
+
 # operator overload -> (rule, the dense op's name). A row per operator of each family.
 _UNARY = ("abs", "neg", "sin", "cos", "tanh", "sqrt", "relu", "gelu", "silu", "sgn",
           "logical_not", "isnan", "isinf", "isposinf", "isneginf", "sigmoid", "exp")
@@ -348,6 +395,12 @@ RULES.update({
     "mul_.Tensor": inplace_rule,
     "mul_.Scalar": inplace_rule,
     "view": view_rule,
+    "fill_.Scalar": inplace_unary_rule,
+    "zero_": inplace_unary_rule,
+    "copy_": inplace_rule,
+    "narrow": narrow_rule,
+    "embedding": embedding_rule,
+    "cat": cat_rule,
     "ones_like": unary_rule,
     "zeros_like": unary_rule,
     "empty_like": unary_rule,
@@ -417,7 +470,7 @@ def _row_kernel(overload: str, args: tuple, kwargs: dict) -> Any:
 def _strided_kernel(overload: str, rule: Callable) -> Callable:
     rows_first = overload in ("linear", "_softmax", "native_layer_norm")
 
-    def kernel(*args: Any, **kwargs: Any) -> Any:
+    def kernel(*args: Any, **kwargs: Any) -> Any:  # noqa: C901 - the fast paths, then the rule
         op = dense_op(overload)
         if rows_first:
             done = _row_kernel(overload, args, kwargs)
@@ -433,6 +486,7 @@ def _strided_kernel(overload: str, rule: Callable) -> Callable:
                 return _on_buffer(a, op(a._nt_buffer, b._nt_buffer, *args[2:], **kwargs))
         return rule(STRIDED, op, *args, **kwargs)
 
+    kernel.__name__ = kernel.__qualname__ = _kernel_name(overload)
     return kernel
 
 
