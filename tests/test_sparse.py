@@ -577,3 +577,12 @@ def test_products_see_in_place_writes_to_the_parts() -> None:
         t.values().mul_(3)
         assert_same_sparse(pyaten.sparse.mm(s, pyaten.tensor(weights.tolist())),
                            torch.sparse.mm(t, torch.tensor(weights)))
+
+
+def test_detach_keeps_the_layout() -> None:
+    ours, theirs = both(DENSE)
+    for method in ("to_sparse", "to_sparse_csr"):
+        o = getattr(ours, method)().requires_grad_()
+        t = getattr(theirs, method)().requires_grad_()
+        assert_same_sparse((o * 2).detach(), (t * 2).detach())
+        assert not o.detach().requires_grad

@@ -148,6 +148,16 @@ class SparseTensor(Tensor):
 
         return sparse_repr(self)
 
+    @staticmethod
+    def _wrap_view(base: SparseTensor, view: Tensor) -> SparseTensor:
+        """`detach` and other aliases of a sparse tensor: the same parts, the alias's version
+        counter and base (the hook `Tensor._make_view` and `detach` call)."""
+        alias = _assemble(base._layout, base._parts, base._sizes, base._sparse_dim,
+                          base._dense_dim, base._coalesced)
+        alias._version_counter = view._version_counter
+        alias._base = view._base
+        return alias
+
     def __deepcopy__(self, memo: dict) -> Tensor:
         found = memo.get(id(self))
         if found is not None:
