@@ -11,8 +11,9 @@ Cases (best CPU time of this process over interleaved repeats, in ms; the machin
   cross-entropy) compiled, backward through its compiled backward graph, the optimizer
   step eager (both libraries);
 - a small GPT block (dim 64, 4 heads, 32 tokens, batch 4) forward + backward;
-- compile times: the first call (capture and Numba compiling the loops, in a fresh process
-  with an empty kernel cache) and the same first call with the cache on disk.
+- compile times: the first two calls in a fresh process, eager (pyaten's own first-call
+  costs), compiled with an empty kernel cache (capture, Numba importing and compiling the
+  loops) and compiled with the loops on disk.
 
 torch.compile's default backend (inductor) needs a C++ toolchain; where it fails the table
 says so and shows torch.compile(backend="aot_eager") instead.
@@ -203,14 +204,15 @@ import numpy as np
 import pyaten
 sys.path.insert(0, {bench!r})
 from bench_compile import arith_chain, mlp
-case = {case!r}
+case, eager = {case!r}, {eager!r}
+wrap = (lambda f: f) if eager else pyaten.compile
 if case == "pointwise":
     x = pyaten.tensor(np.ones(1_000_000, np.float32))
-    fn = pyaten.compile(arith_chain)
+    fn = wrap(arith_chain)
     start = time.perf_counter(); fn(x); fn(x)
 else:
     model = mlp(pyaten.nn)
-    fn = pyaten.compile(model)
+    fn = wrap(model)
     x = pyaten.tensor(np.ones((64, 784), np.float32))
     start = time.perf_counter()
     for _ in range(2):
@@ -220,19 +222,20 @@ print(time.perf_counter() - start)
 
 
 def compile_times() -> None:
-    print("\n| compile time (first two calls, fresh process) | empty cache (s) | disk cache (s) |")
-    print("|---|---|---|")
+    print("\n| first two calls in a fresh process (s) | eager | compiled, empty cache | "
+          "compiled, loops on disk |")
+    print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, PYATEN_CACHE_DIR=cache)
-        for case in ("pointwise", "mlp training step"):
-            code = _FIRST_CALL.format(root=ROOT, bench=os.path.dirname(__file__),
-                                      case=case.split()[0])
+        for case in ("pointwise", "mlp forward+backward"):
             seconds = []
-            for _ in range(2):
+            for eager in (True, False, False):
+                code = _FIRST_CALL.format(root=ROOT, bench=os.path.dirname(__file__),
+                                          case=case.split()[0], eager=eager)
                 out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                      text=True, timeout=300, check=True)
                 seconds.append(float(out.stdout.strip().splitlines()[-1]))
-            print(f"| {case} | {seconds[0]:.2f} | {seconds[1]:.3f} |")
+            print(f"| {case} | {seconds[0]:.3f} | {seconds[1]:.3f} | {seconds[2]:.3f} |")
 
 
 def main() -> None:

@@ -38,12 +38,8 @@ def numba_available() -> bool:
     """Whether fused loops can be compiled (Numba installed, `PYATEN_NO_NUMBA` unset)."""
     if os.environ.get("PYATEN_NO_NUMBA"):
         return False
-    if "ok" not in _NUMBA:
-        try:
-            import numba  # noqa: F401
-            _NUMBA["ok"] = True
-        except ImportError:
-            _NUMBA["ok"] = False
+    if "ok" not in _NUMBA:  # found, not imported: a graph with nothing to fuse never pays it
+        _NUMBA["ok"] = importlib.util.find_spec("numba") is not None
     return _NUMBA["ok"]
 
 

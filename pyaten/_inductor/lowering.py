@@ -13,8 +13,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from pyaten.native.ops_handles import aten
-
 __all__ = ["POINTWISE", "expression"]
 
 _SQRT1_2 = repr(1 / math.sqrt(2))
@@ -109,42 +107,43 @@ _IDENTITY = _unary("{a}")
 
 # Left out: sin and cos, whose scalar libm calls are the slowest (see TRANSCENDENTAL).
 
-POINTWISE: dict[Any, Callable[..., str | None]] = {
-    aten.add.Tensor: _add, aten.add.Scalar: _add,
-    aten.sub.Tensor: _sub, aten.sub.Scalar: _sub,
-    aten.rsub.Scalar: lambda a, b, alpha=1, **_: _sub(b, a, alpha),
-    aten.mul.Tensor: _binary("({a} * {b})"), aten.mul.Scalar: _binary("({a} * {b})"),
-    aten.div.Tensor: _div, aten.div.Scalar: _div,
-    aten.neg.default: _unary("(-{a})"),
-    aten.exp.default: _unary("math.exp({a})"),
-    aten.expm1.default: _unary("math.expm1({a})"),
-    aten.log.default: _unary("math.log({a})"),
-    aten.log1p.default: _unary("math.log1p({a})"),
+# keyed by the overload's name (`add.Tensor`): no operator handle is built at import
+POINTWISE: dict[str, Callable[..., str | None]] = {
+    "add.Tensor": _add, "add.Scalar": _add,
+    "sub.Tensor": _sub, "sub.Scalar": _sub,
+    "rsub.Scalar": lambda a, b, alpha=1, **_: _sub(b, a, alpha),
+    "mul.Tensor": _binary("({a} * {b})"), "mul.Scalar": _binary("({a} * {b})"),
+    "div.Tensor": _div, "div.Scalar": _div,
+    "neg.default": _unary("(-{a})"),
+    "exp.default": _unary("math.exp({a})"),
+    "expm1.default": _unary("math.expm1({a})"),
+    "log.default": _unary("math.log({a})"),
+    "log1p.default": _unary("math.log1p({a})"),
     # libm's scalar tanh is slow in a loop; expm1 keeps small arguments exact
-    aten.tanh.default: _unary("_tanh({a})"),
-    aten.sqrt.default: _unary("math.sqrt({a})"),
-    aten.rsqrt.default: _unary("(1.0 / math.sqrt({a}))"),
-    aten.reciprocal.default: _unary("(1.0 / {a})"),
-    aten.abs.default: _unary("abs({a})"),
-    aten.erf.default: _unary("math.erf({a})"),
-    aten.sigmoid.default: _unary("(1.0 / (1.0 + math.exp(-{a})))"),
-    aten.silu.default: _unary("({a} / (1.0 + math.exp(-{a})))"),
-    aten.relu.default: _unary("(0.0 if {a} <= 0.0 else {a})"),
-    aten.gelu.default: _gelu,
-    aten.gelu_backward.default: _gelu_backward,
-    aten.leaky_relu.default: _leaky,
-    aten.pow.Tensor_Scalar: _pow,
-    aten.clamp.default: _clamp,
-    aten.clamp_min.default: lambda a, lo, **_: _clamp(a, lo),
-    aten.clamp_max.default: lambda a, hi, **_: _clamp(a, None, hi),
-    aten.maximum.default: _max,
-    aten.minimum.default: _min,
-    aten.threshold_backward.default: _threshold_backward,
-    aten.tanh_backward.default: _binary("({a} * (1.0 - {b} * {b}))"),
-    aten.sigmoid_backward.default: _binary("({a} * {b} * (1.0 - {b}))"),
-    aten.detach.default: _IDENTITY,
-    aten.alias.default: _IDENTITY,
-    aten.clone.default: _IDENTITY,
+    "tanh.default": _unary("_tanh({a})"),
+    "sqrt.default": _unary("math.sqrt({a})"),
+    "rsqrt.default": _unary("(1.0 / math.sqrt({a}))"),
+    "reciprocal.default": _unary("(1.0 / {a})"),
+    "abs.default": _unary("abs({a})"),
+    "erf.default": _unary("math.erf({a})"),
+    "sigmoid.default": _unary("(1.0 / (1.0 + math.exp(-{a})))"),
+    "silu.default": _unary("({a} / (1.0 + math.exp(-{a})))"),
+    "relu.default": _unary("(0.0 if {a} <= 0.0 else {a})"),
+    "gelu.default": _gelu,
+    "gelu_backward.default": _gelu_backward,
+    "leaky_relu.default": _leaky,
+    "pow.Tensor_Scalar": _pow,
+    "clamp.default": _clamp,
+    "clamp_min.default": lambda a, lo, **_: _clamp(a, lo),
+    "clamp_max.default": lambda a, hi, **_: _clamp(a, None, hi),
+    "maximum.default": _max,
+    "minimum.default": _min,
+    "threshold_backward.default": _threshold_backward,
+    "tanh_backward.default": _binary("({a} * (1.0 - {b} * {b}))"),
+    "sigmoid_backward.default": _binary("({a} * {b} * (1.0 - {b}))"),
+    "detach.default": _IDENTITY,
+    "alias.default": _IDENTITY,
+    "clone.default": _IDENTITY,
 }
 
 
@@ -153,18 +152,21 @@ POINTWISE: dict[Any, Callable[..., str | None]] = {
 # they run their own kernel between fused loops; `FUSE_TRANSCENDENTALS = True` fuses them too.
 FUSE_TRANSCENDENTALS = False
 TRANSCENDENTAL = frozenset({
-    aten.exp.default, aten.expm1.default, aten.log.default, aten.log1p.default,
-    aten.tanh.default, aten.erf.default, aten.sigmoid.default, aten.silu.default,
-    aten.gelu.default, aten.gelu_backward.default,
+    "exp.default", "expm1.default", "log.default", "log1p.default",
+    "tanh.default", "erf.default", "sigmoid.default", "silu.default",
+    "gelu.default", "gelu_backward.default",
 })
 
 
 def expression(target: Any, args: list[Any], kwargs: dict[str, Any]) -> str | None:
     """The scalar expression for one call (`args`: value names or numbers), or None."""
-    lower = POINTWISE.get(target)
-    if lower is None or (target in TRANSCENDENTAL and not FUSE_TRANSCENDENTALS):
+    if getattr(target, "namespace", None) != "aten":
         return None
-    if target is aten.clone.default and kwargs.get("memory_format") not in (None,):
+    name = target.__name__
+    lower = POINTWISE.get(name)
+    if lower is None or (name in TRANSCENDENTAL and not FUSE_TRANSCENDENTALS):
+        return None
+    if name == "clone.default" and kwargs.get("memory_format") is not None:
         return None
     names = [a if isinstance(a, str) else "None" if a is None else _num(a) for a in args]
     if any(n is None for n in names):
@@ -178,7 +180,7 @@ def expression(target: Any, args: list[Any], kwargs: dict[str, Any]) -> str | No
                 "approximate", "rounding_mode") or value is None else _num(value)
             if extra[arg.name] is None and value is not None:
                 return None
-    if target in (aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar,
-                  aten.rsub.Scalar) and "alpha" in kwargs:
+    if name in ("add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "rsub.Scalar") and \
+            "alpha" in kwargs:
         extra["alpha"] = kwargs["alpha"]
     return lower(*names, **extra)
