@@ -138,6 +138,7 @@ def _install_compat() -> None:
     import pyaten.backends.cuda
     import pyaten.backends.cudnn
     import pyaten.backends.mps
+    import pyaten.backends.quantized
     import pyaten.cuda
     import pyaten.mps
     import pyaten.onnx  # noqa: F401 - the imports bind pyaten.cuda, pyaten.mps, ...

@@ -479,3 +479,15 @@ def test_quantize_per_tensor_dynamic_and_equal(tdt, pdt, reduce_range, values) -
     assert_same_q(expected, actual)
     other = pyaten.quantize_per_tensor(px, 0.1, 0, pdt)
     assert pyaten.equal(actual, actual.clone()) and not pyaten.equal(actual, other)
+
+
+def test_quantized_engine_setting() -> None:
+    assert pyaten.backends.quantized.engine == torch.backends.quantized.engine == "x86"
+    assert set(pyaten.backends.quantized.supported_engines) <= set(
+        torch.backends.quantized.supported_engines)
+    pyaten.backends.quantized.engine = "fbgemm"
+    assert pyaten.backends.quantized.engine == "fbgemm"
+    pyaten.backends.quantized.engine = "x86"
+    expected = _error(lambda: setattr(torch.backends.quantized, "engine", "foo"))
+    actual = _error(lambda: setattr(pyaten.backends.quantized, "engine", "foo"))
+    assert actual == expected
