@@ -506,3 +506,22 @@ def test_direct_call_leaves_modes_subclasses_and_grad_to_the_dispatcher():
 
     z = pyaten.tensor([1 + 2j, 3 - 1j]).conj()  # the conjugate bit: resolved by its fallback
     assert pyaten.exp(z).numpy() == pytest.approx(np.exp(np.array([1 - 2j, 3 + 1j])))
+
+
+def test_direct_calls_can_be_turned_off_with_the_same_results():
+    from pyaten.native.gen_support import set_direct_calls
+
+    module = _generated_module()
+    a, b = pyaten.tensor(_values("float32", (3, 4))), pyaten.tensor(_values("float32", (3, 4)))
+    on = [pyaten.add(a, b), a * 2.0, pyaten.exp(a), pyaten.add(a, b)]
+    assert module.D_add_Tensor.fast is not None
+    previous = set_direct_calls(False)
+    try:
+        off = [pyaten.add(a, b), a * 2.0, pyaten.exp(a), pyaten.add(a, b)]
+        assert module.D_add_Tensor.fast is None and module.D_exp.fast is None
+    finally:
+        set_direct_calls(previous)
+    for x, y in zip(on, off):
+        _same(x, y)
+    pyaten.add(a, b)
+    assert module.D_add_Tensor.fast is not None

@@ -6,6 +6,7 @@ and a change of runtime API touches the generator's header and this file only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "Direct",
     "NONDEFAULT",
     "PLAIN_CPU",
+    "set_direct_calls",
 ]
 
 
@@ -78,6 +80,23 @@ PLAIN_CPU: int = empty_tensor((0,), _float32, _CPU)._keyset  # a dense CPU tenso
 PLAIN_KEY: int = (PLAIN_CPU | DEFAULT_INCLUDED) & DEFAULT_KEEP  # the dispatcher's cache key
 
 
+_UNCHECKED = object()  # a `checked` that no cached kernel is: the next call checks again
+_DIRECT: list[Direct] = []  # every Direct, for set_direct_calls
+# PYATEN_NO_DIRECT_CALL=1 turns the direct calls off (the dispatcher's path is the reference)
+_DIRECT_ON = [os.environ.get("PYATEN_NO_DIRECT_CALL", "") in ("", "0")]
+
+
+def set_direct_calls(enabled: bool) -> bool:
+    """Turn the bindings' direct calls on or off (Note: the direct call); returns the previous
+    setting. Results are the same either way; benchmarks compare the two."""
+    previous = _DIRECT_ON[0]
+    _DIRECT_ON[0] = bool(enabled)
+    for direct in _DIRECT:
+        direct.fast = None
+        direct.checked = _UNCHECKED
+    return previous
+
+
 class Direct:
     """The binding's direct call of one operator (Note: the direct call): `checked` is the
     dispatcher's cached kernel for the plain CPU key set when `fast` was derived from it."""
@@ -85,8 +104,9 @@ class Direct:
     __slots__ = ("checked", "fast")
 
     def __init__(self) -> None:
-        self.checked: Any = None
+        self.checked: Any = _UNCHECKED
         self.fast: Callable[..., Any] | None = None
+        _DIRECT.append(self)
 
     def check(self, entry: Any) -> Callable[..., Any] | None:
         """The fast function behind `entry`'s cached kernel for the plain CPU key set, or None
@@ -94,7 +114,7 @@ class Direct:
         kernel = entry._cache.get(PLAIN_KEY)
         self.fast = None  # before `checked`: a reader that sees the new `checked` sees this
         self.checked = kernel
-        fast = _fast_behind(entry, kernel)
+        fast = _fast_behind(entry, kernel) if _DIRECT_ON[0] else None
         self.fast = fast
         return fast
 
