@@ -11,6 +11,8 @@ import tempfile
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyaten
 import pyaten.nn as nn
@@ -566,3 +568,33 @@ def test_transcendentals_fused_when_asked(monkeypatch):
     assert "_tanh(" in source and "math.exp(" in source
     tiny = pyaten.tensor(_data((64, 32), scale=0.01))  # the series branch of _tanh
     _close(compiled(tiny), fn(tiny), tol=1e-5)
+
+
+# -- property: random pointwise chains ------------------------------------------------------------
+
+_STEPS = {
+    "add": lambda t, x: t + x, "sub": lambda t, x: t - 0.25, "mul": lambda t, x: t * x,
+    "div": lambda t, x: t / 1.5, "neg": lambda t, x: -t, "relu": lambda t, x: t.relu(),
+    "abs": lambda t, x: t.abs(), "clamp": lambda t, x: t.clamp(-1.0, 1.0),
+    "max": lambda t, x: t.maximum(x), "min": lambda t, x: t.minimum(x * 0.5),
+    "square": lambda t, x: t ** 2, "bias": lambda t, x: t + x[0],
+}
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(sorted(_STEPS)), min_size=2, max_size=6),
+       st.sampled_from(["float32", "float64"]))
+def test_random_pointwise_chains_match_eager_and_torch(steps, dtype):
+    # derandomized: the same chains every run, so their loops come from the disk cache
+    def chain(x):
+        t = x
+        for step in steps:
+            t = _STEPS[step](t, x)
+        return t
+
+    data = _data((16, 8), seed=len(steps)).astype(dtype)
+    compiled = pyaten.compile(chain)
+    x = pyaten.tensor(data)
+    compiled(x)
+    _close(compiled(x), chain(x))
+    _close(compiled(x), chain(torch.tensor(data)))
