@@ -406,3 +406,33 @@ def test_fill_copy_narrow_embedding_cat_as_torch(layout: str, op: str) -> None:
         w = lib.tensor(weight)
         outcomes.append(_outcome(lambda t, i=i, w=w: WITH_INDICES[op](t, i, w), t))
     assert outcomes[0] == outcomes[1]
+
+
+def _tutorial_attention(lib, x, wq, wk, wv, wo, heads: int):
+    # PyTorch's nested-tensor tutorial: projections, heads split off, SDPA, heads merged
+    F = lib.nn.functional
+    q, k, v = F.linear(x, wq), F.linear(x, wk), F.linear(x, wv)
+    d = q.size(-1) // heads
+    q, k, v = (t.unflatten(-1, [heads, d]).transpose(1, 2) for t in (q, k, v))
+    out = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(-2)
+    return F.linear(out, wo)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_tutorial_multi_head_attention_as_torch(grad: bool) -> None:
+    rng = np.random.default_rng(0)
+    seqs = [rng.standard_normal((n, 8)).astype(np.float32) for n in (3, 6, 2)]
+    weights = [rng.standard_normal((8, 8)).astype(np.float32) * 0.3 for _ in range(4)]
+    results = []
+    for lib in (pyaten, torch):
+        x = lib.nested.nested_tensor([lib.tensor(s) for s in seqs], layout=lib.jagged,
+                                     requires_grad=grad)
+        w = [lib.tensor(a, requires_grad=grad) for a in weights]
+        y = _tutorial_attention(lib, x, *w, heads=2)
+        found = [t.detach().numpy() for t in y.unbind()]
+        if grad:
+            y.to_padded_tensor(0.0).square().sum().backward()
+            found += [g.numpy() for g in x.grad.unbind()] + [t.grad.numpy() for t in w]
+        results.append(found)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

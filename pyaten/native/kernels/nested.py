@@ -303,8 +303,8 @@ def view_rule(lo: Layout, op: Callable, self: Any, size: list) -> Any:
     for p in parts:
         target = []
         for i, s in enumerate(size[1:]):
-            if s == -1 and i < p.dim():
-                s = p._sizes[i]  # -1 keeps the component's size there (its ragged dim)
+            if int(s) < 0 and i < p.dim():
+                s = p._sizes[i]  # -1 (or a ragged size) keeps the component's size there
             target.append(s)
         results.append(op(p, target))
     return lo.pack(self, results)
