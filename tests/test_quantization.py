@@ -491,3 +491,48 @@ def test_quantized_engine_setting() -> None:
     expected = _error(lambda: setattr(torch.backends.quantized, "engine", "foo"))
     actual = _error(lambda: setattr(pyaten.backends.quantized, "engine", "foo"))
     assert actual == expected
+
+
+def _functional_model(lib: object, quant: object, nnq: object) -> object:
+    nn = lib.nn
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.quant = quant.QuantStub()
+            self.fc1, self.fc2 = nn.Linear(8, 8), nn.Linear(8, 8)
+            self.add = nnq.FloatFunctional()
+            self.cat_mul = nnq.FloatFunctional()
+            self.dequant = quant.DeQuantStub()
+
+        def forward(self, x: object) -> object:
+            x = self.quant(x)
+            a, b = self.fc1(x), self.fc2(x)
+            z = self.cat_mul.cat([self.add.add_relu(a, b), a], 1)
+            return self.dequant(self.cat_mul.mul(z, z))
+
+    return Model()
+
+
+def test_static_flow_float_functional_matches_torch() -> None:
+    import torch.ao.nn.quantized as tnnq
+
+    torch.manual_seed(3)
+    tm = _functional_model(torch, tq, tnnq)
+    pm = _functional_model(pyaten, pq, pyaten.ao.nn.quantized)
+    _copy_weights(tm, pm)
+    tm.qconfig = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=True),
+                            weight=tq.default_weight_observer)
+    pm.qconfig = pq.QConfig(activation=pq.MinMaxObserver.with_args(reduce_range=True),
+                            weight=pq.default_weight_observer)
+    tp, pp = tq.prepare(tm.eval()), pq.prepare(pm.eval())
+    rng = np.random.default_rng(12)
+    for _ in range(3):
+        x = rng.standard_normal((4, 8)).astype(np.float32)
+        tp(torch.from_numpy(x))
+        pp(pyaten.from_numpy(x))
+    tc, pc = tq.convert(tp), pq.convert(pp)
+    assert pc.add._get_name() == type(tc.add).__name__ == "QFunctional"
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_allclose(pc(pyaten.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy(),
+                               rtol=0, atol=tc.cat_mul.scale * 1.01)
