@@ -536,3 +536,53 @@ def test_static_flow_float_functional_matches_torch() -> None:
     x = rng.standard_normal((4, 8)).astype(np.float32)
     np.testing.assert_allclose(pc(pyaten.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy(),
                                rtol=0, atol=tc.cat_mul.scale * 1.01)
+
+
+def _fusable_model(lib: object, quant: object) -> object:
+    nn = lib.nn
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.quant = quant.QuantStub()
+            self.conv, self.bn, self.relu = nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), \
+                nn.ReLU()
+            self.conv2, self.relu2 = nn.Conv2d(4, 4, 3), nn.ReLU()
+            self.fc, self.relu3 = nn.Linear(4 * 4 * 4, 5), nn.ReLU()
+            self.dequant = quant.DeQuantStub()
+
+        def forward(self, x: object) -> object:
+            x = self.relu(self.bn(self.conv(self.quant(x))))
+            x = self.relu2(self.conv2(x))
+            return self.dequant(self.relu3(self.fc(x.reshape(x.shape[0], -1))))
+
+    return Model()
+
+
+def test_fuse_modules_and_static_flow_match_torch() -> None:
+    torch.manual_seed(4)
+    tm, pm = _fusable_model(torch, tq), _fusable_model(pyaten, pq)
+    with torch.no_grad():
+        tm.bn.running_mean.uniform_(-1, 1)
+        tm.bn.running_var.uniform_(0.5, 2)
+        tm.bn.weight.uniform_(0.5, 1.5)
+        tm.bn.bias.uniform_(-0.5, 0.5)
+    _copy_weights(tm, pm)
+    groups = [["conv", "bn", "relu"], ["conv2", "relu2"], ["fc", "relu3"]]
+    tf, pf = tq.fuse_modules(tm.eval(), groups), pq.fuse_modules(pm.eval(), groups)
+    assert repr(pf).replace("pyaten.", "torch.") == repr(tf)
+    tf.qconfig, pf.qconfig = tq.get_default_qconfig("x86"), pq.get_default_qconfig("x86")
+    tp, pp = tq.prepare(tf), pq.prepare(pf)
+    rng = np.random.default_rng(13)
+    for _ in range(3):
+        x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+        tp(torch.from_numpy(x))
+        pp(pyaten.from_numpy(x))
+    tc, pc = tq.convert(tp), pq.convert(pp)
+    assert [m._get_name() for m in (pc.conv, pc.conv2, pc.fc)] == \
+        ["QuantizedConvReLU2d", "QuantizedConvReLU2d", "QuantizedLinearReLU"]
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    np.testing.assert_allclose(pc(pyaten.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy(),
+                               rtol=0, atol=tc.fc.scale * 1.01)
+    with pytest.raises(NotImplementedError, match="Cannot fuse modules"):
+        pq.fuse_modules(pm, ["relu", "conv"])

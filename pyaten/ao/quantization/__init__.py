@@ -1,5 +1,6 @@
 """Quantization flows and their parts (torch.ao.quantization), see docs/quantization.md."""
 
+from pyaten.ao.quantization.fuse import fuse_conv_bn_eval, fuse_known_modules, fuse_modules
 from pyaten.ao.quantization.observer import (
     HistogramObserver,
     MinMaxObserver,
@@ -50,6 +51,9 @@ __all__ = [
     "default_placeholder_observer",
     "default_qconfig",
     "default_weight_observer",
+    "fuse_conv_bn_eval",
+    "fuse_known_modules",
+    "fuse_modules",
     "get_default_dynamic_quant_module_mappings",
     "get_default_qconfig",
     "get_default_qconfig_propagation_list",

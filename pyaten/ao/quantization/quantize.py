@@ -3,7 +3,8 @@
 - `propagate_qconfig_` gives every submodule its parent's `qconfig` unless it has its own (or
   a `qconfig_spec` entry names its type or its qualified name);
 - `prepare` attaches `qconfig.activation()` as `activation_post_process` to every leaf module
-  of a quantizable type, with a forward hook that feeds it the module's output;
+  of a quantizable type (a fused module counts as a leaf), with a forward hook that feeds it
+  the module's output;
 - `convert` swaps each module that has a qconfig for its quantized counterpart (`from_float`
   reads the observers) and drops the observers and qconfigs.
 """
@@ -15,7 +16,10 @@ import warnings
 from typing import Any
 
 import pyaten.nn as nn
+from pyaten.ao.nn import intrinsic as nni
 from pyaten.ao.nn import quantized as nnq
+from pyaten.ao.nn.intrinsic import _FusedModule
+from pyaten.ao.nn.intrinsic import quantized as nniq
 from pyaten.ao.nn.quantized import dynamic as nnqd
 from pyaten.ao.quantization.qconfig import default_dynamic_qconfig
 from pyaten.ao.quantization.stubs import DeQuantStub, QuantStub
@@ -41,6 +45,8 @@ def get_default_static_quant_module_mappings() -> dict[type, type]:
         nn.Conv2d: nnq.Conv2d,
         nn.ReLU6: nnq.ReLU6,
         nnq.FloatFunctional: nnq.QFunctional,
+        nni.ConvReLU2d: nniq.ConvReLU2d,
+        nni.LinearReLU: nniq.LinearReLU,
     }
 
 
@@ -90,6 +96,8 @@ def _add_observers(module: Module, allowed: set[type]) -> None:
         if type(child) in (nnq.FloatFunctional, nnq.QFunctional):
             if getattr(child, "qconfig", None) is not None:
                 child.activation_post_process = child.qconfig.activation()
+        elif isinstance(child, _FusedModule):
+            _insert_observer(child)  # a fused module is observed as one leaf
         elif _has_no_children(child) and type(child) in allowed:
             _insert_observer(child)
         else:
@@ -127,7 +135,8 @@ def _swap_module(mod: Module, mapping: dict[type, type]) -> Module:
 def _convert(module: Module, mapping: dict[type, type]) -> None:
     swapped = {}
     for name, child in module.named_children():
-        _convert(child, mapping)
+        if not isinstance(child, _FusedModule):
+            _convert(child, mapping)
         swapped[name] = _swap_module(child, mapping)
     for name, child in swapped.items():
         setattr(module, name, child)

@@ -41,6 +41,13 @@ def quantize_weight(weight: Tensor, observer: Any) -> Tensor:
                                       dt.qint8)
 
 
+def _float_part(mod: Module) -> Module:
+    """The Conv2d / Linear of a fused module (ConvReLU2d, LinearReLU), or `mod` itself."""
+    from pyaten.ao.nn.intrinsic import _FusedModule
+
+    return mod[0] if isinstance(mod, _FusedModule) else mod
+
+
 def _output_qparams(mod: Module) -> tuple[float, int]:
     observer = getattr(mod, "activation_post_process", None)
     if observer is None:
@@ -63,12 +70,13 @@ class Quantize(Module):
 
     def __init__(self, scale: float, zero_point: int, dtype: dt.dtype) -> None:
         super().__init__()
-        self.scale = float(scale)
-        self.zero_point = int(zero_point)
+        self.register_buffer("scale", pyaten.tensor([float(scale)]))
+        self.register_buffer("zero_point", pyaten.tensor([int(zero_point)]))
         self.dtype = dtype
 
     def forward(self, x: Tensor) -> Tensor:
-        return pyaten.quantize_per_tensor(x, self.scale, self.zero_point, self.dtype)
+        return pyaten.quantize_per_tensor(x, float(self.scale), int(self.zero_point),
+                                          self.dtype)
 
     @staticmethod
     def from_float(mod: Module, use_precomputed_fake_quant: bool = False) -> Quantize:
@@ -77,8 +85,7 @@ class Quantize(Module):
         return Quantize(float(scale), int(zero_point), observer.dtype)
 
     def extra_repr(self) -> str:
-        return f"scale=tensor([{self.scale}]), zero_point=tensor([{self.zero_point}]), " \
-               f"dtype={self.dtype}"
+        return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}"
 
 
 class DeQuantize(Module):
@@ -132,10 +139,11 @@ class Linear(Module):
 
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> Linear:
-        observer = _weight_observer(mod)
-        qweight = quantize_weight(mod.weight, observer)
-        qlinear = cls(mod.in_features, mod.out_features)
-        qlinear.set_weight_bias(qweight, None if mod.bias is None else mod.bias.detach())
+        linear = _float_part(mod)
+        observer = _weight_observer(linear)
+        qweight = quantize_weight(linear.weight, observer)
+        qlinear = cls(linear.in_features, linear.out_features)
+        qlinear.set_weight_bias(qweight, None if linear.bias is None else linear.bias.detach())
         qlinear.scale, qlinear.zero_point = _output_qparams(mod)
         return qlinear
 
@@ -198,12 +206,13 @@ class Conv2d(Module):
 
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> Conv2d:
-        observer = _weight_observer(mod)
-        qweight = quantize_weight(mod.weight, observer)
-        qconv = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride,
-                    mod.padding, mod.dilation, mod.groups, mod.bias is not None,
-                    mod.padding_mode)
-        qconv.set_weight_bias(qweight, None if mod.bias is None else mod.bias.detach())
+        conv = _float_part(mod)
+        observer = _weight_observer(conv)
+        qweight = quantize_weight(conv.weight, observer)
+        qconv = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
+                    conv.padding, conv.dilation, conv.groups, conv.bias is not None,
+                    conv.padding_mode)
+        qconv.set_weight_bias(qweight, None if conv.bias is None else conv.bias.detach())
         qconv.scale, qconv.zero_point = _output_qparams(mod)
         return qconv
 
