@@ -500,7 +500,7 @@ def test_pointwise_chain_is_one_fused_loop_cached_on_disk():
     run = compiled.last_entry.run
     assert len(run.groups) == 1 and len(run.groups[0].members) >= 9
     source = run.source()
-    assert "@njit(cache=True" in source and "def kernel(in0, out0)" in source
+    assert "@njit(cache=True" in source and "def kernel(n0, n1, in0, out0)" in source
     folder = pyaten._inductor.cache_dir() / "kernels"
     assert any(folder.glob("k_*.py"))
     assert any((folder / "__pycache__").glob("k_*.nbi"))
@@ -598,3 +598,20 @@ def test_random_pointwise_chains_match_eager_and_torch(steps, dtype):
     compiled(x)
     _close(compiled(x), chain(x))
     _close(compiled(x), chain(torch.tensor(data)))
+
+
+def test_trailing_reductions_end_their_loops():
+    def f(x):
+        return ((x * 2).sum(-1), (x + 1).relu().mean(1, keepdim=True), (x * x).sum(),
+                (x - 1).mean(), (x * 3).sum(0))
+
+    compiled = pyaten.compile(f)
+    data = _data((16, 8))
+    x = pyaten.tensor(data)
+    compiled(x)
+    for a, b in zip(compiled(x), f(torch.tensor(data))):
+        _close(a, b, tol=1e-5)
+    groups = compiled.last_entry.run.groups
+    reduced = sorted(str(g.reduction.target) for g in groups if g.reduction is not None)
+    assert reduced == ["aten.mean.default", "aten.mean.dim", "aten.sum.default",
+                       "aten.sum.dim_IntList"]  # sum over dim 0 is not a loop's end

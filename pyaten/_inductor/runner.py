@@ -79,7 +79,8 @@ class CompiledGraph:
         nodes = graph.nodes
         slot = {n: i for i, n in enumerate(nodes)}
         self.n_slots = len(nodes)
-        in_group = {m: g for g in self.groups for m in g.members}
+        in_group = {m: g for g in self.groups
+                    for m in g.members + ([g.reduction] if g.reduction is not None else [])}
         output = nodes[-1]
         returned = set(output.all_input_nodes)
         last_use: dict[Node, int] = {}
@@ -126,16 +127,24 @@ class CompiledGraph:
         shape = group.shape
         inner = shape[-1] if shape else 1
         outer = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+        outputs = list(group.outputs)
+        reduced = None
+        if group.reduction is not None:
+            outputs.append(group.reduction)
+            reduced = (tuple(group.reduction.meta["tensor_meta"]["shape"]),
+                       (1,) if group.reduce_all else (outer,))
         return (self._group_runner(self.kernels[k], shape, (outer, inner), group.dtype,
-                                   len(group.outputs)),
-                [slot[n] for n in group.inputs], [slot[n] for n in group.outputs])
+                                   len(group.outputs), reduced),
+                [slot[n] for n in group.inputs], [slot[n] for n in outputs])
 
     def _group_runner(self, kernel: Any, shape: tuple, flat: tuple, dtype: Any,
-                      n_out: int) -> Callable[..., Any]:
-        """One fused loop's call: 2-d views of the inputs, outputs from the pool or new."""
+                      n_out: int, reduced: tuple | None) -> Callable[..., Any]:
+        """One fused loop's call: 2-d views of the inputs, outputs from the pool or new,
+        and the trailing reduction's result (never pooled)."""
         np_dtype = np.dtype(dtype.name)
         key = (shape, np_dtype)
         pool = self.pool.setdefault(key, [])
+        n0, n1 = flat
 
         def run_group(*inputs: Any) -> tuple:
             arrays = []
@@ -154,7 +163,11 @@ class CompiledGraph:
                     self.allocations += 1
                 outs.append(tensor)
                 arrays.append(array.reshape(flat))
-            kernel(*arrays)
+            if reduced is not None:
+                array = np.empty(reduced[0], np_dtype)
+                outs.append(share_array(array, dtype))
+                arrays.append(array.reshape(reduced[1]))
+            kernel(n0, n1, *arrays)
             return tuple(outs)
 
         return run_group
@@ -217,7 +230,8 @@ class CompiledGraph:
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT with each fused loop's nodes framed as one cluster."""
-        return self.graph_module.to_dot([g.members for g in self.groups])
+        return self.graph_module.to_dot([
+            g.members + ([g.reduction] if g.reduction is not None else []) for g in self.groups])
 
     def source(self) -> str:
         """The fused loops' source, each after a comment naming its nodes."""

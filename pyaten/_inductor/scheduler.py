@@ -9,6 +9,11 @@ Note: which nodes fuse
     members read from outside it (broadcast to the loop's shape when smaller); its outputs
     are the members read after it or returned. A group of one node is not worth a loop:
     that node runs its own kernel.
+
+    A loop may end with one reduction: a `sum` or `mean` of a member over the last dim (the
+    inner loop accumulates, one result per row) or over every element, when it can run
+    where the loop ends by the same rule. The reduced member is then written only if
+    something else reads it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ class FusedGroup:
     inputs: list[Node] = field(default_factory=list)
     outputs: list[Node] = field(default_factory=list)
     index: int = 0
+    # a trailing sum or mean of one member, over the last dim or over every element
+    reduction: Node | None = None
+    reduced: Node | None = None  # the member it reduces
+    reduce_all: bool = False
+    mean: bool = False
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -96,17 +106,61 @@ def fuse(graph: Graph) -> list[FusedGroup]:
             groups.append(chosen)
         chosen.members.append(node)
         group_of[node] = chosen
-    fused = [g for g in groups if len(g.members) > 1]
+    for group in groups:
+        _attach_reduction(group, position, group_of)
+    fused = [g for g in groups if len(g.members) + (g.reduction is not None) > 1]
     for group in fused:
         members = set(group.members)
         for member in group.members:
             for arg in member.all_input_nodes:
                 if arg not in members and arg not in group.inputs:
                     group.inputs.append(arg)
-            if any(user not in members for user in member.users):
+            if any(user not in members and user is not group.reduction
+                   for user in member.users):
                 group.outputs.append(member)
-        group.index = position[group.members[-1]]
+        last = group.reduction if group.reduction is not None else group.members[-1]
+        group.index = position[last]
     return fused
+
+
+_REDUCTIONS = {"sum.dim_IntList": False, "mean.dim": True, "sum.default": False,
+               "mean.default": True}
+
+
+def _reduction_kind(user: Node, member: Node) -> tuple[bool, bool] | None:
+    """(over every element, mean) when `user` is a sum or mean of `member` a loop can end
+    with: over the last dim or over everything, in the member's dtype."""
+    target = user.target
+    name = getattr(target, "__name__", "") if getattr(target, "namespace", None) == "aten" \
+        else ""
+    if name not in _REDUCTIONS or user.args[0] is not member or user.kwargs.get("dtype"):
+        return None
+    ndim = len(member.meta["tensor_meta"]["shape"])
+    if ndim == 0:
+        return None
+    mean = _REDUCTIONS[name]
+    if name.endswith(".default"):
+        return (True, mean) if len(user.args) == 1 else None
+    dims = user.args[1] if len(user.args) > 1 else None
+    extra = user.args[3:] if len(user.args) > 3 else ()
+    if any(e is not None for e in extra) or not isinstance(dims, (list, tuple)) or \
+            len(dims) != 1 or dims[0] % ndim != ndim - 1:
+        return None
+    return False, mean
+
+
+def _attach_reduction(group: FusedGroup, position: dict[Node, int],
+                      group_of: dict[Node, FusedGroup]) -> None:
+    for member in reversed(group.members):
+        for user in member.users:
+            kind = _reduction_kind(user, member)
+            if kind is None or position[user] < position[group.members[-1]]:
+                continue
+            if not _can_join(group, user, position, group_of):
+                continue
+            group.reduction, group.reduced = user, member
+            group.reduce_all, group.mean = kind
+            return
 
 
 def _can_join(group: FusedGroup, node: Node, position: dict[Node, int],
