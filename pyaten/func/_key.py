@@ -110,7 +110,11 @@ def _below(op: Any, keyset: Any, values: tuple, why: str) -> Any:
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     """The FuncTorchBatched fallback (Note: the FuncTorchBatched key)."""
     func, whole, decomposes, writes = _plan(op)
+    if decomposes and whole is None:
+        return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
     if writes or _autograd_first(values):
+        if decomposes:
+            return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
         return _below(op, keyset, values, "autograd first, batched below the Python key")
     if whole is not None:
         args, kwargs = python_arguments(op, values)
@@ -122,7 +126,6 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
                 trace.note("vmap", level=level, ran=f"rule {whole.__name__.lstrip('_')} "
                            "(whole composite)")
             return BatchedTensor(out, level)
-    if decomposes:
         return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
     args, kwargs = python_arguments(op, values)
     return dispatch_batched(func, args, kwargs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyaten
+from pyaten.core.tensor import Tensor
 from pyaten.func._rules import BatchedCall, rule
 from pyaten.utils._pytree import tree_map
 
@@ -47,17 +48,22 @@ def _pad_to(value: pyaten.Tensor, logical_rank: int, rank: int) -> pyaten.Tensor
     "log_sigmoid_forward", "lift_fresh_copy", "detach_", "alias_copy", "polar", "complex",
 )
 def pointwise(call: BatchedCall) -> Any:
-    tensors = [x for x in call.args if isinstance(x, pyaten.Tensor)]
-    tensors += [x for x in call.kwargs.values() if isinstance(x, pyaten.Tensor)]
-    rank = max(t.dim() for t in tensors)
-    if len({t.dtype for t in tensors}) > 1 and any(
-        call.batched(t) and t.dim() == 0 for t in tensors
+    args, kwargs = call.args, call.kwargs
+    tensors = [x for x in args if isinstance(x, Tensor)]
+    if len(tensors) == 1 and tensors[0] is args[0] and call.name != "mse_loss_backward" and (
+        not kwargs or not any(isinstance(v, (Tensor, list, tuple)) for v in kwargs.values())
+    ) and not any(isinstance(v, (list, tuple)) for v in args):
+        return call.func(args[0].value, *args[1:], **kwargs)  # one tensor, the batched one
+    tensors += [x for x in kwargs.values() if isinstance(x, Tensor)]
+    rank = max(len(t._sizes) for t in tensors)
+    if len({t._dtype for t in tensors}) > 1 and any(
+        call.batched(t) and not t._sizes for t in tensors
     ):
         return NotImplemented  # a 0-dim sample would promote as a dimensioned tensor
 
     def physical(x: Any) -> Any:
         if call.batched(x):
-            return _pad_to(x.value, x.dim(), rank)
+            return _pad_to(x.value, len(x._sizes), rank)
         return x
 
     if call.name == "mse_loss_backward" and call.args[3] != 0:

@@ -57,13 +57,14 @@ class BatchedCall:
 
     __slots__ = ("func", "args", "kwargs", "level", "batch_size", "name")
 
-    def __init__(self, func: Any, args: tuple, kwargs: dict, level: int, batch_size: int):
+    def __init__(self, func: Any, args: tuple, kwargs: dict, level: int, batch_size: int,
+                 name: str | None = None):
         self.func = func
         self.args = args
         self.kwargs = kwargs
         self.level = level
         self.batch_size = batch_size
-        self.name = func.overloadpacket.__name__
+        self.name = func.overloadpacket.__name__ if name is None else name
 
     def batched(self, x: Any) -> bool:
         return isinstance(x, BatchedTensor) and x.level == self.level
@@ -99,17 +100,18 @@ def _is_inplace(func: Any) -> bool:
     return bool(returns) and returns[0].annotation is not None and returns[0].annotation.is_write
 
 
-# func -> (rule or None, is random, is in place, is .item(), has a data-dependent shape):
-# computed once per operator
-_PLANS: dict[Any, tuple[Rule | None, bool, bool, bool, bool]] = {}
+# func -> (rule or None, is random, is in place, is .item(), has a data-dependent shape,
+# the operator's name): computed once per operator
+_PLANS: dict[Any, tuple[Rule | None, bool, bool, bool, bool, str]] = {}
 _ITEM_OPS = ("aten::_local_scalar_dense", "aten::item", "aten::is_nonzero")
 
 
-def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool]:
+def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool, str]:
     plan = _PLANS.get(func)
     if plan is None:
         plan = (_lookup(func), "nondeterministic_seeded" in func.tags, _is_inplace(func),
-                func.name() in _ITEM_OPS, "dynamic_output_shape" in func.tags)
+                func.name() in _ITEM_OPS, "dynamic_output_shape" in func.tags,
+                func.overloadpacket.__name__)
         _PLANS[func] = plan
     return plan
 
@@ -117,8 +119,8 @@ def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool]:
 def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
     level = _innermost_level(args, kwargs)
     info = level_info(level)
-    call = BatchedCall(func, args, kwargs, level, info.batch_size)
-    fn, random, inplace, item, dynamic = _plan(func)
+    fn, random, inplace, item, dynamic, name = _plan(func)
+    call = BatchedCall(func, args, kwargs, level, info.batch_size, name)
     if random and not _dropout_off(func, args):
         return _random(call, info.randomness)
     if item:

@@ -174,10 +174,40 @@ def _unbatch(func: Callable, out: Any, out_dims: Any, level: int, batch_size: in
     return tree_unflatten(results, spec)
 
 
+def _flat_inputs(in_dims: Any, args: tuple) -> tuple[tuple, int] | None:
+    """The common case without a pytree walk: `in_dims` an int or one int/None per argument,
+    each mapped argument a tensor whose dimension is in range, the sizes equal. None sends
+    the call the general way (which raises the errors)."""
+    if type(in_dims) is int:
+        dims: tuple = (in_dims,) * len(args)
+    elif type(in_dims) is tuple and len(in_dims) == len(args):
+        dims = in_dims
+    else:
+        return None
+    size = None
+    for x, d in zip(args, dims):
+        if d is None:
+            continue
+        if type(d) is not int or not isinstance(x, pyaten.Tensor):
+            return None
+        sizes = x._sizes
+        if not -len(sizes) <= d < len(sizes):
+            return None
+        if size is None:
+            size = sizes[d]
+        elif sizes[d] != size:
+            return None
+    return None if size is None else (dims, size)
+
+
 def _vmap_once(
     func: Callable, in_dims: Any, out_dims: Any, randomness: str, args: tuple, kwargs: dict
 ) -> Any:
-    flat, spec, flat_dims, batch_size = _batch_inputs(func, in_dims, args)
+    flat_case = _flat_inputs(in_dims, args)
+    if flat_case is None:
+        flat, spec, flat_dims, batch_size = _batch_inputs(func, in_dims, args)
+    else:
+        (flat, spec), (flat_dims, batch_size) = (args, None), flat_case
     entry = push_level(batch_size, randomness)
     mode = IncludeDispatchKeyGuard("FuncTorchVmapMode")  # random factories (_random.py)
     mode.__enter__()
@@ -188,7 +218,12 @@ def _vmap_once(
                 wrapped.append(x)
             else:
                 wrapped.append(BatchedTensor(pyaten.movedim(x, d, 0) if d else x, entry.level))
-        out = func(*tree_unflatten(wrapped, spec), **kwargs)
+        out = func(*(wrapped if spec is None else tree_unflatten(wrapped, spec)), **kwargs)
+        if type(out_dims) is int and isinstance(out, BatchedTensor) and out.level == entry.level:
+            value = out.value  # one batched tensor out: no pytree walk either
+            rank = len(value._sizes)
+            if out_dims == 0 or (-rank <= out_dims < rank):
+                return value if out_dims == 0 else pyaten.movedim(value, 0, out_dims)
         return _unbatch(func, out, out_dims, entry.level, batch_size)
     finally:
         mode.__exit__(None, None, None)
