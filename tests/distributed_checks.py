@@ -342,6 +342,12 @@ def collectives(rank, world):
              sum(inputs)[2 * rank:2 * rank + 2], "float32")  # fmt: skip
         meta = pyaten.empty(world * 2, 3, device="meta")
         assert fc.all_gather_tensor(meta, 0, None).shape == (world * world * 2, 3)
+        from pyaten.fx.experimental.proxy_tensor import make_fx
+
+        graph = make_fx(lambda t: fc.all_reduce(t * 2, "sum", dist.group.WORLD))(x)
+        targets = [str(n.target) for n in graph.graph.nodes]
+        assert "_c10d_functional.all_reduce.default" in targets, targets
+        same(graph(x), 2 * sum(inputs), "float32")  # the captured graph runs the collective
 
 
 def plug_in_device(rank, world):
