@@ -615,3 +615,29 @@ def test_trailing_reductions_end_their_loops():
     reduced = sorted(str(g.reduction.target) for g in groups if g.reduction is not None)
     assert reduced == ["aten.mean.default", "aten.mean.dim", "aten.sum.default",
                        "aten.sum.dim_IntList"]  # sum over dim 0 is not a loop's end
+
+
+def test_modes_subclasses_and_autocast():
+    from pyaten.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    f = pyaten.compile(lambda x: (x * 2).relu())
+    x = pyaten.ones(3)
+    f(x)
+    with Log():
+        out = f(x)  # under a mode the function runs as written: the mode sees its calls
+    assert seen == ["aten.mul.Tensor", "aten.relu.default"]
+    _close(out, (x * 2).relu())
+    g = pyaten.compile(lambda a, b: a @ b, backend="eager")
+    a = pyaten.ones(4, 4)
+    g(a, a)
+    with pyaten.autocast("cpu"):
+        assert g(a, a).dtype == pyaten.bfloat16
+    assert g(a, a).dtype == pyaten.float32
+    assert "autocast state changed" in g.report.guard_failures[0]

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyaten.core.tensor import Tensor
+from pyaten.dispatch import python_key
+from pyaten.nn.parameter import Parameter
 from pyaten.utils import _pytree
 from pyaten.utils import explain as _explain
 
@@ -30,6 +32,7 @@ __all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFun
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _ALL: weakref.WeakSet = weakref.WeakSet()
+_PLAIN = (Tensor, Parameter)
 
 
 @dataclass
@@ -121,10 +124,15 @@ class CompiledFunction:
         return result
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
-        from pyaten.autograd.grad_mode import is_grad_enabled
-
         flat, spec = _pytree.tree_flatten((args, kwargs))
-        grad = is_grad_enabled()
+        if python_key.stack_len() or any(type(v) not in _PLAIN for v in flat
+                                         if isinstance(v, Tensor)):
+            # a dispatch mode or a tensor subclass wants to see each operator: a graph
+            # would run below it, so the function runs as written
+            self.last_entry = None
+            self.report.eager_calls += 1
+            return self._fn(*args, **kwargs)
+        grad = _global_state()
         entry, failure = self._find(spec, flat, grad)
         if entry is None:
             if len(self._entries) >= config.cache_size_limit:
@@ -162,6 +170,15 @@ class CompiledFunction:
         self._entries.append(entry)
         self.last_entry = entry
         return cap.result
+
+
+def _global_state() -> tuple:
+    """The thread state a graph bakes in: grad mode, and CPU autocast with its dtype."""
+    from pyaten.amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
+    from pyaten.autograd.grad_mode import is_grad_enabled
+
+    autocast = is_autocast_enabled("cpu")
+    return (is_grad_enabled(), autocast, get_autocast_dtype("cpu") if autocast else None)
 
 
 def _rebuild(cap: Capture, outs: Any) -> Any:

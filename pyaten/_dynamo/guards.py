@@ -4,8 +4,8 @@ A graph bakes in everything about its inputs that the capture run depended on, s
 set records it: for each tensor input its type, shape, strides, dtype, device and
 `requires_grad`; for every other input its value (ints, floats, strings: capture
 specializes on them, as PyTorch's does without `dynamic`) or its identity; the pytree
-structure of the arguments; grad mode; and for a compiled module the identity of its
-parameters and buffers and every submodule's `training` flag. `check` returns None when the
+structure of the arguments; grad mode and CPU autocast; and for a compiled module the
+identity of its parameters and buffers and every submodule's `training` flag. `check` returns None when the
 call passes, else the first failure in words (PyTorch's wording), which the report keeps.
 """
 
@@ -48,13 +48,19 @@ class GuardSet:
 
     spec: Any
     leaves: tuple
-    grad_enabled: bool
+    state: tuple  # (grad mode, CPU autocast on, its dtype)
     module_state: tuple
 
-    def check(self, spec: Any, flat: list[Any], grad_enabled: bool,
+    @property
+    def grad_enabled(self) -> bool:
+        return self.state[0]
+
+    def check(self, spec: Any, flat: list[Any], state: tuple,
               module: Any = None) -> str | None:
-        if grad_enabled != self.grad_enabled:
-            return f"grad mode changed: expected {self.grad_enabled}, got {grad_enabled}"
+        if state[0] != self.state[0]:
+            return f"grad mode changed: expected {self.state[0]}, got {state[0]}"
+        if state != self.state:
+            return f"autocast state changed: expected {self.state[1:]}, got {state[1:]}"
         if spec != self.spec or len(flat) != len(self.leaves):
             return "the structure of the arguments changed"
         for i, (value, expected) in enumerate(zip(flat, self.leaves)):
@@ -68,6 +74,8 @@ class GuardSet:
     def describe(self) -> list[str]:
         """The guards as lines of text (`explain` prints them)."""
         lines = [f"grad mode is {'enabled' if self.grad_enabled else 'disabled'}"]
+        if self.state[1]:
+            lines.append(f"CPU autocast to {self.state[2]}")
         for i, key in enumerate(self.leaves):
             if key[0] == "tensor":
                 _, kind, shape, stride, dtype, device, requires_grad = key
@@ -85,9 +93,8 @@ class GuardSet:
         return lines
 
 
-def build_guards(spec: Any, flat: list[Any], grad_enabled: bool, module: Any = None) -> GuardSet:
-    return GuardSet(spec, tuple(_leaf_key(v) for v in flat), grad_enabled,
-                    _module_state(module))
+def build_guards(spec: Any, flat: list[Any], state: tuple, module: Any = None) -> GuardSet:
+    return GuardSet(spec, tuple(_leaf_key(v) for v in flat), state, _module_state(module))
 
 
 def _describe(i: int, expected: tuple, got: tuple) -> str:
