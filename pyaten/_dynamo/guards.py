@@ -5,8 +5,9 @@ set records it: for each tensor input its type, shape, strides, dtype, device an
 `requires_grad`; for every other input its value (ints, floats, strings: capture
 specializes on them, as PyTorch's does without `dynamic`) or its identity; the pytree
 structure of the arguments; grad mode and CPU autocast; and for a compiled module the
-identity of its parameters and buffers and every submodule's `training` flag. `check` returns None when the
-call passes, else the first failure in words (PyTorch's wording), which the report keeps.
+identity of its parameters and buffers and every submodule's `training` flag. `check`
+returns None when the call passes, else the first failure in words (PyTorch's wording),
+which the report keeps.
 """
 
 from __future__ import annotations
