@@ -69,16 +69,18 @@ _MPI_OP_NAMES = {"SUM": "SUM", "AVG": "SUM", "PRODUCT": "PROD", "MIN": "MIN", "M
                  "BAND": "BAND", "BOR": "BOR", "BXOR": "BXOR"}  # fmt: skip
 
 
-def check_reduce_op(fn: str, kind: str, op: _RedOpType) -> None:
-    """Raise as PyTorch does for a reduction a dtype of `kind` (b, i, f, c) cannot take."""
+def check_reduce_op(fn: str, kind: str, scalar_type: str, op: _RedOpType) -> None:
+    """Raise as PyTorch does for a reduction a dtype of `kind` (b, i, f, c) cannot take;
+    `scalar_type` is PyTorch's name of the dtype (Int, Long, Bool, ...)."""
     if op.name in ("PREMUL_SUM", "UNUSED"):
         raise ValueError(f"{fn}: ReduceOp.{op.name} is not supported by the MPI backend")
     if kind == "c" and op.name in ("MIN", "MAX", "BAND", "BOR", "BXOR"):
         raise ValueError(f"{fn} does not support {op} on complex tensors")
     if op.name in _INTEGER_OPS and kind in ("f", "c"):
-        raise RuntimeError(f"{fn}: Cannot use ReduceOp.{op.name} with non-integral dtype")
-    if kind == "b" and op.name == "AVG":
-        raise RuntimeError(f"{fn}: Cannot use ReduceOp.AVG with bool tensors")
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+    if kind in ("b", "i") and op.name == "AVG":  # PyTorch divides the sum in place
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type}")  # fmt: skip
 
 
 class _Staged:
@@ -99,11 +101,8 @@ class _Staged:
 
     def finish(self, divide_by: int = 0) -> None:
         buffer = self.buffer
-        if divide_by:
-            if buffer.dtype.kind in "iu":
-                np.copyto(buffer, np.trunc(buffer / divide_by).astype(buffer.dtype))
-            else:
-                buffer /= divide_by
+        if divide_by:  # AVG: floating and complex dtypes only (check_reduce_op)
+            buffer /= divide_by
         if self.copied:
             np.copyto(self.array, buffer.view(self.array.dtype) if buffer.dtype.kind == "u"
                       and self.array.dtype.kind == "b" else buffer, casting="unsafe")  # fmt: skip

@@ -300,15 +300,22 @@ def _check_tensor_list(fn: str, tensors: Any, name: str) -> None:
         )
 
 
+# PyTorch's ScalarType names, which its errors print.
+_SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                      "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+                      "uint64": "UInt64"}  # fmt: skip
+
+
 def _check_op(fn: str, tensors: Sequence[Any], op: Any) -> Any:
     from pyaten.distributed._mpi import check_reduce_op
 
     red = as_red_op(op)
     for t in tensors:
         dtype = t.dtype
+        name = str(dtype).rsplit(".", 1)[-1]
         kind = "c" if dtype.is_complex else "f" if dtype.is_floating_point else (
-            "b" if str(dtype).endswith("bool") else "i")  # fmt: skip
-        check_reduce_op(fn, kind, red)
+            "b" if name == "bool" else "i")  # fmt: skip
+        check_reduce_op(fn, kind, _SCALAR_TYPE_NAMES.get(name, name), red)
     return red
 
 
