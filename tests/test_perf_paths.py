@@ -284,3 +284,22 @@ def test_convolution_paths_match_torch_forward_and_backward(case, transposed) ->
     for ours, theirs in zip(*results):
         assert ours.shape == theirs.shape
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)
+
+
+# --- sigmoid: one SciPy pass for small inputs, PyTorch's formula in four in-place passes for
+# large ones (pyaten/native/kernels/unary.py): both against PyTorch and the general path.
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [7, 2047, 2048, 5000])
+def test_sigmoid_small_and_large_paths_match_torch(dtype, n) -> None:
+    values = (np.random.default_rng(n).standard_normal(n) * 8).astype(dtype)
+    values[:3] = [0.0, 100.0, -100.0]
+    ours = pyaten.sigmoid(pyaten.from_numpy(values.copy()))
+    with trace():
+        general = pyaten.sigmoid(pyaten.from_numpy(values.copy()))
+    np.testing.assert_array_equal(ours.numpy(), general.numpy())
+    theirs = torch.sigmoid(torch.from_numpy(values.copy())).numpy()
+    np.testing.assert_allclose(ours.numpy(), theirs, rtol=5e-7 if dtype == "float32" else 1e-15,
+                               atol=0)
+    out = pyaten.empty(n, dtype=getattr(pyaten, dtype))
+    pyaten.sigmoid(pyaten.from_numpy(values.copy()), out=out)
+    np.testing.assert_array_equal(out.numpy(), ours.numpy())

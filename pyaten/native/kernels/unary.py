@@ -286,7 +286,19 @@ def sigmoid_kernel(op: TensorIteratorMeta) -> None:
         op.compute(_sigmoid, a)
 
 
+_EXPIT: list = []  # scipy.special.expit, imported on the first small sigmoid (import time)
+_CHAIN_FROM = 2048  # elements: from about here four ufunc passes beat one expit pass
+
+
 def _sigmoid(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    if a.dtype.kind == "f" and a.size < _CHAIN_FROM:
+        # a small input: SciPy's logistic ufunc is one call where the passes below are four
+        # (4x4 float32: ~0.9 us less)
+        if not _EXPIT:
+            from scipy.special import expit
+
+            _EXPIT.append(expit)
+        return _EXPIT[0](a, out=_output(a, out))
     # PyTorch's formula, 1 / (1 + exp(-a)), each step a ufunc in place in the result: four
     # passes and no temporary. Measured on 4M float32 it is 1.5-2.5x faster than SciPy's
     # expit (one pass, but a scalar libm exp per element) and than a Numba loop; blocking the
