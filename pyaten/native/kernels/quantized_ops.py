@@ -229,6 +229,26 @@ def adaptive_avg_pool2d_quantized_cpu(self: Tensor, output_size) -> Tensor:
     return _average_requantized(self, sums, counts, counts)
 
 
+@native
+def mean_quantized_cpu(self: Tensor, dim, keepdim: bool = False, dtype: object = None) -> Tensor:
+    from pyaten.native.kernels.shape import wrap_dim
+
+    _check_per_tensor("quantized mean", (self,))
+    ndim = len(self._sizes)
+    dims = tuple(range(ndim)) if dim is None or len(tuple(dim)) == 0 else \
+        tuple(sorted({wrap_dim(d, ndim) for d in dim}))
+    values = self._numpy()
+    count = int(np.prod([self._sizes[d] for d in dims], dtype=np.int64))
+    if dims == tuple(range(ndim - len(dims), ndim)):
+        # ATen's inner-dimension kernel: the integer sum over the count, rounded half to even
+        ints = np.rint(values.astype(np.int64).sum(dims, keepdims=keepdim) / count)
+    else:  # ATen: dequantize, take the float mean, quantize with the input's parameters
+        real = dequantized_values(self).mean(dims, keepdims=keepdim, dtype=np.float32)
+        ints = quantize_array(real, self._q_scale, self._q_zero_point, self._dtype)
+    low, high = quantized_range(self._dtype)
+    return _same_quantizer(np.clip(ints, low, high).astype(self._dtype.numpy), self)
+
+
 # --- choosing parameters for dynamic quantization ------------------------------------------
 
 _SMALL_SCALE = np.float32(6.1e-5)
