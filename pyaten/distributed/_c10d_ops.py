@@ -62,6 +62,10 @@ def _np(t: Any) -> np.ndarray:
     return t.numpy(force=True)  # a view of host memory (Note: how a tensor reaches MPI)
 
 
+def _sizes(t: Any) -> str:
+    return "(" + ", ".join(str(n) for n in t.shape) + ")"  # as PyTorch's errors print sizes
+
+
 def _shape(t: Any) -> tuple:
     return (tuple(t.shape), str(t.dtype))
 
@@ -94,7 +98,7 @@ def allgather_(output_tensors, input_tensors, process_group, async_op=True, time
     rank = process_group.rank()
     problem = None
     if _shape(input_tensors[0]) != _shape(outputs[rank]):
-        expected, got = tuple(outputs[rank].shape), tuple(input_tensors[0].shape)
+        expected, got = _sizes(outputs[rank]), _sizes(input_tensors[0])
         problem = f"invalid tensor size at index {rank} (expected {expected}, got {got})"
     _settle(process_group, "all_gather", [_shape(t) for t in outputs], problem)
     work = process_group.allgather([_np(t) for t in outputs], _np(input_tensors[0]))
