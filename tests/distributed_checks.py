@@ -557,6 +557,10 @@ def fail(rank, world):
     """Rank 1 skips a collective: rank 0 raises after the timeout; then rank 0 dies of it."""
     if rank == 1:
         time.sleep(120)  # never joins; the job must end long before this
+    try:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=1))
+    except RuntimeError as error:
+        print(f"MONITORED: {error}", flush=True)
     start = time.monotonic()
     try:
         dist.all_reduce(tensor(np.ones(4)))

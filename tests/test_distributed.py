@@ -167,6 +167,7 @@ def test_a_rank_that_never_joins_makes_the_others_raise_and_the_job_end(runs) ->
     assert status != 0, output[-3000:]
     assert "RAISED after" in output and "timed out after 3 s" in output, output[-3000:]
     assert "NOT RAISED" not in output
+    assert "MONITORED: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 1000 ms" in output
     assert seconds < FAIL_TIMEOUT
 
 
