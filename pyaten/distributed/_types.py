@@ -213,8 +213,6 @@ class Work:
         self.wait()
         return self._source_rank()
 
-    _source_rank_ = source_rank
-
 
 def _seconds(timeout: Any) -> float:
     return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
