@@ -236,10 +236,39 @@ def test_masked_tensor_unsupported_operator_raises_type_error() -> None:
         pyaten.cumsum(x, 0)
 
 
-def test_masked_tensor_refuses_requires_grad_for_now() -> None:
-    with pytest.warns(UserWarning), pytest.raises(NotImplementedError, match="requires_grad"):
-        pyaten.masked.masked_tensor(from_torch(_MT_DATA), from_torch(_MT_MASK),
-                                    requires_grad=True)
+_MT_GRAD_CASES = {
+    "sum": lambda x: x.sum(),
+    "mul_sum": lambda x: (x * 2).sum(),
+    "sin_sum_dim": lambda x: x.sin().sum(1).sum(),
+    "amax": lambda x: x.amax(1).sum(),
+    "mean": lambda x: x.mean(),
+    "add_self": lambda x: (x + x).sum(0).sum(),
+    "softmax": lambda x: (x.softmax(1) * x).sum(),
+    "t_exp": lambda x: x.t().exp().sum(),
+    "prod": lambda x: x.prod(1).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MT_GRAD_CASES))
+def test_masked_tensor_gradients_match_torch(name) -> None:
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    results = []
+    for m in (torch, pyaten):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            data, bits = (_MT_DATA, mask) if m is torch else (from_torch(_MT_DATA),
+                                                              from_torch(mask))
+            x = m.masked.masked_tensor(data, bits, requires_grad=True)
+            out = _MT_GRAD_CASES[name](x)
+            out.backward()
+        results.append((out, x.grad))
+    (out_t, grad_t), (out_p, grad_p) = results
+    assert repr(out_p) == repr(out_t)
+    assert type(grad_p).__name__ == "MaskedTensor" and repr(grad_p) == repr(grad_t)
+    assert_same(grad_p.get_mask(), grad_t.get_mask())
+    assert_same(grad_p.to_tensor(0), grad_t.to_tensor(0))
 
 
 def test_masked_tensor_helpers() -> None:

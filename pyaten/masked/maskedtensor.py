@@ -6,8 +6,13 @@ pointwise unary operators apply to the data and keep the mask; binary ones need 
 (or one plain operand); views and joins (`select`, `t`, `view`, `cat`, ...) apply to data and
 mask alike; reductions run `pyaten.masked`'s functions on the data with the mask, and the
 result is masked out where every reduced element was. Any other operator warns and raises
-PyTorch's TypeError. Only strided tensors; no autograd through a MaskedTensor yet
-(`requires_grad=True` raises NotImplementedError).
+PyTorch's TypeError. Only strided tensors.
+
+Gradients follow PyTorch's prototype: reductions are caught at `__torch_function__` (before
+autograd) and computed as `as_masked_tensor(masked_fn(get_data(), mask=...), any(mask))`, where
+`get_data` and `as_masked_tensor` are autograd Functions; `get_data`'s backward gives the
+gradient its input's mask, so every gradient reaching a MaskedTensor carries that tensor's
+mask. Every other function runs below with subclass handling off and its results unconverted.
 
 Imported on first use of `pyaten.masked.MaskedTensor` (`masked_tensor`, `as_masked_tensor`,
 `is_masked_tensor`), so a program that never builds one pays nothing for it.
@@ -19,12 +24,21 @@ import warnings
 from typing import Any
 
 import pyaten
+from pyaten._C import DisableTorchFunctionSubclass
 from pyaten.core.tensor import Tensor
 from pyaten.masked import _ops
 
 __all__ = ["MaskedTensor", "as_masked_tensor", "is_masked_tensor", "masked_tensor"]
 
 _DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
+
+
+def _prototype_warning() -> None:
+    warnings.warn(
+        "The PyTorch API of MaskedTensors is in prototype stage and will change in the near "
+        "future. Please open a Github issue for features requests and see our documentation "
+        "on the torch.masked module for further information about the project.",
+        UserWarning, stacklevel=3)
 
 
 def is_masked_tensor(obj: Any, /) -> bool:
@@ -57,16 +71,7 @@ class MaskedTensor(Tensor):
             raise TypeError("data must be a Tensor")
         if is_masked_tensor(mask) or not isinstance(mask, Tensor):
             raise TypeError("mask must be a Tensor")
-        warnings.warn(
-            "The PyTorch API of MaskedTensors is in prototype stage and will change in the near "
-            "future. Please open a Github issue for features requests and see our documentation "
-            "on the torch.masked module for further information about the project.",
-            UserWarning, stacklevel=2)
-        if requires_grad:
-            # PyTorch routes a MaskedTensor's gradients through autograd Functions that keep
-            # the input's mask; without them the masks of gradients would be wrong, so refuse
-            raise NotImplementedError(
-                "pyaten.masked.MaskedTensor does not support requires_grad=True yet")
+        _prototype_warning()
         if data.requires_grad:
             warnings.warn(
                 "It is not recommended to create a MaskedTensor with a tensor that "
@@ -102,8 +107,9 @@ class MaskedTensor(Tensor):
         self._validate_members()
 
     def get_data(self) -> Tensor:
-        """The data, masked-out elements included (a tensor detached from this one)."""
-        return self._masked_data.detach()
+        """The data, masked-out elements included; a gradient flowing back into it returns to
+        this tensor as a MaskedTensor with this tensor's mask."""
+        return _GetData.apply(self)
 
     def get_mask(self) -> Tensor:
         return self._masked_mask
@@ -132,6 +138,14 @@ class MaskedTensor(Tensor):
     __str__ = __repr__
 
     @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
+        name = getattr(func, "__name__", None)
+        if name in _REDUCE_NAMES and func in _reduction_functions():
+            return _differentiable_reduction(name, *args, **(kwargs or {}))
+        with DisableTorchFunctionSubclass():
+            return func(*args, **(kwargs or {}))
+
+    @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
         handler = _DISPATCH.get(func.overloadpacket.__name__)
         if handler is not None:
@@ -151,7 +165,32 @@ def masked_tensor(data: Tensor, mask: Tensor, requires_grad: bool = False) -> Ma
 
 
 def as_masked_tensor(data: Tensor, mask: Tensor) -> MaskedTensor:
-    return MaskedTensor(data, mask)
+    """A MaskedTensor that passes gradients back to `data` (PyTorch's differentiable
+    constructor)."""
+    _prototype_warning()
+    return _Constructor.apply(data, mask)
+
+
+class _GetData(pyaten.autograd.Function):
+    @staticmethod
+    def forward(ctx, self: MaskedTensor) -> Tensor:  # noqa: ANN001
+        ctx.mask = self._masked_mask
+        return self._masked_data.detach()
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:  # noqa: ANN001
+        data = grad._masked_data if is_masked_tensor(grad) else grad
+        return _quiet_wrap(data, ctx.mask)
+
+
+class _Constructor(pyaten.autograd.Function):
+    @staticmethod
+    def forward(ctx, data: Tensor, mask: Tensor) -> MaskedTensor:  # noqa: ANN001
+        return _quiet_wrap(data, mask)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:  # noqa: ANN001
+        return grad, None
 
 
 # --- the operator families ---------------------------------------------------------------------
@@ -241,6 +280,39 @@ def _softmax(func, args: tuple, kwargs: dict) -> Any:
     return _quiet_wrap(result, _mask(self))
 
 
+def _softmax_backward(func, args: tuple, kwargs: dict) -> Any:
+    """The gradient of a masked softmax: masked-out elements neither take part nor receive
+    any (PyTorch's `_masked_softmax_backward`)."""
+    grad, output, dim = args[0], args[1], args[2]
+    if not (is_masked_tensor(grad) and is_masked_tensor(output)):
+        return NotImplemented
+    mask = _mask(grad)
+    if not bool(pyaten.eq(mask, _mask(output)).all()):
+        raise ValueError("__torch_dispatch__, _softmax_backward_data: expected the masks of "
+                         "grad and output to match")
+    g = _data(grad).masked_fill(~mask, 0)
+    out = _data(output).masked_fill(~mask, 0)
+    result = out * (g - (g * out).sum(dim, keepdim=True))
+    return _quiet_wrap(result.masked_fill(~mask, 0), mask)
+
+
+def _where(func, args: tuple, kwargs: dict) -> Any:
+    """where(condition, x, y): a plain x or y counts as fully masked in."""
+    condition, x, y = args[0], args[1], args[2]
+
+    def full(t: Any) -> Any:
+        if is_masked_tensor(t) or not isinstance(t, Tensor):
+            return t
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return MaskedTensor(t, pyaten.ones_like(t, dtype=pyaten.bool))
+
+    x, y = full(x), full(y)
+    data = func(condition, _map(x, _data), _map(y, _data))
+    mask = func(condition, _map(x, _mask), _map(y, _mask))
+    return _quiet_wrap(data, mask)
+
+
 def _local_scalar_dense(func, args: tuple, kwargs: dict) -> Any:
     return func(_data(args[0]))
 
@@ -310,6 +382,40 @@ _PASSTHROUGH = ("select transpose split t slice slice_backward select_backward i
                 "view _unsafe_view _reshape_alias cat unsqueeze unfold unfold_backward im2col "
                 "col2im stack").split()
 
+_FUNCTIONS: set = set()
+
+
+def _reduction_functions() -> set:
+    """pyaten.sum, Tensor.sum, ... for each reduction name (PyTorch's TORCH_/TENSOR_REDUCE)."""
+    if not _FUNCTIONS:
+        for name in _REDUCE_NAMES:
+            for owner in (pyaten, Tensor):
+                fn = getattr(owner, name, None)
+                if fn is not None:
+                    _FUNCTIONS.add(fn)
+    return _FUNCTIONS
+
+
+def _differentiable_reduction(name: str, self: Any, *args: Any, **kwargs: Any) -> Any:
+    """A reduction of a MaskedTensor that autograd follows: the data (through `get_data`),
+    `pyaten.masked`'s function with the mask, the result wrapped by `as_masked_tensor`."""
+    if not is_masked_tensor(self):
+        raise TypeError("Input to reduce_dim must be a MaskedTensor")
+    data, mask = self.get_data(), self.get_mask()
+    if not args and not kwargs:
+        result = (_masked_all(data, mask=mask) if name == "all"
+                  else getattr(_ops, name)(data, mask=mask))
+        return _Constructor.apply(result, pyaten.any(mask))
+    dim = args[0] if args else kwargs.get("dim")
+    keepdim = bool(args[1] if len(args) > 1 else kwargs.get("keepdim", False))
+    dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
+    if name == "all":
+        result = _masked_all(data, dim, keepdim, mask=mask)
+    else:
+        result = getattr(_ops, name)(data, dim, keepdim=keepdim, dtype=dtype, mask=mask)
+    return _Constructor.apply(result, _any_over(mask, dim, keepdim))
+
+
 _DISPATCH: dict[str, Any] = {}
 for _name in _UNARY:
     _DISPATCH[_name] = _unary
@@ -323,6 +429,8 @@ for _name in _PASSTHROUGH:
     _DISPATCH[_name] = _passthrough
 for _name in _REDUCE_NAMES:
     _DISPATCH[_name] = _reduction
-_DISPATCH.update({"detach": _on_data, "clone": _on_data, "ones_like": _on_data,
-                  "_to_copy": _to_copy,
-                  "_softmax": _softmax, "_local_scalar_dense": _local_scalar_dense})
+_DISPATCH.update({
+    "detach": _on_data, "clone": _on_data, "ones_like": _on_data, "zeros_like": _on_data,
+    "_to_copy": _to_copy, "_softmax": _softmax, "_softmax_backward_data": _softmax_backward,
+    "where": _where, "_local_scalar_dense": _local_scalar_dense,
+})
