@@ -436,3 +436,25 @@ def test_tutorial_multi_head_attention_as_torch(grad: bool) -> None:
         results.append(found)
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+SPLITS = {
+    "chunk_last": lambda t: t.chunk(2, -1), "chunk_ragged": lambda t: t.chunk(2, 1),
+    "chunk_batch": lambda t: t.chunk(2, 0), "split_sizes": lambda t: t.split([1, 3], -1),
+    "split_int": lambda t: t.split(2, -1),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", SPLITS)
+def test_chunk_and_split_as_torch(layout: str, op: str) -> None:
+    ours, theirs = _pair([(2, 4), (3, 4)], layout, seed=12)
+
+    def run(t):
+        try:
+            pieces = SPLITS[op](t)
+        except Exception as error:  # noqa: BLE001 - the error is the outcome compared
+            return type(error).__name__, str(error).split(" This could be")[0].split(" 'aten")[0]
+        return [[np.round(x.detach().numpy(), 5).tolist() for x in p.unbind()] for p in pieces]
+
+    assert run(ours) == run(theirs)

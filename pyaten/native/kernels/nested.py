@@ -357,6 +357,24 @@ def cat_rule(lo: Layout, op: Callable, tensors: list, dim: int = 0) -> Any:
     return lo.pack(first, [op(list(row), d - 1) for row in zip(*columns)])
 
 
+def split_rule(lo: Layout, op: Callable, self: Any, how: Any, dim: int = 0) -> list:
+    """chunk, split and split_with_sizes: the components split alike, one nested per piece."""
+    name = _op_name(op)
+    d = _wrap_dim(dim, self.dim())
+    parts = lo.parts(self)
+    if _is_strided(self) and d != self.dim() - 1:
+        what = "Chunk" if name == "chunk" else name
+        raise RuntimeError(
+            f"{what} for nested tensors is currently only supported for the last dimension.")
+    if d == getattr(self, "_ragged_idx", None):
+        raise RuntimeError(f"{name}(): not supported for NestedTensor on ragged dim")
+    if d == 0:  # the jagged layout splits its batch
+        pieces = op(_aten().arange.default(len(parts)), how, 0)
+        return [lo.pack(self, [parts[i] for i in piece.tolist()]) for piece in pieces]
+    split = [op(p, how, d - 1) for p in parts]
+    return [lo.pack(self, list(piece)) for piece in zip(*split)]
+
+
 # operator overload -> (rule, the dense op's name). A row per operator of each family.
 _UNARY = ("abs", "neg", "sin", "cos", "tanh", "sqrt", "relu", "gelu", "silu", "sgn",
           "logical_not", "isnan", "isinf", "isposinf", "isneginf", "sigmoid", "exp")
@@ -365,7 +383,7 @@ _BINARY = ("add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "mul.Scalar",
            "threshold_backward", "gelu_backward", "silu_backward")
 
 # Rows PyTorch's strided layout has no kernel for: only the jagged layout serves them.
-JAGGED_ONLY = frozenset({"exp", "sigmoid", "mean.dim", "sum"})
+JAGGED_ONLY = frozenset({"exp", "sigmoid", "mean.dim", "sum", "split.Tensor"})
 
 RULES: dict[str, Callable] = {}
 for _name in _UNARY:
@@ -401,6 +419,9 @@ RULES.update({
     "narrow": narrow_rule,
     "embedding": embedding_rule,
     "cat": cat_rule,
+    "chunk": split_rule,
+    "split_with_sizes": split_rule,
+    "split.Tensor": split_rule,
     "ones_like": unary_rule,
     "zeros_like": unary_rule,
     "empty_like": unary_rule,
