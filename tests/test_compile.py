@@ -473,6 +473,11 @@ def test_custom_backend_gets_the_graph():
     f = pyaten.compile(lambda x: (x + 1).relu(), backend=backend)
     _close(f(pyaten.ones(2)), pyaten.full((2,), 2.0))
     assert [str(t) for t in seen[0]] == ["aten.add.Tensor", "aten.relu.default"]
+    x = pyaten.ones(2, requires_grad=True)
+    f(x)
+    f(x).sum().backward()  # the forward graph replayed through autograd
+    _close(x.grad, pyaten.ones(2))
+    assert [str(t) for t in seen[1]] == ["aten.add.Tensor", "aten.relu.default"]
 
 
 def test_reset_and_is_compiling():

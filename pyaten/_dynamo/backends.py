@@ -57,6 +57,8 @@ def build(backend: Any, cap: Capture, inputs: list[Any]) -> tuple[Callable[..., 
     gm = cap.graph
     assert gm is not None
     if callable(backend) and not isinstance(backend, str):
+        if cap.joint is not None:  # a custom backend gets the forward graph, as PyTorch's
+            gm = _forward_only(gm, cap)
         return backend(gm, inputs), getattr(backend, "__name__", "custom")
     compile_one = _inductor if backend == "pyaten" else _identity
     needs_grad = any(isinstance(v, Tensor) and v.requires_grad for v in inputs)
@@ -78,10 +80,8 @@ def build(backend: Any, cap: Capture, inputs: list[Any]) -> tuple[Callable[..., 
 
 def _forward_only(gm: GraphModule, cap: Capture) -> GraphModule:
     """The joint graph without its backward (for a backend that does not split)."""
-    from .aot import partition_joint as split
-
     n_outputs = len(gm.graph.nodes[-1].args[0]) - sum(g is not None for g in cap.joint.grads)
-    forward, _, n_saved = split(gm.graph, cap.joint, n_outputs)
+    forward, _, _ = partition_joint(gm.graph, cap.joint, n_outputs)
     graph = forward.graph
     out = graph.nodes[-1]
     out.args = (out.args[0][:n_outputs],)

@@ -208,7 +208,6 @@ class Joint:
     tangents: list[Node]
     grad_inputs: list[Node]
     grads: list[Node | None]
-    break_reason: str | None = None
 
 
 def _capture_backward(mode: _BreakingCapture, graph: Graph, out_flat: list[Any],
