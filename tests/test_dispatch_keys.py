@@ -162,7 +162,7 @@ def test_register_backend_name_in_subprocess() -> None:
         "try:\n    K.register_backend_name('xpu2')\nexcept RuntimeError as e:\n    print('err')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    assert out.stdout.split() == ["True", "True", "AutogradPrivateUse1", "SparseNPU", "err"]
+    assert out.stdout.split() == ["True", "True", "AutogradPrivateUse1", "Sparsenpu", "err"]
 
 
 def test_ready_made_masks_match_torch() -> None:
@@ -189,7 +189,7 @@ def test_unregister_backend_name_frees_the_slot():
     _keys.register_backend_name("zzdev", "PrivateUse3")
     try:
         assert _keys.backend_keyset_bits("zzdev")
-        assert _keys.display_name("AutogradPrivateUse3") == "AutogradZZDEV"
+        assert _keys.display_name("AutogradPrivateUse3") == "Autogradzzdev"  # as c10 prints it
     finally:
         _keys.unregister_backend_name("zzdev")
     assert "PrivateUse3" not in _keys.backend_names()

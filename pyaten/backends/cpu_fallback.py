@@ -32,13 +32,18 @@ def to_cpu(t: Tensor) -> Tensor:
     """A contiguous CPU copy of `t` (made by the device's `_copy_from`)."""
     if t._device.type == "cpu":
         return t
+    if hasattr(t, "_parts"):  # a sparse tensor: its parts, each copied
+        return _op("aten::_to_copy").call(t, None, None, CPU, None, False, None)
     cpu = empty_tensor(t._sizes, t._dtype, CPU)
     _op("aten::_copy_from").call(t, cpu, False)
     return cpu
 
 
 def to_device(t: Tensor, device: Any) -> Tensor:
-    """A copy of the CPU tensor `t` on `device` (the device's `empty_strided`, `_copy_from`)."""
+    """A copy of the CPU tensor `t` on `device` (the device's `empty_strided`, `_copy_from`;
+    a sparse tensor's parts each so)."""
+    if hasattr(t, "_parts"):  # a sparse result (to_sparse of a device tensor)
+        return _op("aten::_to_copy").call(t, None, None, device, None, False, None)
     strides = t._strides
     if not is_non_overlapping_and_dense(t._sizes, strides):
         strides = contiguous_strides(t._sizes)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pyaten.codegen import naming
 from pyaten.codegen.gen_backend import BackendModule, generate_backend
-from pyaten.declarations.backend import BackendDeclaration, read_backend_yaml
+from pyaten.declarations.backend import LAYOUT_LISTS, BackendDeclaration, read_backend_yaml
 from pyaten.declarations.model import DeclarationError, Diagnostic, Location, NativeFunction
 from pyaten.declarations.reporting import did_you_mean
 
@@ -118,6 +118,29 @@ def _bind(
     return namespace
 
 
+def layout_kernel_name(functionality_list: str, op: str) -> str:
+    """The kernel a layout list names: `sparse` + `add.Tensor` -> `sparse_add_Tensor`."""
+    return f"{functionality_list}_{op.replace('.', '_')}"
+
+
+def _bind_layouts(decl: BackendDeclaration, kernels: Any, report: Any) -> list[tuple]:
+    """(functionality, op, fn) for each operator of the `sparse:` / `sparse_csr:` lists."""
+    found = []
+    for list_key, functionality in LAYOUT_LISTS.items():
+        for op in getattr(decl, list_key):
+            function = layout_kernel_name(list_key, op)
+            fn = getattr(kernels, function, None)
+            if not callable(fn):
+                where = getattr(kernels, "__name__", type(kernels).__name__)
+                report(decl.lines.get(f"{list_key}:{op}", decl.loc.line),
+                       "backend-missing-kernel",
+                       f"'{op}' is named under '{list_key}' but {where} has no function "
+                       f"'{function}'", _function_hint(kernels, function))  # fmt: skip
+                continue
+            found.append((functionality, op, fn))
+    return found
+
+
 def _missing(*args: Any) -> Any:  # a kernel that was reported missing; never registered
     raise AssertionError("unreachable")
 
@@ -162,6 +185,7 @@ def _check(
                            "keep it under one of them")  # fmt: skip
     gen = generate_backend(decl, records, key, os.path.basename(path))
     namespace = _bind(decl, gen, kernels, path, report)
+    namespace["<layout kernels>"] = _bind_layouts(decl, kernels, report)
     planned = {op for op, _, kind in gen.registrations if kind != "autograd"}
     have = set(device.kernels) if device is not None else set()
     missing = [k for k in REQUIRED_KERNELS if k not in planned | have]
@@ -192,6 +216,9 @@ def load_manifest(device: Any, path: str | os.PathLike[str], kernels: Any) -> Ma
         else:
             device.register_autograd(op, fn)
         registered.append(op)
+    for functionality, op, fn in namespace["<layout kernels>"]:
+        device.register_kernel(op, fn, layout=functionality)
+        registered.append(f"{functionality}:{op}")
     for op in decl.force_fallback:
         device.force_fallback(op)
         registered.append(op)
@@ -213,16 +240,19 @@ def lint_manifest(
     unknown operator names (did-you-mean), operators named but not implemented, required
     kernels missing, and kernels `kernels` defines that the manifest does not name."""
     kernels = _module(kernels)
-    decl, gen, _, diagnostics, path = _check(path, kernels, key)
+    decl, gen, namespace, diagnostics, path = _check(path, kernels, key)
     if decl is None or gen is None:
         return diagnostics
-    diagnostics += _unlisted(kernels, gen, operator_records())
+    diagnostics += _unlisted(kernels, gen, operator_records(),
+                             namespace.get("<layout kernels>", ()))
     return diagnostics
 
 
-def _unlisted(kernels: Any, gen: BackendModule, records: Sequence[NativeFunction]):
+def _unlisted(kernels: Any, gen: BackendModule, records: Sequence[NativeFunction],
+              namespace_layouts: Sequence[tuple] = ()):
     """Public functions of `kernels` named like a kernel of an operator the manifest omits."""
     used = set(gen.device_kernels.values())
+    used |= {fn.__name__ for _, _, fn in namespace_layouts}
     by_kernel_name: dict[str, str] = {}
     for r in records:
         by_kernel_name.setdefault(naming.ident(r.func.name), str(r.func.name))

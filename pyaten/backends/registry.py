@@ -6,8 +6,9 @@
 
 Registration does, once, what PyTorch's `rename_privateuse1_backend` and
 `generate_methods_for_privateuse1_backend` do, without their single-slot limit: the name
-becomes a device type (`pyaten.device("openreg:1")`), the slot's keys print as `OPENREG` /
-`AutogradOPENREG`, `Tensor.openreg()` / `Tensor.is_openreg` / `Module.openreg()` appear,
+becomes a device type (`pyaten.device("openreg:1")`), the slot's keys print as `openreg` /
+`Autogradopenreg` / `Sparseopenreg` (as c10 prints a renamed slot), `Tensor.openreg()` /
+`Tensor.is_openreg` / `Module.openreg()` appear,
 `pyaten.openreg` is the runtime module, and the slot gets the CPU fallback and the glue
 kernels of pyaten/backends/required.py. `unregister_device` undoes all of it (for tests).
 
@@ -43,6 +44,8 @@ from pyaten.library import Library
 __all__ = ["Device", "SLOTS", "devices", "get_device", "register_device", "unregister_device"]
 
 SLOTS: tuple[str, ...] = ("PrivateUse1", "PrivateUse2", "PrivateUse3")
+# functionalities a device may register layout kernels for (`register_kernel(layout=...)`)
+LAYOUT_FUNCTIONALITIES: tuple[str, ...] = ("Sparse", "SparseCsr")
 
 _LOCK = threading.RLock()
 _DEVICES: dict[str, Device] = {}
@@ -64,6 +67,9 @@ class Device:
         self.policy = _fallback.check_policy(default_policy, "register_device", "fallback")
         self.overrides: dict[str, str] = {}
         self.kernels: dict[str, Callable] = {}  # "name.overload" -> the device's own function
+        # ("Sparse" | "SparseCsr", "name.overload") -> the device's kernel for that layout
+        self.layout_kernels: dict[tuple[str, str], Callable] = {}
+        self._layout_libraries: dict[str, Library] = {}
         self._glue: dict[str, Library] = {}  # glue kernels a device kernel may replace
         self.registered = True
         self.methods_attached = False
@@ -80,15 +86,34 @@ class Device:
 
     # -- kernels -----------------------------------------------------------------------------
 
-    def register_kernel(self, op_name: str, fn: Callable, *, check: bool = True) -> Callable:
+    def register_kernel(
+        self, op_name: str, fn: Callable, *, check: bool = True, layout: str | None = None
+    ) -> Callable:
         """Register `fn` as this device's kernel of `aten::op_name` (`"add.Tensor"`, `"mm"`).
 
         The kernel is wrapped with the device check the operator's `device_check:` asks for
-        (Note: where the device check lives); `check=False` registers it as is.
+        (Note: where the device check lives); `check=False` registers it as is. `layout=`
+        "Sparse" or "SparseCsr" registers it for sparse COO / compressed tensors on the device
+        (the slot's `SparsePrivateUse1` / `SparseCsrPrivateUse1` key) instead.
         """
         self._check_alive()
         entry = required.aten_operator(op_name, "register_kernel")
         name = required.short_name(entry.name)
+        if layout is not None:
+            if layout not in LAYOUT_FUNCTIONALITIES:
+                raise ValueError(
+                    f"register_kernel(): layout must be one of "
+                    f"{', '.join(LAYOUT_FUNCTIONALITIES)} or None, got {layout!r}"
+                )
+            key = layout + self.slot
+            kernel = device_check.wrap(entry, fn, self.slot, self._guard()) if check else fn
+            lib = self._layout_libraries.get(layout)
+            if lib is None:  # one IMPL block per key, as PyTorch's TORCH_LIBRARY_IMPL
+                lib = self._layout_libraries[layout] = Library("aten", "IMPL", key)
+                self._extra_handles.append(lib)
+            lib.impl(name, kernel, key)
+            self.layout_kernels[(layout, name)] = fn
+            return fn
         glue = self._glue.pop(name, None)
         if glue is not None:  # the device's own kernel replaces the generic one
             glue.close()

@@ -23,6 +23,9 @@ fallback_overrides:           # per-operator fallback policy (a name means all i
 force_fallback:               # composites that read memory directly: run them on the CPU
 - convolution
 autocast: cpu                 # plug-in devices: autocast with this device type's policy lists
+sparse:                       # kernels for sparse COO tensors on the device (Sparse<backend>),
+- _to_dense                   # named sparse_<op> (`sparse__to_dense`, `sparse_add_Tensor`)
+sparse_csr: [values]          # compressed layouts (SparseCsr<backend>), named sparse_csr_<op>
 ```
 
 Every operator named must be declared in the native file it is read against; all variants
@@ -51,6 +54,7 @@ from pyaten.declarations.reporting import (
 
 __all__ = [
     "BACKEND_KEYS",
+    "LAYOUT_LISTS",
     "FALLBACK_POLICIES",
     "STRUCTURED_STRATEGIES",
     "BackendDeclaration",
@@ -61,9 +65,14 @@ __all__ = [
 BACKEND_KEYS: tuple[str, ...] = (
     "backend", "class_name", "cpp_namespace", "extra_headers", "supported", "autograd",
     "full_codegen", "non_native", "ir_gen", "symint", "use_out_as_primary", "device_guard",
-    "fallback", "structured", "fallback_overrides", "force_fallback", "autocast",
+    "fallback", "structured", "fallback_overrides", "force_fallback", "autocast", "sparse",
+    "sparse_csr",
 )  # fmt: skip
-_OP_LISTS = ("supported", "autograd", "full_codegen", "symint", "force_fallback")
+_OP_LISTS = ("supported", "autograd", "full_codegen", "symint", "force_fallback", "sparse",
+             "sparse_csr")  # fmt: skip
+# layout lists -> the functionality of the key their kernels go to (Sparse<backend>) and the
+# prefix of the kernel names (`sparse_add_Tensor`, `sparse_csr_values`)
+LAYOUT_LISTS: dict[str, str] = {"sparse": "Sparse", "sparse_csr": "SparseCsr"}
 FALLBACK_POLICIES: tuple[str, ...] = ("error", "warn", "cpu")
 STRUCTURED_STRATEGIES: tuple[str, ...] = ("stub", "impl", "meta_impl")
 # Device types that are not plug-in names (their backends are written CPU, CUDA, ...).
@@ -108,6 +117,10 @@ class BackendDeclaration:
     dispatch_names: Mapping[str, str] = field(default_factory=_no_entries)
     force_fallback: tuple[str, ...] = ()
     autocast: str | None = None  # whose autocast policy lists a plug-in device uses (docs/amp.md)
+    # operators with kernels for sparse COO / compressed tensors (the `sparse:`, `sparse_csr:`
+    # lists), registered at Sparse<backend> / SparseCsr<backend>
+    sparse: tuple[str, ...] = ()
+    sparse_csr: tuple[str, ...] = ()
 
 
 def _kernel_name(fn: NativeFunction, symint: set[str]) -> str:
@@ -202,6 +215,8 @@ class _Reader:
             dispatch_names=MappingProxyType(dict(self.dispatch_names)),
             force_fallback=tuple(str(f.func.name) for f in lists["force_fallback"]),
             autocast=autocast,
+            sparse=tuple(str(f.func.name) for f in lists["sparse"]),
+            sparse_csr=tuple(str(f.func.name) for f in lists["sparse_csr"]),
         )
 
     def _policy(self, e: YamlMap, key: str, value: object, line: int) -> str | None:
@@ -317,7 +332,7 @@ class _Reader:
             else:
                 seen.add(name)
                 found.append(fn)
-                self.lines.setdefault(name, line)
+                self.lines.setdefault(f"{key}:{name}" if key in LAYOUT_LISTS else name, line)
         return found
 
     def _long_form(self, item: YamlMap, line: int) -> str | None:

@@ -449,7 +449,8 @@ def register_backend_name(name: str, key_suffix: str = "PrivateUse1") -> None:
     upper = name.upper()
     for key_name in _RUNTIME_NAMES:
         if key_name.endswith(key_suffix):
-            _PRIVATEUSE_RENAMES[key_name[: -len(key_suffix)] + upper] = KEY_BY_NAME[key_name]
+            for spelling in (upper, name):  # 'SparseNPU' and 'Sparsenpu' (how it prints)
+                _PRIVATEUSE_RENAMES[key_name[: -len(key_suffix)] + spelling] = KEY_BY_NAME[key_name]
 
 
 def unregister_backend_name(name: str) -> None:
@@ -464,7 +465,7 @@ def unregister_backend_name(name: str) -> None:
     if name in _SHADOWED:
         _DEVICE_BITS[name] = _SHADOWED.pop(name)
     upper = name.upper()
-    for key_name in [k for k in _PRIVATEUSE_RENAMES if k.endswith(upper)]:
+    for key_name in [k for k in _PRIVATEUSE_RENAMES if k.endswith((upper, name))]:
         del _PRIVATEUSE_RENAMES[key_name]
 
 
@@ -472,8 +473,8 @@ def display_name(key: DispatchKey | str) -> str:
     """A key's name for messages, with renamed PrivateUse backends spelled by their new name."""
     name = key if isinstance(key, str) else key.name
     for suffix, device in _BACKEND_RENAMES.items():
-        if name.endswith(suffix):
-            return name[: -len(suffix)] + device.upper()
+        if name.endswith(suffix):  # as c10's toString: 'Sparseopenreg', 'openreg'
+            return name[: -len(suffix)] + device
     return name
 
 

@@ -237,7 +237,10 @@ def _describe(value: Any) -> str:
         if value._wrapped_number:  # a Python number the binding wrapped: show the number
             number = value._numpy().item() if value._storage.data is not None else "?"
             return f"Tensor(wrapped number {number!r}, dtype={value._dtype})"
-        return f"Tensor(shape={list(value._sizes)}, dtype={value._dtype}, device={value._device})"
+        layout = getattr(value, "layout", None)  # sparse and jagged tensors say which
+        extra = f", layout={layout}" if layout is not None and layout.name != "strided" else ""
+        return (f"Tensor(shape={list(value._sizes)}, dtype={value._dtype}, "
+                f"device={value._device}{extra})")
     return f"{value_type_name(value)} {value!r}"
 
 

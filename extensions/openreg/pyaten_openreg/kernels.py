@@ -540,3 +540,67 @@ class _Sigmoid(pyaten.autograd.Function):
 def sigmoid(self):
     """The autograd kernel of `sigmoid` on openreg (registered on its Autograd key)."""
     return _Sigmoid.apply(self)
+
+
+# -- sparse tensors on openreg (the manifest's `sparse:` and `sparse_csr:` lists) -------------
+# A sparse openreg tensor's parts (indices, values) are ordinary openreg tensors. The kernels
+# that only read metadata or alias a part are pyaten's own SparseCPU / SparseCsrCPU ones (they
+# never touch memory); those that compute stage through the host: operands to the CPU,
+# pyaten's kernel there, the result back on the device.
+
+def _upstream(op_name: str, key: str) -> Any:
+    from pyaten.backends import upstream_kernel
+
+    return upstream_kernel(op_name, key)
+
+
+sparse__nnz = _upstream("_nnz", "SparseCPU")
+sparse_sparse_dim = _upstream("sparse_dim", "SparseCPU")
+sparse_dense_dim = _upstream("dense_dim", "SparseCPU")
+sparse_is_coalesced = _upstream("is_coalesced", "SparseCPU")
+sparse__indices = _upstream("_indices", "SparseCPU")
+sparse__values = _upstream("_values", "SparseCPU")
+sparse_indices = _upstream("indices", "SparseCPU")
+sparse_values = _upstream("values", "SparseCPU")
+sparse_csr__nnz = _upstream("_nnz", "SparseCsrCPU")
+sparse_csr_values = _upstream("values", "SparseCsrCPU")
+sparse_csr_crow_indices = _upstream("crow_indices", "SparseCsrCPU")
+sparse_csr_col_indices = _upstream("col_indices", "SparseCsrCPU")
+
+
+def _staged(op: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run `op` on host copies of the openreg tensors in `args`; the result back on openreg."""
+    where = next(a.device for a in args
+                 if isinstance(a, pyaten.Tensor) and a.device.type == "openreg")  # fmt: skip
+    with AutoDispatchBelowAutograd():
+        host = [a.cpu() if isinstance(a, pyaten.Tensor) else a for a in args]
+        result = op(*host, **kwargs)
+        return result.to(where)
+
+
+def sparse__to_dense(self, dtype=None, masked_grad=None):
+    return _staged(pyaten.ops.aten._to_dense.default, self, dtype=dtype, masked_grad=masked_grad)
+
+
+def sparse__coalesce(self):
+    return _staged(pyaten.ops.aten._coalesce.default, self)
+
+
+def sparse_add_Tensor(self, other, alpha=1):
+    return _staged(pyaten.ops.aten.add.Tensor, self, other, alpha=alpha)
+
+
+def sparse_mul_Tensor(self, other):
+    return _staged(pyaten.ops.aten.mul.Tensor, self, other)
+
+
+def sparse_mm(self, mat2):
+    return _staged(pyaten.ops.aten.mm.default, self, mat2)
+
+
+def sparse_csr__to_dense(self, dtype=None, masked_grad=None):
+    return _staged(pyaten.ops.aten._to_dense.default, self, dtype=dtype, masked_grad=masked_grad)
+
+
+def sparse_csr_mm(self, mat2):
+    return _staged(pyaten.ops.aten.mm.default, self, mat2)

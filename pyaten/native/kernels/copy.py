@@ -416,12 +416,27 @@ def _to_copy(
     device = self.device if device is None else _as_device(device)
     if self.device.type == "meta" and device.type != "meta":
         raise _no_data_error()
+    if hasattr(self, "_parts"):  # a sparse tensor: its parts move, as PyTorch's _to_copy
+        return _sparse_to_copy(self, dtype, device)
     strides = like_strides(self, memory_format)
     result = empty_tensor(self._sizes, dtype, device, strides)
     if device.type != "meta":
         _warn_complex_to_real(self.dtype, dtype)
         assign(result._numpy(), self._numpy())
     return result
+
+
+def _sparse_to_copy(self: Tensor, dtype, device) -> Tensor:
+    """Indices keep their dtype and move to `device`; values take `dtype` too."""
+    from pyaten.core.sparse import make_compressed, make_coo, sparse_coo
+
+    copy = _aten()._to_copy.default
+    *index_parts, values = self._parts
+    moved = [copy(p, device=device) for p in index_parts]
+    values = copy(values, dtype=dtype, device=device)
+    if self._layout is sparse_coo:
+        return make_coo(moved[0], values, self._sizes, self._coalesced)
+    return make_compressed(self._layout, moved[0], moved[1], values, self._sizes)
 
 
 @native
