@@ -563,3 +563,45 @@ def batch_norm(call: BatchedCall) -> Any:
     out, mean, invstd = call.func(_fold_into_groups(call, x), w, bb, None, None, True,
                                   momentum, eps)
     return (_unfold_groups(call, out), mean.view(b, channels), invstd.view(b, channels))
+
+
+# --- pooling by planes: every tensor argument laid out as the input, (N, C, ...) or (C, ...)
+# (indices, gradients); the batch folds into N, or is N for an input without one -----------
+
+_PLANES_RANK = {
+    "adaptive_max_pool3d": 5, "max_unpool2d": 4, "max_unpool3d": 5,
+    "fractional_max_pool2d": 4, "fractional_max_pool3d": 5,
+    "fractional_max_pool2d_backward": 4, "fractional_max_pool3d_backward": 5,
+    "max_pool2d_with_indices_backward": 4, "max_pool3d_with_indices_backward": 5,
+    "avg_pool2d_backward": 4, "avg_pool3d_backward": 5, "adaptive_max_pool2d_backward": 4,
+    "adaptive_max_pool3d_backward": 5, "_adaptive_avg_pool2d_backward": 4,
+    "_adaptive_avg_pool3d_backward": 5,
+}
+_SAMPLES = ("fractional_max_pool2d", "fractional_max_pool3d")  # random_samples: (N, C, d)
+
+
+@rule(*_PLANES_RANK)
+def planes(call: BatchedCall) -> Any:
+    rank = _PLANES_RANK[call.name]
+    args = list(call.args)
+    sample_rank = len(args[0]._sizes)
+    if sample_rank not in (rank - 1, rank):
+        return NotImplemented
+    if call.name in _SAMPLES and len(args[3]._sizes) != 3:
+        return NotImplemented
+    b = call.batch_size
+    n = args[0]._sizes[0] if sample_rank == rank else 1
+    for i, x in enumerate(args):
+        if not isinstance(x, Tensor):
+            continue
+        value = call.physical(x)
+        if i == 3 and call.name in _SAMPLES:  # (B, n, C, d) -> (B*n, C, d)
+            args[i] = value.reshape(b * n, *value.shape[2:])
+        elif sample_rank == rank:
+            args[i] = value.reshape(b * n, *value.shape[2:])
+        else:
+            args[i] = value
+    out = call.func(*args, **call.kwargs)
+    if sample_rank == rank:
+        return tree_map(lambda t: t.view(b, n, *t.shape[1:]), out)
+    return out

@@ -1,0 +1,202 @@
+"""vmap on the FuncTorchBatched key (pyaten/func/_key.py): the key set of a BatchedTensor,
+which calls the key's kernel batches itself and which go below it, what a trace shows; the
+batching rules of the pooling family by planes, against torch.func.vmap (PyTorch 2.13)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import pyaten
+import pyaten.func as pf
+from pyaten.dispatch import trace
+from pyaten.dispatch.keys import DispatchKeySet
+from pyaten.func import _rules
+
+
+def _pair(shape, seed=0, unit=False):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    if unit:
+        a = np.abs(a) % 1
+    return pyaten.tensor(a), torch.tensor(a)
+
+
+def _notes(recorded) -> list[tuple[str, str]]:
+    found = []
+
+    def walk(node):
+        found.extend((node.operator, n["ran"]) for n in node.notes if n["kind"] == "vmap")
+        for child in node.children:
+            walk(child)
+
+    for node in recorded.nodes:
+        walk(node)
+    return found
+
+
+def test_batched_tensor_keys() -> None:
+    seen = []
+
+    def f(x):
+        seen.append(DispatchKeySet.from_raw(x._keyset))
+        return x
+
+    pf.vmap(f)(pyaten.zeros(2, 3))
+    keys = {k.name for k in seen[0]}
+    assert {"FuncTorchBatched", "Python", "PythonTLSSnapshot", "CPU", "AutogradCPU"} <= keys
+
+
+def test_trace_names_rule_composite_and_fallback() -> None:
+    x, w = pyaten.randn(4, 3), pyaten.randn(5, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with trace() as recorded:
+            pf.vmap(lambda a: pyaten.diag(pyaten.nn.functional.linear(a, w).relu()))(x)
+    notes = _notes(recorded)
+    assert ("aten::linear", "rule linear (whole composite)") in notes
+    assert ("aten::relu", "rule pointwise") in notes
+    assert ("aten::diag", "decomposed (CompositeImplicitAutograd)") in notes
+    assert any(ran == "per-sample fallback loop" for _, ran in notes)
+
+
+def test_trace_autograd_first_under_vmap_grad() -> None:
+    x = pyaten.randn(4, 3)
+    with trace() as recorded:
+        pf.vmap(pf.grad(lambda a: (a.sin() * 2).sum()))(x)
+    notes = _notes(recorded)
+    assert ("aten::sin", "autograd first, batched below the Python key") in notes
+    assert ("aten::sin", "rule pointwise") in notes  # below the Python key, as before
+
+
+@pytest.mark.parametrize("in_dims", [(0, None), (None, 0), (0, 0)])
+def test_matmul_whole_rule(in_dims) -> None:
+    a_shape = (3, 4, 5) if in_dims[0] == 0 else (4, 5)
+    b_shape = (3, 5, 2) if in_dims[1] == 0 else (5, 2)
+    (pa, ta), (pb, tb) = _pair(a_shape), _pair(b_shape, 1)
+    got = pf.vmap(pyaten.matmul, in_dims=in_dims)(pa, pb)
+    want = tf.vmap(torch.matmul, in_dims=in_dims)(ta, tb)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_linear_whole_rule_and_batched_weight() -> None:
+    (pa, ta), (pw, tw), (pc, tc) = _pair((3, 4, 5)), _pair((6, 5), 2), _pair(6, 3)
+    got = pf.vmap(pyaten.nn.functional.linear, in_dims=(0, None, None))(pa, pw, pc)
+    want = tf.vmap(torch.nn.functional.linear, in_dims=(0, None, None))(ta, tw, tc)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    # a batched weight: linear decomposes, and its parts are batched
+    (pw3, tw3) = _pair((3, 6, 5), 4)
+    got = pf.vmap(pyaten.nn.functional.linear)(pa, pw3)
+    want = tf.vmap(torch.nn.functional.linear)(ta, tw3)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_grad_of_vmap_records_through_the_values() -> None:
+    (px, tx), (pw, tw) = _pair((4, 3)), _pair((2, 3), 1)
+    pw.requires_grad_(True)
+    tw.requires_grad_(True)
+
+    def run(lib, func, x, w):
+        out = func.vmap(lambda a: lib.nn.functional.linear(a, w).tanh())(x)
+        out.sum().backward()
+        return w.grad
+
+    np.testing.assert_allclose(run(pyaten, pf, px, pw).numpy(), run(torch, tf, tx, tw).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def _aten(lib, name):
+    return getattr(lib.ops.aten, name)
+
+
+# name, the call with the module, argument shapes (batch first), in_dims
+PLANES = [
+    ("adaptive_max_pool3d", lambda m, x: _aten(m, "adaptive_max_pool3d")(x, [2, 2, 2]),
+     [(3, 2, 4, 4, 4)], 0),
+    ("adaptive_max_pool3d 5-d", lambda m, x: _aten(m, "adaptive_max_pool3d")(x, [2, 1, 2]),
+     [(3, 2, 2, 4, 4, 4)], 0),
+    ("fractional_max_pool2d", lambda m, x, s: _aten(m, "fractional_max_pool2d")(
+        x, [2, 2], [3, 3], s), [(3, 2, 6, 6), (3, 1, 2, 2)], 0),
+    ("fractional_max_pool2d 4-d", lambda m, x, s: _aten(m, "fractional_max_pool2d")(
+        x, [2, 2], [3, 3], s), [(3, 2, 2, 6, 6), (3, 2, 2, 2)], 0),
+    ("fractional_max_pool2d shared samples", lambda m, x, s: _aten(m, "fractional_max_pool2d")(
+        x, [2, 2], [3, 3], s), [(3, 2, 2, 6, 6), (2, 2, 2)], (0, None)),
+    ("fractional_max_pool3d", lambda m, x, s: _aten(m, "fractional_max_pool3d")(
+        x, [2, 2, 2], [2, 2, 2], s), [(3, 2, 5, 5, 5), (3, 1, 2, 3)], 0),
+]
+
+
+@pytest.mark.parametrize("case", PLANES, ids=[c[0] for c in PLANES])
+def test_planes_rules_against_torch(case) -> None:
+    name, fn, shapes, in_dims = case
+    pairs = [_pair(s, i, unit=i > 0) for i, s in enumerate(shapes)]
+    before = dict(_rules.FALLBACK_CALLS)
+    got = pf.vmap(lambda *a: fn(pyaten, *a), in_dims=in_dims)(*[p for p, _ in pairs])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch runs some of these through its fallback
+        want = tf.vmap(lambda *a: fn(torch, *a), in_dims=in_dims)(*[t for _, t in pairs])
+    assert _rules.FALLBACK_CALLS == before
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype.itemsize == w.dtype.itemsize and tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _max_unpool(dims):
+    def fn(m, x):
+        F = m.nn.functional
+        pool = F.max_pool2d if dims == 2 else F.max_pool3d
+        unpool = F.max_unpool2d if dims == 2 else F.max_unpool3d
+        out, idx = pool(x, 2, return_indices=True)
+        return unpool(out, idx, 2)
+
+    return fn
+
+
+def _frac(m, x):
+    samples = m.full((1, 2, 2), 0.3)
+    return m.nn.functional.fractional_max_pool2d(x, 2, output_size=3, _random_samples=samples)
+
+
+# per-sample gradients through the pooling backward operators (and the unpools forward)
+BACKWARD = [
+    ("max_unpool2d", _max_unpool(2), (3, 2, 4, 4)),
+    ("max_unpool3d", _max_unpool(3), (3, 2, 2, 4, 4, 4)),
+    ("max_pool2d", lambda m, x: m.nn.functional.max_pool2d(x, 2), (3, 2, 4, 4)),
+    ("max_pool3d", lambda m, x: m.nn.functional.max_pool3d(x, 2), (3, 1, 2, 4, 4, 4)),
+    ("avg_pool2d", lambda m, x: m.nn.functional.avg_pool2d(x, 2), (3, 2, 2, 4, 4)),
+    ("avg_pool3d", lambda m, x: m.nn.functional.avg_pool3d(x, 2), (3, 2, 4, 4, 4)),
+    ("adaptive_max_pool2d", lambda m, x: m.nn.functional.adaptive_max_pool2d(x, 2),
+     (3, 2, 4, 4)),
+    ("adaptive_max_pool3d", lambda m, x: m.nn.functional.adaptive_max_pool3d(x, 2),
+     (3, 2, 4, 4, 4)),
+    ("adaptive_avg_pool2d", lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 3),
+     (3, 2, 2, 5, 5)),
+    ("adaptive_avg_pool3d", lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, 3),
+     (3, 2, 5, 5, 5)),
+    ("fractional_max_pool2d", _frac, (3, 2, 6, 6)),
+]
+
+
+@pytest.mark.parametrize("case", BACKWARD, ids=[c[0] for c in BACKWARD])
+def test_pooling_per_sample_grads_against_torch(case) -> None:
+    _, fn, shape = case
+    px, tx = _pair(shape)
+    before = dict(_rules.FALLBACK_CALLS)
+    got = pf.vmap(pf.grad(lambda x: fn(pyaten, x).sum()))(px)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = tf.vmap(tf.grad(lambda x: fn(torch, x).sum()))(tx)
+    assert _rules.FALLBACK_CALLS == before
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_coverage_lists_the_new_rules() -> None:
+    coverage = pf.batching_coverage()
+    for name in ("adaptive_max_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+                 "max_unpool2d", "max_unpool3d", "fractional_max_pool2d_backward",
+                 "adaptive_max_pool3d_backward", "max_pool2d_with_indices_backward"):
+        assert f"aten::{name}" in coverage["rule"], name
+    assert "aten::stft" in coverage["decomposed"]
