@@ -646,3 +646,18 @@ def test_modes_subclasses_and_autocast():
         assert g(a, a).dtype == pyaten.bfloat16
     assert g(a, a).dtype == pyaten.float32
     assert "autocast state changed" in g.report.guard_failures[0]
+
+
+def test_a_parameter_switching_requires_grad_recaptures():
+    lin = nn.Linear(4, 2)
+    compiled = pyaten.compile(lin)
+    x = pyaten.ones(3, 4)
+    for p in lin.parameters():
+        p.requires_grad_(False)
+    assert compiled(x).grad_fn is None
+    for p in lin.parameters():
+        p.requires_grad_(True)
+    out = compiled(x)
+    out.sum().backward()
+    _close(lin.weight.grad, pyaten.full((2, 4), 3.0))
+    assert "requires_grad" in compiled._compiled.report.guard_failures[-1]

@@ -79,6 +79,16 @@ class _Entry:
     capture: Capture
     how: str
     constants: list[Tensor]
+    # each lifted constant's requires_grad at capture (a parameter switched on or off later
+    # changes whether the graph must be differentiable)
+    constants_grad: tuple[bool, ...] = ()
+
+    def check(self, spec: Any, flat: list[Any], state: tuple, module: Any) -> str | None:
+        why = self.guards.check(spec, flat, state, module)
+        if why is None and tuple(c.requires_grad for c in self.constants) != \
+                self.constants_grad:
+            why = "requires_grad of a tensor the function reads (a parameter) changed"
+        return why
 
 
 class CompiledFunction:
@@ -107,7 +117,7 @@ class CompiledFunction:
     def _find(self, spec: Any, flat: list[Any], grad: bool) -> tuple[_Entry | None, str | None]:
         failure = None
         for entry in self._entries:
-            why = entry.guards.check(spec, flat, grad, self._module)
+            why = entry.check(spec, flat, grad, self._module)
             if why is None:
                 return entry, None
             failure = failure or why
@@ -165,7 +175,8 @@ class CompiledFunction:
         else:
             inputs = [v for v in flat if isinstance(v, Tensor)] + cap.constants
             run, how = build(self._backend, cap, inputs)
-            entry = _Entry(guards, run, cap, how, cap.constants)
+            entry = _Entry(guards, run, cap, how, cap.constants,
+                           tuple(c.requires_grad for c in cap.constants))
         self.report.capture_seconds.append(time.perf_counter() - start)
         self._entries.append(entry)
         self.last_entry = entry
