@@ -458,3 +458,23 @@ def test_chunk_and_split_as_torch(layout: str, op: str) -> None:
         return [[np.round(x.detach().numpy(), 5).tolist() for x in p.unbind()] for p in pieces]
 
     assert run(ours) == run(theirs)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_dropout_draws_torch_numbers_and_differentiates(layout: str) -> None:
+    masks = []
+    for lib in (pyaten, torch):
+        lib.manual_seed(0)
+        x = lib.nested.nested_tensor([lib.ones(2, 4), lib.ones(3, 4)],
+                                     layout=LAYOUTS[layout][0 if lib is pyaten else 1],
+                                     requires_grad=True)
+        y = lib.nn.functional.dropout(x, 0.5, True)
+        y.to_padded_tensor(0.0).sum().backward()
+        masks.append(([t.detach().numpy() for t in y.unbind()],
+                      [g.numpy() for g in x.grad.unbind()]))
+        kept = lib.nn.functional.dropout(x, 0.5, training=False)
+        masks.append(kept.grad_fn.name())
+        np.testing.assert_array_equal(kept.unbind()[1].detach().numpy(), np.ones((3, 4)))
+    assert masks[1] == masks[3]  # the eval-mode copy's node, as torch's
+    for a, b in zip(masks[0][0] + masks[0][1], masks[2][0] + masks[2][1]):
+        np.testing.assert_array_equal(a, b)

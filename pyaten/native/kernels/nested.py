@@ -564,3 +564,12 @@ def _reshape(self: Any, shape: list) -> Any:
 
 
 native_at("nested_reshape", _reshape, __file__)
+
+
+def _dropout(input: Any, p: float, train: bool) -> Any:
+    # CompositeImplicitAutogradNestedTensor, as PyTorch's: native_dropout's output (a copy
+    # even when not training)
+    return _aten().native_dropout.default(input, p, train)[0]
+
+
+native_at("nested_dropout", _dropout, __file__)
