@@ -589,3 +589,37 @@ def test_fuse_modules_and_static_flow_match_torch() -> None:
                                rtol=0, atol=tc.fc.scale * 1.01)
     with pytest.raises(NotImplementedError, match="Cannot fuse modules"):
         pq.fuse_modules(pm, ["relu", "conv"])
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (3,)), ((70,),) * 2, ((4, 100), (1, 100)),
+                                    ((4, 100), (4, 1)), ((300,), (1,)), ((130,),) * 2])
+@pytest.mark.parametrize("name", ["add", "add_relu", "mul"])
+def test_quantized_binary_broadcasting_matches_torch(shapes, name) -> None:
+    # Rows of every length: ATen's vectorized loop and its scalar tail round differently.
+    rng = np.random.default_rng(14)
+    xa, xb = ((rng.standard_normal(s) * 2).astype(np.float32) for s in shapes)
+    expected = getattr(torch.ops.quantized, name)(_q(torch, torch, xa, 0.05, 128),
+                                                  _q(torch, torch, xb, 0.03, 120), 0.1, 100)
+    actual = getattr(pyaten.ops.quantized, name)(_q(pyaten, pyaten, xa, 0.05, 128),
+                                                 _q(pyaten, pyaten, xb, 0.03, 120), 0.1, 100)
+    assert_same_q(expected, actual)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, d: lib.ops.quantized.add(
+        lib.quantize_per_tensor(lib.ones(2, 3), 0.1, 10, d.quint8),
+        lib.quantize_per_tensor(lib.ones(2, 3), 0.1, 10, d.qint8), 0.1, 5),
+    lambda lib, d: lib.ops.quantized.mul(
+        lib.quantize_per_tensor(lib.ones(2, 3), 0.1, 10, d.quint8),
+        lib.quantize_per_tensor(lib.ones(2, 3), 0.1, 10, d.qint8), 0.1, 5),
+    lambda lib, d: lib.ops.quantized.add(
+        lib.quantize_per_tensor(lib.ones(2, 3), 0.1, 10, d.quint8),
+        lib.quantize_per_tensor(lib.ones(4), 0.1, 10, d.quint8), 0.1, 5),
+    lambda lib, d: lib.ops.quantized.add(
+        lib.quantize_per_tensor(lib.ones(2, 3), 0.1, 10, d.quint8), lib.ones(2, 3), 0.1, 5),
+])
+def test_quantized_binary_errors_match_torch(call) -> None:
+    expected = _error(lambda: call(torch, torch))
+    actual = _error(lambda: call(pyaten, pyaten))
+    assert actual[0] is expected[0]
+    assert actual[1].split(" backend.")[0] == expected[1].split(" backend.")[0]  # short form

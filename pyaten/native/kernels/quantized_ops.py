@@ -544,56 +544,77 @@ def quantized_conv2d(x: QuantizedTensor, packed: Conv2dPackedParams, scale: floa
 # --- the quantized:: namespace --------------------------------------------------------------
 
 
-def _binary_check(fn: str, qa: Tensor, qb: Tensor) -> None:
-    _check_per_tensor(fn, (qa, qb))
+def _binary_operands(name: str, qa: Tensor, qb: Tensor) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """The broadcast shape and both operands' integers broadcast to it; PyTorch's errors."""
+    from pyaten.native.ops_handles import aten_ops
+    from pyaten.native.structured import broadcast_shapes
+
+    for t in (qa, qb):
+        if not isinstance(t, QuantizedTensor):
+            aten_ops().qscheme.default(t)  # "Could not run 'aten::qscheme' ... 'CPU' backend"
+    _check_per_tensor(f"quantized::{name.lower()}", (qa, qb))
     if qa._dtype is not qb._dtype:
-        raise RuntimeError(f"{fn} operands should have same data type.")
-    if tuple(qa._sizes) != tuple(qb._sizes):
-        raise RuntimeError(
-            f"{fn}: shapes {tuple(qa._sizes)} and {tuple(qb._sizes)} differ"
-        )
+        raise RuntimeError(f"{name} operands should have same data type.")
+    shape = tuple(broadcast_shapes(name, tuple(qa._sizes), tuple(qb._sizes)))
+    return (shape, np.broadcast_to(qa._numpy(), shape), np.broadcast_to(qb._numpy(), shape))
 
 
-def _vector_part(size: int, dtype: dt.dtype) -> int:
-    """How many leading elements ATen's vectorized loop takes (two AVX2 vectors a step);
-    the rest go through its scalar loop, which rounds differently."""
+def _vectorized_mask(shape: tuple, operands: tuple, dtype: dt.dtype) -> np.ndarray:
+    """Which output elements ATen's vectorized loop computes (the rest its scalar tail): the
+    iterator coalesces the innermost dimensions that are contiguous for every operand into
+    rows, and each row is vectorized two AVX2 vectors at a time."""
+    row = 1
+    for axis in range(len(shape) - 1, -1, -1):
+        row *= shape[axis]
+        if axis == 0:
+            break
+        if not all(_mergeable(t, shape, axis) for t in operands):
+            break
     step = 2 * (32 // dtype.itemsize)
-    return size // step * step
+    size = int(np.prod(shape, dtype=np.int64))
+    position = np.arange(size) % max(row, 1)
+    return (position < row // step * step).reshape(shape)
 
 
-def _dequantize_split(q: QuantizedTensor, split: int) -> np.ndarray:
-    ints = q._numpy().reshape(-1).astype(np.int64)
-    scale = np.float32(q._q_scale)
-    out = np.empty(ints.shape, np.float32)
+def _mergeable(t: Tensor, shape: tuple, axis: int) -> bool:
+    # Dimension `axis - 1` merges into `axis` when the operand's (broadcast) strides allow it.
+    offset = len(shape) - len(t._sizes)
+    def stride(a: int) -> int:
+        if a < offset or t._sizes[a - offset] == 1:
+            return 0
+        return t._strides[a - offset]
+    return stride(axis - 1) == stride(axis) * shape[axis]
+
+
+def _dequantize_by_loop(q: QuantizedTensor, ints: np.ndarray, vector: np.ndarray) -> np.ndarray:
     # vectorized: fma(scale, q, -zero_point * scale); scalar: (q - zero_point) * scale
+    scale = np.float32(q._q_scale)
     premul = np.float64(np.float32(-q._q_zero_point * scale))
-    out[:split] = (ints[:split].astype(np.float64) * np.float64(scale) + premul)
-    out[split:] = (ints[split:] - q._q_zero_point).astype(np.float32) * scale
-    return out
+    fused = (ints.astype(np.float64) * np.float64(scale) + premul).astype(np.float32)
+    plain = (ints.astype(np.int64) - q._q_zero_point).astype(np.float32) * scale
+    return np.where(vector, fused, plain)
 
 
 def quantized_add(qa: Tensor, qb: Tensor, scale: float, zero_point: int,
                   relu: bool = False) -> QuantizedTensor:
-    _binary_check("quantized::add", qa, qb)
-    split = _vector_part(qa.numel(), qa._dtype)
-    total = _dequantize_split(qa, split) + _dequantize_split(qb, split)
+    shape, a, b = _binary_operands("Add", qa, qb)
+    vector = _vectorized_mask(shape, (qa, qb), qa._dtype)
+    total = _dequantize_by_loop(qa, a, vector) + _dequantize_by_loop(qb, b, vector)
     if relu:
         np.maximum(total, 0, out=total)
     inv_scale = np.float32(1.0) / np.float32(scale)
     low, high = quantized_range(qa._dtype)
-    ints = np.empty(total.shape, np.float64)
     # vectorized: rint(x * inv_scale) + zero_point; scalar: fbgemm's fused Quantize
-    ints[:split] = np.rint((total[:split] * inv_scale).astype(np.float32)) + zero_point
-    ints[split:] = quantize_array(total[split:], scale, zero_point, dt.qint32)
-    return make_quantized(np.clip(ints, low, high).reshape(qa._sizes), qa._dtype,
-                          per_tensor_affine, scale, zero_point)
+    ints = np.where(vector, np.rint((total * inv_scale).astype(np.float32)) + zero_point,
+                    quantize_array(total, scale, zero_point, dt.qint32))
+    return make_quantized(np.clip(ints, low, high), qa._dtype, per_tensor_affine, scale,
+                          zero_point)
 
 
 def quantized_mul(qa: Tensor, qb: Tensor, scale: float, zero_point: int,
                   relu: bool = False) -> QuantizedTensor:
-    _binary_check("quantized::mul", qa, qb)
-    product = ((qa._numpy().astype(np.int64) - qa._q_zero_point)
-               * (qb._numpy().astype(np.int64) - qb._q_zero_point))
+    _, a, b = _binary_operands("Mul", qa, qb)
+    product = ((a.astype(np.int64) - qa._q_zero_point) * (b.astype(np.int64) - qb._q_zero_point))
     multiplier = (np.float32(qa._q_scale) * np.float32(qb._q_scale)
                   * (np.float32(1.0) / np.float32(scale)))
     ints = np.rint((product * np.float64(multiplier)).astype(np.float32)) + zero_point
