@@ -95,13 +95,30 @@ def _is_nan(v: object) -> bool:
 # values are all distinct have one answer, which NumPy finds faster. The functions below work
 # on lists or NumPy arrays, and are compiled with Numba when it is installed.
 
-try:
-    import numba as _numba
+_JITTED: list[str] = []  # compiled together on first use (numba's import costs ~1 s)
+_COMPILED: list[bool] = []
 
-    _jit = _numba.njit(cache=True, nogil=True)
-except ImportError:  # pragma: no cover - numba is an optional dependency
-    def _jit(function):
-        return function
+
+def _jit(function):
+    _JITTED.append(function.__name__)
+    return function
+
+
+def _compile() -> None:
+    """Replace each loop below by its Numba-compiled form, once (they call one another by
+    their global names, so all are swapped before the first call); without Numba they stay
+    Python."""
+    if _COMPILED:
+        return
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is an optional dependency
+        _COMPILED.append(False)
+        return
+    module = globals()
+    for name in _JITTED:
+        module[name] = numba.njit(cache=True, nogil=True)(module[name])
+    _COMPILED.append(True)
 
 
 @_jit
@@ -234,7 +251,7 @@ def _log2(n):
 
 
 @_jit
-def stl_sort(keys, idx, first, last, desc):
+def _stl_sort(keys, idx, first, last, desc):
     """std::sort of keys[first:last] (idx moved alongside)."""
     if last - first < 2:
         return
@@ -261,7 +278,7 @@ def stl_sort(keys, idx, first, last, desc):
 
 
 @_jit
-def stl_nth_element(keys, idx, first, nth, last, desc):
+def _stl_nth_element(keys, idx, first, nth, last, desc):
     if first == last or nth == last:
         return
     depth = 2 * _log2(last - first)
@@ -280,7 +297,7 @@ def stl_nth_element(keys, idx, first, nth, last, desc):
 
 
 @_jit
-def stl_topk(keys, k, largest, sorted_):  # noqa: A002
+def _stl_topk(keys, k, largest, sorted_):  # noqa: A002
     """The indices ATen's topk reports for one row (`keys` is reordered in place)."""
     n = len(keys)
     idx = np.arange(n)
@@ -288,10 +305,36 @@ def stl_topk(keys, k, largest, sorted_):  # noqa: A002
         _heap_select(keys, idx, 0, k, n, largest)
         _sort_heap(keys, idx, 0, k, largest)
     else:
-        stl_nth_element(keys, idx, 0, k - 1, n, largest)
+        _stl_nth_element(keys, idx, 0, k - 1, n, largest)
         if sorted_:
-            stl_sort(keys, idx, 0, k - 1, largest)
+            _stl_sort(keys, idx, 0, k - 1, largest)
     return idx[:k].copy()
+
+
+# Elements replayed in Python before the loops are compiled: a program that meets a few small
+# tied rows never pays Numba's import and compilation (about 2 s, once per process).
+_PYTHON_BUDGET = [20_000]
+
+
+def _maybe_compile(size: int) -> None:
+    if _COMPILED:
+        return
+    if _PYTHON_BUDGET[0] >= size:
+        _PYTHON_BUDGET[0] -= size
+        return
+    _compile()
+
+
+def stl_sort(keys: np.ndarray, idx: np.ndarray, first: int, last: int, desc: bool) -> None:
+    """std::sort of keys[first:last] with `idx` moved alongside (PyTorch's comparator)."""
+    _maybe_compile(last - first)
+    _stl_sort(keys, idx, first, last, desc)
+
+
+def stl_topk(keys: np.ndarray, k: int, largest: bool, sorted_: bool) -> np.ndarray:
+    """The indices ATen's topk reports for one row (`keys` is reordered in place)."""
+    _maybe_compile(len(keys))
+    return _stl_topk(keys, k, largest, sorted_)
 
 
 def has_ties(ordered_rows: np.ndarray) -> np.ndarray:
