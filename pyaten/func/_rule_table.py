@@ -312,6 +312,12 @@ def addmm(call: BatchedCall) -> Any:
     bias, a, b = call.args[:3]
     beta = call.kwargs.get("beta", 1)
     alpha = call.kwargs.get("alpha", 1)
+    if (call.name == "addmm" and call.batched(a) and not call.batched(b)
+            and not call.batched(bias) and len(bias._sizes) <= 1):
+        # the samples' rows are one matrix: a single addmm, the batch folded into the rows
+        n, k = a._sizes
+        out = call.func(bias, a.value.reshape(call.batch_size * n, k), b, **call.kwargs)
+        return out.view(call.batch_size, n, out._sizes[1])
     if call.name == "addmv":
         product = pyaten.matmul(call.value(a), call.value(b).unsqueeze(-1)).squeeze(-1)
         out_rank = 1
