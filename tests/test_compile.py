@@ -661,3 +661,26 @@ def test_a_parameter_switching_requires_grad_recaptures():
     out.sum().backward()
     _close(lin.weight.grad, pyaten.full((2, 4), 3.0))
     assert "requires_grad" in compiled._compiled.report.guard_failures[-1]
+
+
+def test_an_unsupported_operator_breaks_the_graph():
+    from pyaten.library import Library
+
+    lib = Library("compiletest", "DEF")
+    lib.define("bump_(Tensor(a!) x) -> Tensor(a!)")
+    lib.impl("bump_", lambda x: x.add_(1), "CPU")
+
+    def f(x):
+        y = x * 2
+        pyaten.ops.compiletest.bump_(y)
+        return y
+
+    compiled = pyaten.compile(f)
+    x = pyaten.ones(2)
+    for _ in range(2):
+        _close(compiled(x), pyaten.full((2,), 3.0))
+    _close(x, pyaten.ones(2))
+    assert "no functional variant" in compiled.report.graph_breaks[0].reason
+    assert compiled.report.eager_calls == 1
+    with pytest.raises(Unsupported, match="unsupported operator"):
+        pyaten.compile(f, fullgraph=True)(x)

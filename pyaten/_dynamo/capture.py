@@ -11,10 +11,12 @@ Note: capture by running
     reaches the dispatcher as `_local_scalar_dense` (`.item()`, `bool()`, `int()`,
     `float()`), so capture sees it: such a call, an operator whose output shape depends on
     data (`nonzero`, boolean-mask indexing, `unique`...), an operator returning a Python value
-    (`equal`) and a random operator are graph breaks. At a break recording stops and the rest
-    of the run finishes eagerly, so the call's result is still right; the guard set is then
-    remembered as eager (`pyaten.compile_report()` says why), and `fullgraph=True` raises
-    `Unsupported` at the break instead.
+    (`equal`) and a random operator are graph breaks, and so is an operator capture cannot
+    take (one that raises NotImplementedError under it, such as a custom in-place operator
+    without a functional variant: the function then runs again, eagerly). At a break
+    recording stops and the rest of the run finishes eagerly, so the call's result is still
+    right; the guard set is then remembered as eager (`pyaten.compile_report()` says why),
+    and `fullgraph=True` raises `Unsupported` at the break instead.
 
 Tensors the function reads without receiving them (a module's parameters, closed-over
 tensors) become extra graph inputs ("lifted constants"), held by identity: the graph reads
@@ -168,8 +170,19 @@ def capture(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, backward: bo
     call_args, call_kwargs = _pytree.tree_unflatten(flat, spec)
     _STATE["compiling"] += 1
     try:
-        with mode:
-            result = functionalize(fn)(*call_args, **call_kwargs)
+        try:
+            with mode:
+                result = functionalize(fn)(*call_args, **call_kwargs)
+        except NotImplementedError as error:
+            # an operator capture cannot take (no functional variant...): a graph break.
+            # Functionalized, the aborted run wrote no input (writes come at its end), so
+            # the function runs again, eagerly, for the call's result.
+            if fullgraph:
+                raise Unsupported(f"graph break: unsupported operator: {error} "
+                                  "(fullgraph=True)") from error
+            result = fn(*args, **kwargs)
+            return Capture(result, None, break_op=mode.break_op or "unsupported operator",
+                           break_reason=f"unsupported operator: {error}")
         if not mode.recording:
             return Capture(result, None, break_op=mode.break_op, break_reason=mode.break_reason)
         out_flat, out_spec = _pytree.tree_flatten(result)
