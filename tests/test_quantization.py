@@ -623,3 +623,32 @@ def test_quantized_binary_errors_match_torch(call) -> None:
     actual = _error(lambda: call(pyaten, pyaten))
     assert actual[0] is expected[0]
     assert actual[1].split(" backend.")[0] == expected[1].split(" backend.")[0]  # short form
+
+
+def _converted(lib: object, quant: object) -> object:
+    model = lib.nn.Sequential(quant.QuantStub(), lib.nn.Linear(4, 4), lib.nn.Conv2d(2, 2, 3),
+                              quant.DeQuantStub())
+    model.qconfig = quant.default_qconfig
+    prepared = quant.prepare(model)
+    prepared[0](lib.randn(2))
+    prepared[1](lib.randn(2, 4))
+    prepared[2](lib.randn(1, 2, 5, 5))
+    return quant.convert(prepared)
+
+
+def test_quantized_state_dict_keys_and_round_trip() -> None:
+    pyaten.manual_seed(5)
+    expected = _converted(torch, tq).state_dict()
+    model = _converted(pyaten, pq)
+    state = model.state_dict()
+    assert list(state) == list(expected)
+    assert state["1._packed_params.dtype"] is pyaten.qint8
+    assert state["2.weight"].is_quantized
+    fresh = _converted(pyaten, pq)
+    fresh.load_state_dict(state)
+    x = pyaten.quantize_per_tensor(pyaten.randn(3, 4), 0.1, 10, pyaten.quint8)
+    assert pyaten.equal(fresh[1](x), model[1](x))
+    assert (fresh[2].scale, fresh[2].zero_point) == (model[2].scale, model[2].zero_point)
+    dynamic = pq.quantize_dynamic(pyaten.nn.Sequential(pyaten.nn.Linear(4, 4)))
+    assert list(dynamic.state_dict()) == list(
+        tq.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(4, 4))).state_dict())

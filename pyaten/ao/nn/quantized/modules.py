@@ -41,6 +41,20 @@ def quantize_weight(weight: Tensor, observer: Any) -> Tensor:
                                       dt.qint8)
 
 
+def _save_qparams(mod: Module, destination: dict, prefix: str) -> None:
+    destination[prefix + "scale"] = pyaten.tensor(mod.scale)
+    destination[prefix + "zero_point"] = pyaten.tensor(mod.zero_point)
+
+
+def _load_qparams(mod: Module, state_dict: dict, prefix: str, missing_keys: list) -> None:
+    # As PyTorch's quantized modules: the entries are consumed (popped) as they are read.
+    for name, kind in (("scale", float), ("zero_point", int)):
+        if prefix + name in state_dict:
+            setattr(mod, name, kind(state_dict.pop(prefix + name)))
+        else:
+            missing_keys.append(prefix + name)
+
+
 def _float_part(mod: Module) -> Module:
     """The Conv2d / Linear of a fused module (ConvReLU2d, LinearReLU), or `mod` itself."""
     from pyaten.ao.nn.intrinsic import _FusedModule
@@ -129,6 +143,25 @@ class Linear(Module):
     def _get_name(self) -> str:
         return "QuantizedLinear"
 
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        _save_qparams(self, destination, prefix)
+        destination[prefix + "_packed_params.dtype"] = dt.qint8
+        destination[prefix + "_packed_params._packed_params"] = self._packed_params.unpack()
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        _load_qparams(self, state_dict, prefix, missing_keys)
+        state_dict.pop(prefix + "_packed_params.dtype", None)
+        packed = state_dict.pop(prefix + "_packed_params._packed_params", None)
+        if packed is None:
+            missing_keys.append(prefix + "_packed_params._packed_params")
+        else:
+            self.set_weight_bias(*packed)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"scale={self.scale}, zero_point={self.zero_point}, "
@@ -185,6 +218,25 @@ class Conv2d(Module):
 
     def _get_name(self) -> str:
         return "QuantizedConv2d"
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        weight, bias = self._packed_params.unpack()
+        destination[prefix + "weight"] = weight
+        destination[prefix + "bias"] = bias
+        _save_qparams(self, destination, prefix)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        if prefix + "weight" in state_dict:
+            self.set_weight_bias(state_dict.pop(prefix + "weight"),
+                                 state_dict.pop(prefix + "bias", None))
+        else:
+            missing_keys.append(prefix + "weight")
+        _load_qparams(self, state_dict, prefix, missing_keys)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
