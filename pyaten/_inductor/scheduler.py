@@ -7,8 +7,8 @@ Note: which nodes fuse
     the group stays schedulable: the group runs where its last member stood, so no node
     outside it may read a member before that point. The group's inputs are the tensors its
     members read from outside it (broadcast to the loop's shape when smaller); its outputs
-    are the members read after it or returned. A group of one node is not worth a loop:
-    that node runs its own kernel.
+    are the members read after it or returned. A group of one computing node (copies such
+    as `detach` do not count) is not worth a loop: its nodes run their own kernels.
 
     A loop may end with one reduction: a `sum` or `mean` of a member over the last dim (the
     inner loop accumulates, one result per row) or over every element, when it can run
@@ -108,7 +108,7 @@ def fuse(graph: Graph) -> list[FusedGroup]:
         group_of[node] = chosen
     for group in groups:
         _attach_reduction(group, position, group_of)
-    fused = [g for g in groups if len(g.members) + (g.reduction is not None) > 1]
+    fused = [g for g in groups if _work(g) > 1]
     for group in fused:
         members = set(group.members)
         for member in group.members:
@@ -121,6 +121,15 @@ def fuse(graph: Graph) -> list[FusedGroup]:
         last = group.reduction if group.reduction is not None else group.members[-1]
         group.index = position[last]
     return fused
+
+
+_IDENTITIES = ("detach.default", "alias.default", "clone.default")
+
+
+def _work(group: FusedGroup) -> int:
+    """Operators in the loop that compute something (a copy is not worth a loop)."""
+    computing = sum(getattr(m.target, "__name__", "") not in _IDENTITIES for m in group.members)
+    return computing + (group.reduction is not None)
 
 
 _REDUCTIONS = {"sum.dim_IntList": False, "mean.dim": True, "sum.default": False,
