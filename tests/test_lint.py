@@ -283,3 +283,78 @@ def test_mangled_backend_files_never_raise(text: str) -> None:
     _, diagnostics = read_backend_yaml(text, "b.yaml", _fixture_functions())
     for d in diagnostics:
         assert d.code in RULES
+
+
+# -- the layout keys (sparse, quantized, nested) against torchgen itself ------------------------
+
+_LAYOUT_TABLES = [
+    "SparseCPU: k", "SparseCsrCPU: k", "QuantizedCPU: k", "NestedTensorCPU: k",
+    "SparseMeta, SparseCsrMeta, QuantizedMeta, NestedTensorMeta: k", "SparseCUDA: k",
+    "SparseCsrMPS: k", "NestedTensorHPU: k",
+    "CompositeImplicitAutograd: k\n    CompositeImplicitAutogradNestedTensor: n",
+    "CompositeExplicitAutograd: k\n    CompositeImplicitAutogradNestedTensor: n",
+    "CompositeImplicitAutogradNestedTensor: n",
+    "CompositeExplicitAutogradNonFunctional: k\n    CompositeImplicitAutogradNestedTensor: n",
+    "SparseCpu: k", "Sparsecsrcpu: k", "QuantisedCPU: k", "NestedCPU: k",
+    "SparsePrivateUse1: k", "SparseCsrPrivateUse2: k", "QuantizedXPU: k",
+    "NestedTensorPrivateUse1: k", "XLA: k", "Sparse: k", "AutogradNestedTensor: k",
+    "AutogradPrivateUse1: k",
+]  # fmt: skip
+
+
+def _torchgen_verdict(entry_text: str) -> str:
+    """"ok", "unknown" (torchgen cannot parse the key), "unsupported" (a key, but not one it
+    generates for) or "conflict" (another assertion), from torchgen's own parser."""
+    import yaml
+    from torchgen.model import Location, NativeFunction
+
+    entry = yaml.safe_load(entry_text)[0]
+    try:
+        NativeFunction.from_yaml(entry, Location("x.yaml", 1), set())
+    except AssertionError as exc:
+        text = str(exc)
+        if text.startswith("unknown dispatch key"):
+            return "unknown"
+        return "unsupported" if "is not a supported dispatch key" in text else "conflict"
+    return "ok"
+
+
+@pytest.mark.parametrize("table", _LAYOUT_TABLES)
+def test_layout_dispatch_keys_agree_with_torchgen(table: str, tmp_path: Path) -> None:
+    text = f"- func: foo(Tensor self) -> Tensor\n  dispatch:\n    {table}\n"
+    path = tmp_path / "native_functions.yaml"
+    path.write_text(text)
+    codes = {d.code for d in lint(path, warnings=True)}
+    verdict = _torchgen_verdict(text)
+    if verdict == "ok":
+        assert codes == set()
+    elif verdict == "unknown":
+        assert codes == {"unknown-dispatch-key"}
+    elif verdict == "unsupported":
+        # a key the dispatcher has but torchgen does not generate for: a warning; a runtime-only
+        # key (Sparse, AutogradNestedTensor) cannot hold a kernel at all: an error
+        assert codes in ({"key-not-generated"}, {"unknown-dispatch-key"})
+    else:
+        assert codes == {"conflicting-composite-keys"}
+
+
+def test_codegen_keys_are_torchgens() -> None:
+    import torchgen.model
+
+    from pyaten.declarations.dispatch_keys import CODEGEN_DISPATCH_KEYS
+
+    assert CODEGEN_DISPATCH_KEYS == {str(k) for k in torchgen.model.dispatch_keys}
+
+
+def test_key_not_generated_hint_points_plugins_at_their_manifest(tmp_path: Path) -> None:
+    path = tmp_path / "native_functions.yaml"
+    path.write_text("- func: foo(Tensor self) -> Tensor\n  dispatch:\n    CPU: foo\n"
+                    "    SparseCsrPrivateUse1: foo_csr\n")  # fmt: skip
+    (d,) = lint(path, warnings=True)
+    assert (d.line, d.code, d.severity) == (4, "key-not-generated", "warning")
+    assert d.message == (
+        "foo: torchgen generates no registration for 'SparseCsrPrivateUse1' (it stops with "
+        "'Dispatch key SparseCsrPrivateUse1 of kernel foo_csr is not a supported dispatch key.')"
+    )
+    assert "'sparse:' / 'sparse_csr:'" in d.hint
+    assert lint(path) == []  # a warning: only with warnings=True (`pyaten lint -W`)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pyaten.declarations.autogen import with_autogen
 from pyaten.declarations.backend import read_backend_yaml
 from pyaten.declarations.derivatives import default_native_path, read_derivatives
+from pyaten.declarations.dispatch_keys import CODEGEN_DISPATCH_KEYS
 from pyaten.declarations.model import Diagnostic, NativeFunction
 from pyaten.declarations.native import read_native_functions
 from pyaten.declarations.tags import read_tags, tags_path_for
@@ -74,11 +75,59 @@ def _lint_native(path: str, text: str) -> tuple[list[NativeFunction], list[Diagn
     if tag_diags:
         problem = Diagnostic(path, 1, "bad-tags-file", f"the tags file {tags_file} has errors")
         return [], [*tag_diags, problem]
-    result = read_native_functions(text, path, valid_tags=tags)
+    functions, diagnostics = read_native_functions(text, path, valid_tags=tags)
+    extra = _keys_not_generated(functions, text, path)
+    if extra:
+        diagnostics = sorted(diagnostics + extra, key=lambda d: d.line)
+    result = (functions, diagnostics)
     if len(_NATIVE_MEMO) >= 4:
         _NATIVE_MEMO.clear()
     _NATIVE_MEMO[key] = result
     return result
+
+
+def _keys_not_generated(
+    functions: Sequence[NativeFunction], text: str, path: str
+) -> list[Diagnostic]:
+    """`key-not-generated` warnings: keys pyaten reads but torchgen refuses in a native file
+    (`SparsePrivateUse1`, `QuantizedXPU`), each at the line that names it."""
+    found: list[Diagnostic] = []
+    lines: list[str] | None = None
+    for fn in functions:
+        odd = [k for k in fn.dispatch if k not in CODEGEN_DISPATCH_KEYS]
+        if not odd:
+            continue
+        lines = text.splitlines() if lines is None else lines
+        for key in odd:
+            line = _line_naming(lines, fn.loc.line, key)
+            if key.endswith(_PLUGIN_SLOTS) and key.startswith("Sparse"):
+                hint = ("a plug-in device registers its sparse kernels itself: its manifest's "
+                        "'sparse:' / 'sparse_csr:' lists (docs/backends.md)")  # fmt: skip
+            elif key.endswith(_PLUGIN_SLOTS):
+                hint = f"register it at run time: pyaten.library.Library('aten', 'IMPL', '{key}')"
+            else:
+                hint = "torchgen's keys: pyaten.declarations.dispatch_keys.CODEGEN_DISPATCH_KEYS"
+            found.append(Diagnostic(
+                path, line, "key-not-generated",
+                f"{fn.func.name}: torchgen generates no registration for '{key}' (it stops "
+                f"with 'Dispatch key {key} of kernel {fn.dispatch[key]} is not a supported "
+                "dispatch key.')", hint, "warning",
+            ))  # fmt: skip
+    return found
+
+
+_PLUGIN_SLOTS = ("PrivateUse1", "PrivateUse2", "PrivateUse3")
+
+
+def _line_naming(lines: list[str], entry_line: int, key: str) -> int:
+    """The line of the entry starting at `entry_line` whose dispatch keys name `key`."""
+    pattern = re.compile(rf"^\s+(?:[\w ]+,\s*)*{re.escape(key)}\s*(?:,[\w ,]*)?:")
+    for number in range(entry_line, len(lines)):  # lines[number] is line number + 1
+        if number > entry_line and lines[number].startswith("- "):
+            break
+        if pattern.match(lines[number]):
+            return number + 1
+    return entry_line
 
 
 def lint(

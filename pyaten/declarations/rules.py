@@ -41,6 +41,12 @@ RULES: dict[str, Rule] = {
         Rule("method-without-self", _E, "native", "`variants: method` without a `self`"),
         Rule("unknown-dispatch-key", _E, "native", "a dispatch key that is not valid there"),
         Rule("duplicate-dispatch-key", _E, "native", "one dispatch key given two kernels"),
+        Rule(
+            "key-not-generated",
+            _W,
+            "native",
+            "a valid dispatch key that torchgen generates no registration for",
+        ),
         Rule("conflicting-composite-keys", _E, "native", "two Composite* keys that subsume"),
         Rule(
             "dispatch-with-manual-registration",
