@@ -362,20 +362,23 @@ def test_dynamically_quantized_mlp_matches_torch() -> None:
     assert isinstance(pm[0], pyaten.nn.Linear)  # not in place
 
 
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 @pytest.mark.parametrize("bidirectional, batch_first", [(True, False), (False, True)])
-def test_dynamically_quantized_lstm_matches_torch(bidirectional, batch_first) -> None:
+def test_dynamically_quantized_rnn_matches_torch(mode, bidirectional, batch_first) -> None:
     torch.manual_seed(1)
     kwargs = dict(num_layers=2, bidirectional=bidirectional, batch_first=batch_first)
-    tm = torch.nn.Sequential(torch.nn.LSTM(6, 5, **kwargs))
-    pm = pyaten.nn.Sequential(pyaten.nn.LSTM(6, 5, **kwargs))
+    tm = torch.nn.Sequential(getattr(torch.nn, mode)(6, 5, **kwargs))
+    pm = pyaten.nn.Sequential(getattr(pyaten.nn, mode)(6, 5, **kwargs))
     _copy_weights(tm, pm)
-    tqm = tq.quantize_dynamic(tm, {torch.nn.LSTM})
-    pqm = pq.quantize_dynamic(pm, {pyaten.nn.LSTM})
+    tqm = tq.quantize_dynamic(tm)
+    pqm = pq.quantize_dynamic(pm)
     assert repr(pqm) == repr(tqm)
     x = np.random.default_rng(9).standard_normal((3, 7, 6)).astype(np.float32)
-    expected, (th, tc) = tqm[0](torch.from_numpy(x))
-    actual, (ph, pc) = pqm[0](pyaten.from_numpy(x))
-    for e, a in ((expected, actual), (th, ph), (tc, pc)):
+    expected, tstate = tqm[0](torch.from_numpy(x))
+    actual, pstate = pqm[0](pyaten.from_numpy(x))
+    pairs = [(expected, actual)] + (list(zip(tstate, pstate)) if mode == "LSTM"
+                                    else [(tstate, pstate)])
+    for e, a in pairs:
         np.testing.assert_allclose(a.numpy(), e.detach().numpy(), rtol=0, atol=1e-6)
 
 

@@ -51,7 +51,7 @@ def get_default_static_quant_module_mappings() -> dict[type, type]:
 
 
 def get_default_dynamic_quant_module_mappings() -> dict[type, type]:
-    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
 
 
 def get_default_qconfig_propagation_list() -> set[type]:
@@ -171,7 +171,7 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: dt.dtype = dt.qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
-    """`model` with its Linear and LSTM modules (or those `qconfig_spec` names) replaced by
+    """`model` with its Linear, LSTM and GRU modules (or those `qconfig_spec` names) replaced by
     dynamically quantized ones: qint8 weights, activations quantized per call."""
     if dtype is not dt.qint8:
         raise ValueError(
@@ -179,7 +179,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: dt.dtype = 
             "qconfig please"
         )
     if qconfig_spec is None:
-        qconfig_spec = {nn.Linear: default_dynamic_qconfig, nn.LSTM: default_dynamic_qconfig}
+        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
     if mapping is None:

@@ -1,5 +1,5 @@
 """Dynamically quantized modules (torch.ao.nn.quantized.dynamic)."""
 
-from pyaten.ao.nn.quantized.dynamic.modules import LSTM, Linear
+from pyaten.ao.nn.quantized.dynamic.modules import GRU, LSTM, Linear
 
-__all__ = ["LSTM", "Linear"]
+__all__ = ["GRU", "LSTM", "Linear"]

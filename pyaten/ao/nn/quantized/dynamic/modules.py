@@ -22,7 +22,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
 from pyaten.nn.modules.module import Module
 
-__all__ = ["Linear", "LSTM"]
+__all__ = ["GRU", "LSTM", "Linear"]
 
 _ops = pyaten.ops.quantized
 
@@ -71,15 +71,17 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return (np.float32(1.0) / (np.float32(1.0) + np.exp(-x))).astype(np.float32)
 
 
-class LSTM(Module):
-    """A multi-layer LSTM whose products are dynamic quantized linears (Note: the dynamic
-    LSTM's order of work)."""
+class _RNNBase(Module):
+    """A multi-layer LSTM or GRU whose products are dynamic quantized linears (Note: the
+    dynamic LSTM's order of work; a GRU runs the same way with its own cell)."""
+
+    _MODE = "LSTM"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, dtype: dt.dtype = dt.qint8) -> None:
         super().__init__()
-        self.mode = "LSTM"
+        self.mode = self._MODE
         self.input_size, self.hidden_size = input_size, hidden_size
         self.num_layers, self.bias = num_layers, bias
         self.batch_first, self.dropout = batch_first, float(dropout)
@@ -89,7 +91,7 @@ class LSTM(Module):
         self._packed: list[tuple[Any, Any]] = []  # (ih, hh) per layer and direction
 
     def _get_name(self) -> str:
-        return "DynamicQuantizedLSTM"
+        return f"DynamicQuantized{self.mode}"
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
@@ -102,8 +104,8 @@ class LSTM(Module):
         return text
 
     @classmethod
-    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> LSTM:
-        if getattr(mod, "mode", None) != "LSTM":
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> _RNNBase:
+        if getattr(mod, "mode", None) != cls._MODE:
             raise AssertionError("nn.quantized.dynamic.RNNBase.from_float only works for "
                                  "nn.LSTM and nn.GRU")
         if getattr(mod, "proj_size", 0):
@@ -137,14 +139,16 @@ class LSTM(Module):
         steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
         outputs = np.empty(xs.shape[:2] + (self.hidden_size,), np.float32)
         for t in steps:
-            gates = _ops.linear_dynamic(pyaten.from_numpy(h), hh, True)._numpy() + projected[t]
-            i, f, g, o = np.split(gates, 4, axis=1)
-            c = (_sigmoid(f) * c + _sigmoid(i) * np.tanh(g)).astype(np.float32)
-            h = (_sigmoid(o) * np.tanh(c)).astype(np.float32)
+            hidden = _ops.linear_dynamic(pyaten.from_numpy(h), hh, True)._numpy()
+            h, c = self._cell(projected[t], hidden, h, c)
             outputs[t] = h
         return outputs, h, c
 
-    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+    def _cell(self, projected: np.ndarray, hidden: np.ndarray, h: np.ndarray,
+              c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple:
         if input.dim() not in (2, 3):
             raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
         batched = input.dim() == 3
@@ -155,11 +159,12 @@ class LSTM(Module):
             x = x.transpose(1, 0, 2)
         directions = 2 if self.bidirectional else 1
         shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+        lstm = self.mode == "LSTM"
         if hx is None:
             h0 = np.zeros(shape, np.float32)
             c0 = np.zeros(shape, np.float32)
         else:
-            h0, c0 = (t._numpy().astype(np.float32) for t in hx)
+            h0, c0 = (t._numpy().astype(np.float32) for t in (hx if lstm else (hx, hx)))
             if not batched:
                 h0, c0 = h0[:, None], c0[:, None]
         h_n, c_n = [], []
@@ -182,5 +187,35 @@ class LSTM(Module):
             if self.batch_first:
                 output = output.transpose(1, 0, 2)
             h_out, c_out = np.stack(h_n), np.stack(c_n)
-        return (pyaten.from_numpy(np.ascontiguousarray(output)),
-                (pyaten.from_numpy(h_out.copy()), pyaten.from_numpy(c_out.copy())))
+        output = pyaten.from_numpy(np.ascontiguousarray(output))
+        if not lstm:
+            return output, pyaten.from_numpy(h_out.copy())
+        return output, (pyaten.from_numpy(h_out.copy()), pyaten.from_numpy(c_out.copy()))
+
+
+class LSTM(_RNNBase):
+    """A multi-layer LSTM on dynamic quantized linears."""
+
+    _MODE = "LSTM"
+
+    def _cell(self, projected: np.ndarray, hidden: np.ndarray, h: np.ndarray,
+              c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        i, f, g, o = np.split(hidden + projected, 4, axis=1)
+        c = (_sigmoid(f) * c + _sigmoid(i) * np.tanh(g)).astype(np.float32)
+        return (_sigmoid(o) * np.tanh(c)).astype(np.float32), c
+
+
+class GRU(_RNNBase):
+    """A multi-layer GRU on dynamic quantized linears: `r, z = sigmoid(hh + ih)`,
+    `n = tanh(ih_n + r * hh_n)`, `h' = (h - n) * z + n`, as ATen's GRU cell."""
+
+    _MODE = "GRU"
+
+    def _cell(self, projected: np.ndarray, hidden: np.ndarray, h: np.ndarray,
+              c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ir, iz, in_ = np.split(projected, 3, axis=1)
+        hr, hz, hn = np.split(hidden, 3, axis=1)
+        reset = _sigmoid((hr + ir).astype(np.float32))
+        update = _sigmoid((hz + iz).astype(np.float32))
+        new = np.tanh((in_ + hn * reset).astype(np.float32)).astype(np.float32)
+        return ((h - new) * update + new).astype(np.float32), c
