@@ -62,8 +62,8 @@ def both(case, dtype, **kwargs) -> None:
 
 
 def tk(m, x, k, dim=-1, **kwargs):
-    """topk's values, and the input gathered at its indices (which must be the same values):
-    PyTorch leaves the order among equal values (and NaN) unspecified."""
+    """topk's values, and the input gathered at its indices (which must be the same values);
+    the indices themselves are compared in the tie tests below."""
     values, indices = m.topk(x, k, dim, **kwargs)
     return values, x.gather(dim, indices)
 
