@@ -655,3 +655,24 @@ def test_quantized_state_dict_keys_and_round_trip() -> None:
     dynamic = pq.quantize_dynamic(pyaten.nn.Sequential(pyaten.nn.Linear(4, 4)))
     assert list(dynamic.state_dict()) == list(
         tq.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(4, 4))).state_dict())
+
+
+def test_dynamically_quantized_cells_match_torch() -> None:
+    torch.manual_seed(6)
+    kinds = [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {"nonlinearity": "relu"}),
+             ("RNNCell", {})]
+    tm = torch.nn.Sequential(*(getattr(torch.nn, k)(6, 5, **kw) for k, kw in kinds))
+    pm = pyaten.nn.Sequential(*(getattr(pyaten.nn, k)(6, 5, **kw) for k, kw in kinds))
+    _copy_weights(tm, pm)
+    tqm, pqm = tq.quantize_dynamic(tm), pq.quantize_dynamic(pm)
+    assert repr(pqm) == repr(tqm)
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((3, 6)).astype(np.float32) * 3
+    h = rng.standard_normal((3, 5)).astype(np.float32)
+    tx, px = _pair(x)
+    th, ph = _pair(h)
+    pairs = list(zip(tqm[0](tx, (th, th)), pqm[0](px, (ph, ph))))
+    pairs += [(tqm[i](tx, th), pqm[i](px, ph)) for i in (1, 2, 3)]
+    pairs += [(tqm[1](tx), pqm[1](px))]
+    for e, a in pairs:
+        np.testing.assert_allclose(a.numpy(), e.detach().numpy(), rtol=0, atol=1e-6)

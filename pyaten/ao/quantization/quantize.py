@@ -51,7 +51,8 @@ def get_default_static_quant_module_mappings() -> dict[type, type]:
 
 
 def get_default_dynamic_quant_module_mappings() -> dict[type, type]:
-    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU,
+            nn.LSTMCell: nnqd.LSTMCell, nn.GRUCell: nnqd.GRUCell, nn.RNNCell: nnqd.RNNCell}
 
 
 def get_default_qconfig_propagation_list() -> set[type]:
@@ -171,15 +172,16 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: dt.dtype = dt.qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
-    """`model` with its Linear, LSTM and GRU modules (or those `qconfig_spec` names) replaced by
-    dynamically quantized ones: qint8 weights, activations quantized per call."""
+    """`model` with its Linear, LSTM, GRU and RNN-cell modules (or those `qconfig_spec` names)
+    replaced by dynamically quantized ones: qint8 weights, activations quantized per call."""
     if dtype is not dt.qint8:
         raise ValueError(
             f"Don't know how to quantize with default settings for {dtype}. Provide full "
             "qconfig please"
         )
     if qconfig_spec is None:
-        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
+        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell,
+                                      nn.GRUCell), default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
     if mapping is None:

@@ -22,7 +22,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
 from pyaten.nn.modules.module import Module
 
-__all__ = ["GRU", "LSTM", "Linear"]
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "Linear", "RNNCell"]
 
 _ops = pyaten.ops.quantized
 
@@ -219,3 +219,93 @@ class GRU(_RNNBase):
         update = _sigmoid((hz + iz).astype(np.float32))
         new = np.tanh((in_ + hn * reset).astype(np.float32)).astype(np.float32)
         return ((h - new) * update + new).astype(np.float32), c
+
+
+class _CellBase(Module):
+    """One step of an RNN, LSTM or GRU whose products are dynamic quantized linears (with
+    `reduce_range`, as PyTorch's cells)."""
+
+    _NAME = ""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh") -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.nonlinearity = nonlinearity
+        self._packed_weight_ih: Any = None
+        self._packed_weight_hh: Any = None
+
+    def _get_name(self) -> str:
+        return f"DynamicQuantized{self._NAME}"
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.nonlinearity != "tanh":
+            text += f", nonlinearity={self.nonlinearity}"
+        return text
+
+    @classmethod
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> _CellBase:
+        factory = _weight_observer_factory(mod)
+        cell = cls(mod.input_size, mod.hidden_size, mod.bias,
+                   getattr(mod, "nonlinearity", "tanh"))
+
+        def pack(w: Tensor, b: Tensor | None) -> Any:
+            observer = factory()
+            observer(w)
+            return _ops.linear_prepack(quantize_weight(w, observer),
+                                       None if b is None else b.detach())
+
+        cell._packed_weight_ih = pack(mod.weight_ih, mod.bias_ih)
+        cell._packed_weight_hh = pack(mod.weight_hh, mod.bias_hh)
+        return cell
+
+    def _products(self, x: Tensor, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ih = _ops.linear_dynamic(x, self._packed_weight_ih, True)._numpy()
+        hh = _ops.linear_dynamic(pyaten.from_numpy(h), self._packed_weight_hh, True)._numpy()
+        return ih, hh
+
+    def _zeros(self, x: Tensor) -> np.ndarray:
+        return np.zeros((x.shape[0], self.hidden_size), np.float32)
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step: `(h', c')` from `input` and `(h, c)`."""
+
+    _NAME = "LSTMCell"
+
+    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        h, c = ((self._zeros(input),) * 2 if hx is None
+                else tuple(t._numpy().astype(np.float32) for t in hx))
+        ih, hh = self._products(input, h)
+        i, f, g, o = np.split(hh + ih, 4, axis=1)
+        c = (_sigmoid(f) * c + _sigmoid(i) * np.tanh(g)).astype(np.float32)
+        h = (_sigmoid(o) * np.tanh(c)).astype(np.float32)
+        return pyaten.from_numpy(h), pyaten.from_numpy(c)
+
+
+class GRUCell(_CellBase):
+    """One GRU step, as ATen's GRU cell."""
+
+    _NAME = "GRUCell"
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        h = self._zeros(input) if hx is None else hx._numpy().astype(np.float32)
+        ih, hh = self._products(input, h)
+        h, _ = GRU._cell(self, ih, hh, h, h)
+        return pyaten.from_numpy(h)
+
+
+class RNNCell(_CellBase):
+    """One Elman RNN step: `tanh` (or `relu`) of the two products."""
+
+    _NAME = "RNNCell"
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        h = self._zeros(input) if hx is None else hx._numpy().astype(np.float32)
+        ih, hh = self._products(input, h)
+        total = (hh + ih).astype(np.float32)
+        out = np.tanh(total) if self.nonlinearity == "tanh" else np.maximum(total, 0)
+        return pyaten.from_numpy(out.astype(np.float32))
