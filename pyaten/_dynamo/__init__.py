@@ -11,8 +11,9 @@ from .eval_frame import (
     compile_report,
     reset,
 )
-from .exc import Unsupported
+from .exc import InvalidBackend, Unsupported
 from .explain import ExplainOutput, explain
 
-__all__ = ["CompiledFunction", "ExplainOutput", "OptimizedModule", "Unsupported", "compile",
+__all__ = ["CompiledFunction", "ExplainOutput", "InvalidBackend", "OptimizedModule",
+           "Unsupported", "compile",
            "compile_report", "config", "explain", "is_compiling", "list_backends", "reset"]

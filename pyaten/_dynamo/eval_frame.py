@@ -26,11 +26,13 @@ from pyaten.utils import explain as _explain
 from . import config
 from .backends import BACKENDS, build
 from .capture import Capture, capture
+from .exc import InvalidBackend
 from .guards import GuardSet, build_guards
 
 __all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFunction"]
 
-_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_MODES = (None, "default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",
+          "max-autotune")
 _ALL: weakref.WeakSet = weakref.WeakSet()
 _PLAIN = (Tensor, Parameter)
 
@@ -237,12 +239,11 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
     if mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
                            f"{', '.join(str(m) for m in _MODES[1:])}")
-    if isinstance(backend, str) and backend not in BACKENDS:
-        raise RuntimeError(f"Invalid backend: '{backend}', see `pyaten._dynamo.list_backends()`"
-                           " for available backends.")
     if not callable(model):
-        raise RuntimeError("compile(): model must be a callable (a function or a Module), got "
-                           f"{type(model).__name__}")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+    if isinstance(backend, str) and backend not in BACKENDS:
+        raise InvalidBackend(f"Invalid backend: '{backend}', see "
+                             "`pyaten._dynamo.list_backends()` for available backends.")
     if disable:
         return model
     from pyaten.nn.modules.module import Module

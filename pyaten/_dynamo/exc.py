@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["Unsupported"]
+__all__ = ["InvalidBackend", "Unsupported"]
 
 
 class Unsupported(RuntimeError):
     """Capture met something it cannot put in a graph (a graph break); raised instead of
     running that call eagerly when `fullgraph=True`."""
+
+
+class InvalidBackend(RuntimeError):
+    """`compile(backend=...)` names no registered backend."""
