@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
+from types import FunctionType
 from typing import Any
 
 import numpy as np
@@ -69,11 +70,13 @@ __all__ = [
 #     structured fast path). The binding calls that fast function itself: one Python frame
 #     instead of four. Which function is the operator's dispatcher's own answer: a `Direct`
 #     per operator remembers the dispatcher's cached kernel for the plain CPU key set and the
-#     fast function found behind it (an `ag_` kernel of the generated autograd module over
-#     `wrapper_CPU_<op>`, or that wrapper itself); a registration that changes the operator's
-#     kernels clears the dispatcher's cache, so the binding sees another object and checks
-#     again. Anything else (a mutable schema, a user kernel, a boxed fallback, no fast
-#     function, or the fast function declining with None) takes the dispatcher's path.
+#     function found behind it (below an `ag_` kernel of the generated autograd module: the
+#     fast function of a `wrapper_CPU_<op>`, or the CPU kernel itself; for a composite, the
+#     composite). A registration that changes the operator's kernels clears the dispatcher's
+#     cache, so the binding sees another object and checks again (a user's kernel is then
+#     what it finds and calls, as the dispatcher would). Anything else (a mutable or view
+#     schema, a boxed fallback, a kernel given the key set, or a fast function declining
+#     with None) takes the dispatcher's path.
 #     `tests/test_fastpath.py` compares the direct calls with the dispatcher's path, with
 #     modes, subclasses, grad and overriding kernels.
 PLAIN_CPU: int = empty_tensor((0,), _float32, _CPU)._keyset  # a dense CPU tensor's key set
@@ -120,23 +123,30 @@ class Direct:
 
 
 def _fast_behind(entry: Any, kernel: Any) -> Callable[..., Any] | None:
+    """What the dispatcher would end up calling for plain CPU tensors that need no grad: the
+    kernel below the generated autograd kernel (or the kernel itself, for a composite or an
+    operator whose autograd key falls through), and for a structured CPU wrapper its fast
+    function; None for anything else."""
     if kernel is None:
         return None
-    wrapper = kernel
+    schema = entry.schema
+    if schema is None or any(a.is_write for a in schema.arguments) or schema.is_view:
+        return None  # in-place, out= and view operators keep the dispatcher's path
+    below = kernel
     if kernel.__class__ is partial:
         # the generated autograd kernel: with no input requiring grad it calls `below` only
         if (kernel.keywords or len(kernel.args) != 1 or not kernel.func.__name__.startswith("ag_")
                 or not kernel.func.__module__.startswith("pyaten._generated.autograd")):
             return None
-        wrapper = kernel.args[0]
-    name = getattr(wrapper, "__name__", "")
-    if not name.startswith("wrapper_CPU_") or not getattr(wrapper, "__module__", "").startswith(
-            "pyaten._generated.native"):
-        return None
-    schema = entry.schema
-    if schema is None or any(a.is_write for a in schema.arguments) or schema.is_view:
-        return None  # in-place, out= and view operators keep the dispatcher's path
-    return wrapper.__globals__.get(f"fast_{name}")
+        below = kernel.args[0]
+    if below.__class__ is not FunctionType:
+        return None  # a boxed fallback, a kernel given the key set: the dispatcher's path
+    name = below.__name__
+    if name.startswith("wrapper_CPU_") and below.__module__.startswith("pyaten._generated"):
+        fast = below.__globals__.get(f"fast_{name}")
+        if fast is not None:
+            return fast
+    return below  # functional, returning tensors: never None, the direct call's "declined"
 
 
 class Binding:
