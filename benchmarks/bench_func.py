@@ -12,14 +12,20 @@ Run: .venv/bin/python benchmarks/bench_func.py [--quick]
 
 from __future__ import annotations
 
-import argparse
-import warnings
+import os
 
-import numpy as np
-from _common import per_call_cpu_us
+# One BLAS thread, as torch below: the times are CPU times, which would count idle spinning.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import pyaten
-import pyaten.func as pf
+import argparse  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+from _common import per_call_cpu_us  # noqa: E402
+
+import pyaten  # noqa: E402
+import pyaten.func as pf  # noqa: E402
 
 
 def _params(lib, rng):

@@ -1,19 +1,21 @@
 """BatchedTensor: the value a vmapped function sees, and the level stack of vmap.
 
 Note: batched tensors and levels
-    Inside `vmap`, each mapped input is a `BatchedTensor`: a wrapper subclass
-    (`_make_wrapper_subclass`) whose shape is one sample's (the *logical* shape) and which
-    holds the whole batch (the *physical* value) with the mapped dimension moved to the
-    front, so that a rule never has to look for it. Every operator on a BatchedTensor reaches
-    its `__torch_dispatch__` through the Python key, which looks up a batching rule for the
-    operator (pyaten/func/_rules.py) or else runs the per-sample fallback loop.
+    Inside `vmap`, each mapped input is a `BatchedTensor`: a wrapper subclass (built as
+    `_make_wrapper_subclass` would, by `_make_batched`) whose shape is one sample's (the
+    *logical* shape) and which holds the whole batch (the *physical* value) with the mapped
+    dimension moved to the front, so that a rule never has to look for it. An operator on a
+    BatchedTensor reaches the FuncTorchBatched key first (Note: the FuncTorchBatched key, in
+    _key.py), which runs the batching rule (pyaten/func/_rules.py) or the per-sample fallback
+    loop itself; the calls autograd must record on the wrappers go below autograd and reach
+    `__torch_dispatch__` through the Python key, which does the same.
 
     Nested vmaps make nested wrappers: the value of a level-2 wrapper may be a level-1
     wrapper. A call is handled for the highest level among its arguments; wrappers of lower
     levels are plain (unbatched) tensors to that level, and the calls the rule makes on the
     values reach the level below through their own `__torch_dispatch__`.
 
-    The Python key runs handlers with autograd excluded. The handler here restores the
+    On that path the Python key runs handlers with autograd excluded. The handler restores the
     key sets the user's call saw, so that the calls on the values are recorded by autograd
     when a value requires grad: `grad(vmap(f))` differentiates through the batch, while in
     `vmap(grad(f))` the wrapper itself requires grad and autograd records above it.

@@ -71,7 +71,10 @@ def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
 
 
 def _finish(x: Any) -> Any:
-    if isinstance(x, pyaten.Tensor) and not _nested():
+    # (a result without history is returned as it is: detaching it would only make a copy
+    # of the handle, one more batched call under vmap)
+    if isinstance(x, pyaten.Tensor) and (x._requires_grad or x.grad_fn is not None) and (
+            not _nested()):
         return x.detach()
     return x
 
