@@ -689,3 +689,26 @@ def test_an_unsupported_operator_breaks_the_graph():
     assert compiled.report.eager_calls == 1
     with pytest.raises(Unsupported, match="unsupported operator"):
         pyaten.compile(f, fullgraph=True)(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_norm_updates_running_stats_and_switches_to_eval(backend):
+    pyaten.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    twin = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    twin.load_state_dict(model.state_dict())
+    compiled = pyaten.compile(model, backend=backend)
+    x = pyaten.tensor(_data((2, 3, 6, 6)))
+    for _ in range(3):
+        got, want = compiled(x), twin(x)
+        got.sum().backward()
+        want.sum().backward()
+        _close(got, want)
+    _close(model[1].running_mean, twin[1].running_mean)
+    _close(model[1].running_var, twin[1].running_var)
+    _close(model[0].weight.grad, twin[0].weight.grad)
+    model.eval()
+    twin.eval()
+    for _ in range(2):
+        _close(compiled(x), twin(x))
+    assert compiled._compiled.report.captures == 2

@@ -166,9 +166,9 @@ class CompiledFunction:
     def _capture(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
                  grad: bool) -> Any:
         start = time.perf_counter()
+        guards = build_guards(spec, flat, grad, self._module)  # before the run can change them
         backward = self._backend != "eager"
         cap = capture(self._fn, args, kwargs, fullgraph=self._fullgraph, backward=backward)
-        guards = build_guards(spec, flat, grad, self._module)
         self.report.captures += 1
         if cap.graph is None:
             self.report.graph_breaks.append(GraphBreak(cap.break_op or "?",
