@@ -220,3 +220,18 @@ def test_explain_shows_the_sparse_plugin_kernel() -> None:
     assert "layout=pyaten.sparse_coo" in text
     assert "self: SparsePrivateUse" in text  # the key set, as PyTorch prints it
     assert "-> Sparseopenreg [kernel: a kernel registered directly for this key]" in text
+
+
+def test_gradients_through_sparse_on_openreg() -> None:
+    t = torch.tensor(DENSE).to_sparse().requires_grad_()
+    (t.to_dense() * torch.arange(6.0).reshape(2, 3)).sum().backward()
+    s = _sparse().requires_grad_()
+    (s.to_dense() * pyaten.arange(6.0).reshape(2, 3).to("openreg")).sum().backward()
+    assert s.grad.layout is pyaten.sparse_coo and s.grad.device.type == "openreg"
+    _same(s.grad.to_dense().cpu(), t.grad.to_dense())
+    tw = torch.ones(3, 2, requires_grad=True)
+    torch.mm(torch.tensor(DENSE).to_sparse(), tw).sum().backward()
+    w = pyaten.ones(3, 2, device="openreg", requires_grad=True)
+    pyaten.mm(_sparse(), w).sum().backward()
+    assert w.grad.device.type == "openreg"
+    _same(w.grad.cpu(), tw.grad)

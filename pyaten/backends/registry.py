@@ -105,8 +105,8 @@ class Device:
                     f"register_kernel(): layout must be one of "
                     f"{', '.join(LAYOUT_FUNCTIONALITIES)} or None, got {layout!r}"
                 )
-            key = layout + self.slot
-            kernel = device_check.wrap(entry, fn, self.slot, self._guard()) if check else fn
+            key = layout + self.slot  # the wrapper is named for it: wrapper_SparsePrivateUse1_...
+            kernel = device_check.wrap(entry, fn, key, self._guard()) if check else fn
             lib = self._layout_libraries.get(layout)
             if lib is None:  # one IMPL block per key, as PyTorch's TORCH_LIBRARY_IMPL
                 lib = self._layout_libraries[layout] = Library("aten", "IMPL", key)

@@ -594,6 +594,14 @@ def sparse_mul_Tensor(self, other):
     return _staged(pyaten.ops.aten.mul.Tensor, self, other)
 
 
+def sparse_sparse_mask(self, mask):  # the gradient of to_dense: a dense tensor at mask's pattern
+    return _staged(pyaten.ops.aten.sparse_mask.default, self, mask)
+
+
+def sparse_sum(self, dtype=None):
+    return _staged(pyaten.ops.aten.sum.default, self, dtype=dtype)
+
+
 def sparse_mm(self, mat2):
     return _staged(pyaten.ops.aten.mm.default, self, mat2)
 
