@@ -712,3 +712,17 @@ def test_batch_norm_updates_running_stats_and_switches_to_eval(backend):
     for _ in range(2):
         _close(compiled(x), twin(x))
     assert compiled._compiled.report.captures == 2
+
+
+def test_an_entry_keeps_no_tensor_of_the_capture_run_alive():
+    import gc
+    import weakref
+
+    compiled = pyaten.compile(lambda x: (x * 2).relu() + 1)
+    x = pyaten.ones(8, 8)
+    y = compiled(x)
+    refs = [weakref.ref(x), weakref.ref(y)]
+    del x, y
+    gc.collect()
+    assert all(r() is None for r in refs)
+    assert compiled.last_entry.capture.graph.print_readable(False).count('"f32[8, 8]"') == 4

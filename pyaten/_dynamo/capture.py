@@ -207,6 +207,7 @@ def capture(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, backward: bo
         _drop_tangents(graph)
     graph.eliminate_dead_code()
     graph.lint()
+    _keep_metadata_only(graph)
     module = GraphModule({}, graph, class_name=getattr(fn, "__name__", "fn"))
     return Capture(result, module, list(mode.lifted), out_spec, leaves, mode.break_op,
                    mode.break_reason, joint)
@@ -252,6 +253,24 @@ def _capture_backward(mode: _BreakingCapture, graph: Graph, out_flat: list[Any],
     grad_nodes = [None if g is None else mode.node_of(g) for g in grads]
     outputs.extend(n for n in grad_nodes if n is not None)
     return Joint(diff, tangents, [n for n, _ in inputs], grad_nodes)
+
+
+def _keep_metadata_only(graph: Graph) -> None:
+    """Each node's `val` as a Meta tensor (shape, dtype, strides, no data): the graph must
+    not keep the capture run's inputs and activations alive."""
+    from pyaten.autograd.grad_mode import no_grad
+
+    def shell(value: Any) -> Any:
+        if isinstance(value, Tensor) and value.device.type != "meta":
+            return value.detach().to("meta")
+        if isinstance(value, (tuple, list)):
+            return type(value)(shell(v) for v in value)
+        return value
+
+    with no_grad():
+        for node in graph.nodes:
+            if "val" in node.meta:
+                node.meta["val"] = shell(node.meta["val"])
 
 
 def _drop_tangents(graph: Graph) -> None:

@@ -182,7 +182,8 @@ class CompiledFunction:
         self.report.capture_seconds.append(time.perf_counter() - start)
         self._entries.append(entry)
         self.last_entry = entry
-        return cap.result
+        result, cap.result = cap.result, None  # the entry must not keep this call's outputs
+        return result
 
 
 def _global_state() -> tuple:
