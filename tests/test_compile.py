@@ -301,6 +301,9 @@ def test_module_compile_method_and_decorator():
     mlp.compile(backend="aot_eager")
     _close(mlp(x), want)
     _close(mlp(x), want)
+    mlp.eval()  # guarded: the module's training flag
+    _close(mlp(x), want)
+    assert "training flag" in mlp.forward.report.guard_failures[-1]
 
     @pyaten.compile
     def double(t):

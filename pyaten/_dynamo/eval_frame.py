@@ -108,7 +108,9 @@ class CompiledFunction:
             backend, "__name__", "custom")
         self.report = FunctionReport(name, backend_name)
         self.last_entry: _Entry | None = None
-        if module is None:
+        from pyaten.nn.modules.module import Module
+
+        if not isinstance(fn, Module):
             functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
         _ALL.add(self)
 
@@ -251,7 +253,9 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
 
     if isinstance(model, Module):
         return OptimizedModule(model, backend, fullgraph)
-    return CompiledFunction(model, backend, fullgraph)
+    owner = getattr(model, "__self__", None)  # a module's bound method: guard the module too
+    return CompiledFunction(model, backend, fullgraph,
+                            module=owner if isinstance(owner, Module) else None)
 
 
 def compile_report() -> CompileReport:

@@ -682,11 +682,9 @@ class Module:
         **kwargs)` (docs/compile.md); calls, hooks included, then run it compiled."""
         from pyaten import compile as compile_fn
 
-        bound = type(self).forward.__get__(self)
-        compiled = compile_fn(bound, *args, **kwargs)
-        if hasattr(compiled, "_module"):
-            compiled._module = self  # guard this module's parameters and training flags
-        object.__setattr__(self, "forward", compiled)
+        # a bound method: pyaten.compile guards this module's parameters and training flags
+        object.__setattr__(self, "forward", compile_fn(type(self).forward.__get__(self), *args,
+                                                       **kwargs))
 
     # ------------------------------------------------------------------ printing
     def _get_name(self) -> str:
