@@ -235,3 +235,20 @@ def test_gradients_through_sparse_on_openreg() -> None:
     pyaten.mm(_sparse(), w).sum().backward()
     assert w.grad.device.type == "openreg"
     _same(w.grad.cpu(), tw.grad)
+
+
+def test_unlisted_sparse_kernels_are_reported(tmp_path) -> None:
+    import types
+
+    from pyaten.backends.manifest import lint_manifest
+
+    module = types.ModuleType("toy_sparse_kernels")
+    exec("def sparse_values(self):\n    return self\n\n"
+         "def sparse_csr_mm(self, mat2):\n    return self\n\n"
+         "def sparse_helper(x):\n    return x\n", module.__dict__)  # fmt: skip
+    path = _manifest(tmp_path, "sparse: [values]\n")
+    found = [d for d in lint_manifest(path, module) if d.code == "backend-unlisted-kernel"]
+    assert [(d.message, d.hint) for d in found] == [(
+        "sparse_csr_mm() implements 'mm' but the manifest does not name it",
+        "add it under 'sparse_csr:', or rename it with a leading _",
+    )]  # fmt: skip

@@ -124,7 +124,8 @@ def layout_kernel_name(functionality_list: str, op: str) -> str:
 
 
 def _bind_layouts(decl: BackendDeclaration, kernels: Any, report: Any) -> list[tuple]:
-    """(functionality, op, fn) for each operator of the `sparse:` / `sparse_csr:` lists."""
+    """(functionality, op, fn, its name) for each operator of the `sparse:` / `sparse_csr:`
+    lists."""
     found = []
     for list_key, functionality in LAYOUT_LISTS.items():
         for op in getattr(decl, list_key):
@@ -137,7 +138,7 @@ def _bind_layouts(decl: BackendDeclaration, kernels: Any, report: Any) -> list[t
                        f"'{op}' is named under '{list_key}' but {where} has no function "
                        f"'{function}'", _function_hint(kernels, function))  # fmt: skip
                 continue
-            found.append((functionality, op, fn))
+            found.append((functionality, op, fn, function))
     return found
 
 
@@ -216,7 +217,7 @@ def load_manifest(device: Any, path: str | os.PathLike[str], kernels: Any) -> Ma
         else:
             device.register_autograd(op, fn)
         registered.append(op)
-    for functionality, op, fn in namespace["<layout kernels>"]:
+    for functionality, op, fn, _ in namespace["<layout kernels>"]:
         device.register_kernel(op, fn, layout=functionality)
         registered.append(f"{functionality}:{op}")
     for op in decl.force_fallback:
@@ -252,7 +253,7 @@ def _unlisted(kernels: Any, gen: BackendModule, records: Sequence[NativeFunction
               namespace_layouts: Sequence[tuple] = ()):
     """Public functions of `kernels` named like a kernel of an operator the manifest omits."""
     used = set(gen.device_kernels.values())
-    used |= {fn.__name__ for _, _, fn in namespace_layouts}
+    used |= {name for *_, name in namespace_layouts}
     by_kernel_name: dict[str, str] = {}
     for r in records:
         by_kernel_name.setdefault(naming.ident(r.func.name), str(r.func.name))
@@ -260,14 +261,22 @@ def _unlisted(kernels: Any, gen: BackendModule, records: Sequence[NativeFunction
     found = []
     module_name = getattr(kernels, "__name__", None)
     for name, fn in sorted(vars(kernels).items()) if hasattr(kernels, "__dict__") else []:
-        if name.startswith("_") or name in used or name not in by_kernel_name:
+        if name.startswith("_") or name in used:
             continue
         if not isinstance(fn, types.FunctionType) or fn.__module__ != module_name:
+            continue
+        op, where = by_kernel_name.get(name), "'supported:' (or 'structured:')"
+        if op is None:  # a layout kernel: sparse_csr_<op> or sparse_<op>
+            list_key = next((k for k in sorted(LAYOUT_LISTS, key=len, reverse=True)
+                             if name.startswith(k + "_")), None)  # fmt: skip
+            op = by_kernel_name.get(name[len(list_key) + 1:]) if list_key else None
+            where = f"'{list_key}:'"
+        if op is None:
             continue
         code = fn.__code__
         found.append(Diagnostic(
             code.co_filename, code.co_firstlineno, "backend-unlisted-kernel",
-            f"{name}() implements '{by_kernel_name[name]}' but the manifest does not name it",
-            "add it under 'supported:' (or 'structured:'), or rename it with a leading _",
+            f"{name}() implements '{op}' but the manifest does not name it",
+            f"add it under {where}, or rename it with a leading _",
         ))  # fmt: skip
     return found
