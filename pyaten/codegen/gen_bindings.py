@@ -147,10 +147,21 @@ def _plain(value: str) -> str:
             f"{value}._requires_grad and {value}._fw_grad is None")
 
 
-def _direct_call(name: Any, tensors: Sequence[str], call: str, indent: str) -> list[str]:
+def _may_call_directly(schema: FunctionSchema) -> bool:
+    """Whether the direct call can apply to an operator at all: not in-place, `out=` or a
+    view (their autograd kernels do more than pass the call on), so the binding of one that
+    cannot pays no test for it."""
+    return not schema.is_view and not any(a.is_write for a in schema.arguments)
+
+
+def _direct_call(schema: FunctionSchema, tensors: Sequence[str], call: str,
+                 indent: str) -> list[str]:
     """Lines that call the operator's fast function straight from the binding when every
     tensor in `tensors` is plain and no thread has left the default key sets, and otherwise
     the dispatcher (Note: the direct call). Used where the binding has tested `TF.ACTIVE`."""
+    if not _may_call_directly(schema):
+        return []
+    name = schema.name
     entry = naming.entry_global(name)
     direct = naming.direct_global(name)
     guard = " and ".join(["not NONDEFAULT", *(_plain(t) for t in tensors)])
@@ -169,7 +180,7 @@ def direct_globals(signatures: Sequence[PythonSignature]) -> list[str]:
     """Module lines defining the `Direct` of each overload a binding calls directly (a later
     binding of the same overload rebinds the global; every binding reads it when called)."""
     fast = _fast_call(signatures[0]) if signatures else None
-    if fast is None:
+    if fast is None or not _may_call_directly(signatures[0].functional):
         return []
     return [f"{naming.direct_global(signatures[0].functional.name)} = Direct()"]
 
@@ -186,7 +197,7 @@ def _fast_path(sig: PythonSignature) -> list[str]:
         lines.append(f"        {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''}"
                      " = args")
     tensors = (["self"] if sig.method else []) + [f"a{i}" for i in range(n)]
-    lines += _direct_call(sig.functional.name, tensors, call, "        ")
+    lines += _direct_call(sig.functional, tensors, call, "        ")
     checks = " and ".join(is_tensor(f"a{i}") for i in range(n)) or "True"
     lines.append(f"        if {checks}:")
     lines.append(f"            return {entry}.call({call})")
@@ -198,7 +209,7 @@ def _fast_path(sig: PythonSignature) -> list[str]:
             cond = f"{others} and {cond}"
         lines.append(f"        if {cond}:")
         lines.append(f"            {last} = wrapped_number({last})")
-        lines += _direct_call(sig.functional.name, tensors[:-1], call, "            ")
+        lines += _direct_call(sig.functional, tensors[:-1], call, "            ")
         lines.append(f"            return {entry}.call({call})")
     return lines
 
@@ -505,14 +516,14 @@ def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignatu
     if fast is not None and fast[0] == 1:
         call = fast[1].replace("a0", "other")
         entry = naming.entry_global(signatures[0].functional.name)
-        name = signatures[0].functional.name
-        body += _direct_call(name, ["self", "other"], call, "        ")
+        schema = signatures[0].functional
+        body += _direct_call(schema, ["self", "other"], call, "        ")
         body.append(f"        if {is_tensor('other')}:")
         body.append(f"            return {entry}.call({call})")
         if signatures[0].allow_numbers_as_tensors:
             body.append("        if other.__class__ is float or other.__class__ is int:")
             body.append("            other = wrapped_number(other)")
-            body += _direct_call(name, ["self"], call, "            ")
+            body += _direct_call(schema, ["self"], call, "            ")
             body.append(f"            return {entry}.call({call})")
     for k, sig in enumerate(signatures):
         typed = _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(body))
