@@ -252,3 +252,30 @@ def test_unlisted_sparse_kernels_are_reported(tmp_path) -> None:
         "sparse_csr_mm() implements 'mm' but the manifest does not name it",
         "add it under 'sparse_csr:', or rename it with a leading _",
     )]  # fmt: skip
+
+
+def test_clone_copies_and_checkpoints_of_sparse_device_tensors() -> None:
+    import copy
+    import io
+    import pickle
+
+    t = torch.tensor(DENSE).to_sparse()
+    for s in (pyaten.tensor(DENSE).to_sparse(), _sparse()):
+        c = s.clone()
+        assert c.layout is pyaten.sparse_coo and c.device == s.device
+        assert c._values() is not s._values() and c.is_coalesced() == t.clone().is_coalesced()
+        _same(c.to_dense().cpu(), t.clone().to_dense())
+        with pytest.raises(RuntimeError) as ours:
+            s.clone(memory_format=pyaten.contiguous_format)
+        with pytest.raises(RuntimeError) as theirs:
+            t.clone(memory_format=torch.contiguous_format)
+        assert str(ours.value) == str(theirs.value)
+    csr = pyaten.tensor(DENSE).to_sparse_csr().to("openreg").clone()
+    assert csr.layout is pyaten.sparse_csr and csr.device.type == "openreg"
+    s = _sparse()
+    buffer = io.BytesIO()
+    pyaten.save(s, buffer)
+    buffer.seek(0)
+    for back in (pyaten.load(buffer), copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert back.layout is pyaten.sparse_coo and back.device.type == "openreg"
+        _same(back.to_dense().cpu(), t.to_dense())

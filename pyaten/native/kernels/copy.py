@@ -382,6 +382,13 @@ def zero_meta_(self: Tensor) -> Tensor:
 
 @native
 def clone(self: Tensor, memory_format=None) -> Tensor:
+    if hasattr(self, "_parts"):  # a sparse tensor: a copy of each part (as clone_sparse)
+        fmt = memory_format_name(memory_format)
+        if fmt != "preserve_format":
+            names = {"contiguous_format": "Contiguous", "channels_last": "ChannelsLast",
+                     "channels_last_3d": "ChannelsLast3d"}  # fmt: skip
+            raise RuntimeError(f"unsupported memory format option {names.get(fmt, fmt)}")
+        return _sparse_to_copy(self, self.dtype, self.device)
     strides = like_strides(self, memory_format)
     result = empty_tensor(self._sizes, self.dtype, self.device, strides)
     if self.device.type != "meta":
