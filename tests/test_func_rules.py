@@ -200,3 +200,28 @@ def test_coverage_lists_the_new_rules() -> None:
                  "adaptive_max_pool3d_backward", "max_pool2d_with_indices_backward"):
         assert f"aten::{name}" in coverage["rule"], name
     assert "aten::stft" in coverage["decomposed"]
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("items", [None, 1, 3])
+def test_nll_loss_unweighted_values_and_per_sample_grads(reduction, items) -> None:
+    shape = (4, 5) if items is None else (4, items, 5)
+    px, tx = _pair(shape)
+    labels = np.random.default_rng(1).integers(0, 5, shape[:-1])
+    labels[1] = -100  # a sample (or all its items) ignored
+    if items == 3:
+        labels[2, 0] = -100
+    py, ty = pyaten.tensor(labels), torch.tensor(labels)
+
+    def loss(lib):
+        def f(x, y):
+            out = lib.nn.functional.cross_entropy(x, y, reduction=reduction)
+            return out.sum() if reduction == "none" else out
+        return f
+
+    got = pf.vmap(loss(pyaten))(px, py)
+    want = tf.vmap(loss(torch))(tx, ty)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    got = pf.vmap(pf.grad(loss(pyaten)))(px, py)
+    want = tf.vmap(tf.grad(loss(torch)))(tx, ty)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)

@@ -85,14 +85,21 @@ _ALL_DIMS_WHEN_EMPTY = frozenset({
 })
 
 
+# func -> (its positional arguments, those that are dims with their positions), once per op
+_DIM_PLANS: dict[Any, tuple[list[Any], list[tuple[int, Any]]]] = {}
+
+
 def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | None:
     """The arguments with every dim argument moved past the batch; None if a dim argument
     is absent where the operator reduces over all dims."""
-    positional = [a for a in call.func._schema.arguments if not a.kwarg_only]
+    plan = _DIM_PLANS.get(call.func)
+    if plan is None:
+        positional = [a for a in call.func._schema.arguments if not a.kwarg_only]
+        plan = _DIM_PLANS[call.func] = (positional, [
+            (i, a) for i, a in enumerate(positional) if a.name in _DIM_ARGS])
+    positional, dim_arguments = plan
     args = list(call.args)
-    for index, argument in enumerate(positional):
-        if argument.name not in _DIM_ARGS:
-            continue
+    for index, argument in dim_arguments:
         if index >= len(args):  # a trailing default the Python key left out
             if not argument.has_default:
                 continue
@@ -131,7 +138,7 @@ def dim_op(call: BatchedCall) -> Any:
     if isinstance(first, (list, tuple)):
         rank = first[0].dim()
     else:
-        rank = first.dim()
+        rank = len(first._sizes)
     if call.name == "index_select":
         if call.batched(call.args[2]):
             return NotImplemented
@@ -159,7 +166,7 @@ def dim_op(call: BatchedCall) -> Any:
             physical_args.append(x.value)
         else:
             physical_args.append(call.physical(x))
-    kwargs = tree_map(call.physical, call.kwargs)
+    kwargs = tree_map(call.physical, call.kwargs) if call.kwargs else call.kwargs
     return call.func(*physical_args, **kwargs)
 
 
@@ -492,11 +499,41 @@ def _nll_parts(call: BatchedCall, x: Any, target: Any, weight: Any, ignore_index
     return inputs, targets, item_weight
 
 
+def _nll_flat(call: BatchedCall, x: Any, target: Any) -> tuple[Any, Any, int, int]:
+    """The physical input as (B*N, C) and target as (B*N,), B and N."""
+    inputs = call.physical(x)
+    targets = call.physical(target)
+    b = call.batch_size
+    inputs = inputs.reshape(-1, inputs._sizes[-1])
+    targets = targets.reshape(-1)
+    return inputs, targets, b, targets._sizes[0] // b if b else 0
+
+
+def _nll_forward_unweighted(call: BatchedCall, x: Any, target: Any, reduction: int,
+                            ignore_index: int) -> Any:
+    """Without class weights: one unreduced loss over all the items, then each sample's
+    sum, and count of items not ignored."""
+    inputs, targets, b, n = _nll_flat(call, x, target)
+    losses, _ = call.func(inputs, targets, None, 0, ignore_index)
+    kept = (targets != ignore_index).to(inputs._dtype)
+    if n == 1:
+        sums, counts = losses, kept
+    else:
+        sums, counts = losses.view(b, n).sum(1), kept.view(b, n).sum(1)
+    if reduction == 0:
+        return losses.view(b, *target.shape), counts
+    if reduction == 2:
+        return sums, counts
+    return sums / counts, counts
+
+
 @rule("nll_loss_forward")
 def nll_loss_forward(call: BatchedCall) -> Any:
     x, target, weight, reduction, ignore_index = call.args
     if call.batched(weight) or x.dim() not in (1, 2):
         return NotImplemented
+    if weight is None:
+        return _nll_forward_unweighted(call, x, target, reduction, ignore_index)
     inputs, targets, item_weight = _nll_parts(call, x, target, weight, ignore_index)
     classes = inputs.shape[-1]
     losses, _ = call.func(inputs.reshape(-1, classes), targets.reshape(-1), weight, 0,
@@ -515,6 +552,17 @@ def nll_loss_backward(call: BatchedCall) -> Any:
     grad_out, x, target, weight, reduction, ignore_index, total_weight = call.args
     if call.batched(weight) or x.dim() not in (1, 2):
         return NotImplemented
+    if weight is None:
+        # every item's gradient scale, then one unreduced backward over all the items
+        inputs, targets, b, n = _nll_flat(call, x, target)
+        scale = call.physical(grad_out)
+        if reduction == 1:
+            scale = scale / call.physical(total_weight)
+        if reduction != 0 and n != 1:
+            scale = scale.unsqueeze(1).expand(b, n)
+        grad = call.func(scale.reshape(-1), inputs, targets, None, 0, ignore_index,
+                         pyaten.ones((), dtype=inputs._dtype))
+        return grad.view(b, *x.shape)
     inputs, targets, item_weight = _nll_parts(call, x, target, weight, ignore_index)
     classes = inputs.shape[-1]
     onehot = (pyaten.arange(classes) == targets.unsqueeze(-1)).to(inputs.dtype)
