@@ -423,7 +423,8 @@ def register_backend_name(name: str, key_suffix: str = "PrivateUse1") -> None:
     """Give a plug-in device name (e.g. "npu") to a PrivateUse backend slot.
 
     Afterwards `backend_keyset_bits(name)` is the slot's tensor key set, key names such as
-    "AutogradNPU"/"NPU" parse to the slot's keys, and `display_name` prints them renamed.
+    "AutogradNPU"/"NPU" (and "Autogradnpu"/"npu") parse to the slot's keys, and
+    `display_name` prints them renamed as c10's toString does ("Autogradnpu", "Sparsenpu").
     """
     if key_suffix not in ("PrivateUse1", "PrivateUse2", "PrivateUse3"):
         raise ValueError(
