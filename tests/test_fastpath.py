@@ -405,6 +405,12 @@ _DIRECT_CALLS = {
     "a.sum()": lambda lib, a, b: a.sum(),
     "a > b": lambda lib, a, b: a > b,
     "maximum": lambda lib, a, b: lib.maximum(a, b),
+    # typed positional fast paths
+    "sum(a, 1)": lambda lib, a, b: lib.sum(a, 1),
+    "a.sum(0)": lambda lib, a, b: a.sum(0),
+    "linear(a, b, bias)": lambda lib, a, b: lib.nn.functional.linear(a, b, b[0]),
+    "linear(a, b, None)": lambda lib, a, b: lib.nn.functional.linear(a, b, None),
+    "clamp(a, 0)": lambda lib, a, b: lib.clamp(a, 0),
 }
 
 
@@ -494,6 +500,10 @@ def test_direct_call_leaves_modes_subclasses_and_grad_to_the_dispatcher():
     assert w.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
     with pyaten.no_grad():
         assert pyaten.mul(w, b).grad_fn is None
+    bias = pyaten.ones(2, requires_grad=True)  # only an optional argument requires grad
+    pyaten.nn.functional.linear(a, b, bias).sum().backward()
+    assert bias.grad.tolist() == [2.0, 2.0]
+    assert pyaten.sum(w, 1).grad_fn is not None
 
     with pyaten.autocast("cpu", dtype=pyaten.bfloat16):
         assert pyaten.mm(a, b).dtype == pyaten.bfloat16  # autocast's kernel ran

@@ -155,16 +155,18 @@ def _may_call_directly(schema: FunctionSchema) -> bool:
 
 
 def _direct_call(schema: FunctionSchema, tensors: Sequence[str], call: str,
-                 indent: str) -> list[str]:
+                 indent: str, optional: Sequence[str] = ()) -> list[str]:
     """Lines that call the operator's fast function straight from the binding when every
-    tensor in `tensors` is plain and no thread has left the default key sets, and otherwise
-    the dispatcher (Note: the direct call). Used where the binding has tested `TF.ACTIVE`."""
+    tensor in `tensors` (and each of `optional` that is not None) is plain and no thread has
+    left the default key sets, and otherwise the dispatcher (Note: the direct call). Used
+    where the binding has tested `TF.ACTIVE`."""
     if not _may_call_directly(schema):
         return []
     name = schema.name
     entry = naming.entry_global(name)
     direct = naming.direct_global(name)
-    guard = " and ".join(["not NONDEFAULT", *(_plain(t) for t in tensors)])
+    guard = " and ".join(["not NONDEFAULT", *(_plain(t) for t in tensors),
+                          *(f"({t} is None or {_plain(t)})" for t in optional)])
     return [
         f"{indent}if {guard}:",
         f"{indent}    fast = ({direct}.fast if {entry}._cache.get(PLAIN_KEY) is {direct}.checked"
@@ -179,10 +181,13 @@ def _direct_call(schema: FunctionSchema, tensors: Sequence[str], call: str,
 def direct_globals(signatures: Sequence[PythonSignature]) -> list[str]:
     """Module lines defining the `Direct` of each overload a binding calls directly (a later
     binding of the same overload rebinds the global; every binding reads it when called)."""
-    fast = _fast_call(signatures[0]) if signatures else None
-    if fast is None or not _may_call_directly(signatures[0].functional):
-        return []
-    return [f"{naming.direct_global(signatures[0].functional.name)} = Direct()"]
+    names: list[str] = []
+    for sig in signatures:
+        if sig.functional is not None and _may_call_directly(sig.functional):
+            name = naming.direct_global(sig.functional.name)
+            if name not in names:
+                names.append(name)
+    return [f"{name} = Direct()" for name in names]
 
 
 def _fast_path(sig: PythonSignature) -> list[str]:
@@ -254,11 +259,34 @@ def _default_values(sig: PythonSignature, given: Sequence[str] = (), table: str 
     return values
 
 
+def _typed_direct(sig: PythonSignature, safe: Sequence[Any],
+                  call: str) -> list[str]:
+    """The direct call (Note: the direct call, in pyaten/native/gen_support.py) of one typed
+    fast path: its tensor and optional tensor arguments plain; none with a list of tensors or
+    results wrapped in a named tuple."""
+    functional = sig.functional
+    if _named_returns(functional) or any(k is TENSOR_LIST or k.without_none() is TENSOR_LIST
+                                         for k in safe):
+        return []
+    tensors = ["self"] if sig.method else []
+    optional: list[str] = []
+    for i, k in enumerate(safe):
+        if k is TENSOR:
+            tensors.append(f"args[{i}]")
+        elif "Tensor" in k.classes:
+            optional.append(f"args[{i}]")
+    if not tensors and not optional:
+        return []
+    return _direct_call(functional, tensors, call, "            ", optional)
+
+
 def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],
-                     skip_required: bool = False, table: str | None = None) -> list[str]:
+                     skip_required: bool = False, table: str | None = None,
+                     direct: bool = True) -> list[str]:
     """`if` blocks for this signature's exact-class positional calls, when they are safe (see
     the Note): the required arguments, then each optional positional one in turn. With
-    `skip_required`, not the call of the required tensors alone (`_fast_path` has it)."""
+    `skip_required`, not the call of the required tensors alone (`_fast_path` has it). With
+    `direct`, each block tries the direct call first (Note: the direct call)."""
     functional = sig.functional
     if functional is None:
         return []
@@ -300,8 +328,10 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],
             values[p.schema_name] = safe[i].value(f"args[{i}]")
         call = ", ".join(values[a.name] for a in functional.arguments)
         checks = "".join(f" and {k.test(f'args[{i}]')}" for i, k in enumerate(safe))
-        lines += [f"        if n == {len(params)}{checks}:",
-                  f"            return {invoke.format(call)}"]
+        lines.append(f"        if n == {len(params)}{checks}:")
+        if direct:
+            lines += _typed_direct(sig, safe, call)
+        lines.append(f"            return {invoke.format(call)}")
     return lines
 
 
@@ -526,7 +556,8 @@ def gen_dunder(dunder: str, python_name: str, signatures: Sequence[PythonSignatu
             body += _direct_call(schema, ["self"], call, "            ")
             body.append(f"            return {entry}.call({call})")
     for k, sig in enumerate(signatures):
-        typed = _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(body))
+        typed = _typed_fast_path(sig, signatures[:k], skip_required=k == 0 and bool(body),
+                                 direct=False)
         for test, ret in zip(typed[::2], typed[1::2]):
             # the blocks of one operand, with `other` for `args[0]`
             if test.startswith("        if n == 1 and ") and "args[1]" not in test + ret:
