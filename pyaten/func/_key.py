@@ -101,6 +101,24 @@ def _autograd_first(values: tuple) -> bool:
     return False
 
 
+_DETACH = pyaten.ops.aten.detach.default
+
+
+def _detach(x: BatchedTensor) -> BatchedTensor:
+    """`detach` of a wrapper, even one that requires grad: autograd would only drop the
+    history, which a new wrapper has not (autograd detaches the outputs it saves: this
+    spares each saved output the trip below autograd). It shares the version counter, as
+    autograd's alias does."""
+    value = x.value
+    if value._requires_grad or value.grad_fn is not None:
+        value = value.detach()
+    out = BatchedTensor(value, x.level)
+    out._version_counter = x._version_counter
+    if trace.ACTIVE:
+        trace.note("vmap", level=x.level, ran="detach: a new wrapper")
+    return out
+
+
 def _below(op: Any, keyset: Any, values: tuple, why: str) -> Any:
     if trace.ACTIVE:
         trace.note("vmap", ran=why)
@@ -110,6 +128,10 @@ def _below(op: Any, keyset: Any, values: tuple, why: str) -> Any:
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     """The FuncTorchBatched fallback (Note: the FuncTorchBatched key)."""
     func, whole, decomposes, writes = _plan(op)
+    if func is _DETACH and len(values) == 1:
+        x = values[0]
+        if isinstance(x, BatchedTensor) and x._fw_grad is None:
+            return _detach(x)
     if decomposes and whole is None:
         return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
     if writes or _autograd_first(values):
