@@ -411,6 +411,11 @@ _DIRECT_CALLS = {
     "linear(a, b, bias)": lambda lib, a, b: lib.nn.functional.linear(a, b, b[0]),
     "linear(a, b, None)": lambda lib, a, b: lib.nn.functional.linear(a, b, None),
     "clamp(a, 0)": lambda lib, a, b: lib.clamp(a, 0),
+    # single-keyword fast paths
+    "sum(a, dim=1)": lambda lib, a, b: lib.sum(a, dim=1),
+    "softmax(a, dim=1)": lambda lib, a, b: lib.softmax(a, dim=1),
+    "a.add(b, alpha=2)": lambda lib, a, b: a.add(b, alpha=2),
+    "add(a, b, alpha=2)": lambda lib, a, b: lib.add(a, b, alpha=2),
 }
 
 
@@ -504,6 +509,8 @@ def test_direct_call_leaves_modes_subclasses_and_grad_to_the_dispatcher():
     pyaten.nn.functional.linear(a, b, bias).sum().backward()
     assert bias.grad.tolist() == [2.0, 2.0]
     assert pyaten.sum(w, 1).grad_fn is not None
+    assert pyaten.sum(w, dim=1).grad_fn is not None
+    assert pyaten.add(a, w, alpha=2).grad_fn is not None
 
     with pyaten.autocast("cpu", dtype=pyaten.bfloat16):
         assert pyaten.mm(a, b).dtype == pyaten.bfloat16  # autocast's kernel ran

@@ -259,25 +259,28 @@ def _default_values(sig: PythonSignature, given: Sequence[str] = (), table: str 
     return values
 
 
-def _typed_direct(sig: PythonSignature, safe: Sequence[Any],
-                  call: str) -> list[str]:
+def _typed_direct(sig: PythonSignature, safe: Sequence[Any], call: str,
+                  indent: str = "            ",
+                  given: Sequence[tuple[str, Any]] = ()) -> list[str]:
     """The direct call (Note: the direct call, in pyaten/native/gen_support.py) of one typed
-    fast path: its tensor and optional tensor arguments plain; none with a list of tensors or
-    results wrapped in a named tuple."""
+    or keyword fast path: `args[i]` of kind `safe[i]` and each (value, kind) `given`, its
+    tensor and optional tensor arguments plain; none with a list of tensors or results
+    wrapped in a named tuple."""
     functional = sig.functional
+    arguments = [(f"args[{i}]", k) for i, k in enumerate(safe)] + list(given)
     if _named_returns(functional) or any(k is TENSOR_LIST or k.without_none() is TENSOR_LIST
-                                         for k in safe):
+                                         for _, k in arguments):
         return []
     tensors = ["self"] if sig.method else []
     optional: list[str] = []
-    for i, k in enumerate(safe):
+    for value, k in arguments:
         if k is TENSOR:
-            tensors.append(f"args[{i}]")
+            tensors.append(value)
         elif "Tensor" in k.classes:
-            optional.append(f"args[{i}]")
+            optional.append(value)
     if not tensors and not optional:
         return []
-    return _direct_call(functional, tensors, call, "            ", optional)
+    return _direct_call(functional, tensors, call, indent, optional)
 
 
 def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],
@@ -362,6 +365,7 @@ def _keyword_block(sig: PythonSignature, earlier: Sequence[PythonSignature], n: 
     one `if` for each single keyword it takes (`key`, `value` unpacked), and a block for any
     set of them; with `spread`, its int list given as ints (`zeros(2, 3, dtype=...)`), which
     every earlier signature must refuse outright."""
+    direct = not spread  # (Note: the direct call) a spread of ints has no tensors
     functional = sig.functional
     positional = [p for p in sig.params if not p.keyword_only]
     head = positional[:n]
@@ -417,8 +421,11 @@ def _keyword_block(sig: PythonSignature, earlier: Sequence[PythonSignature], n: 
                     p_kind.value("value") if a.name == p.schema_name else values[a.name]
                     for a in functional.arguments
                 )
-                single += [f"            if {' and '.join(guard)}:",
-                           f"                return {invoke.format(call)}"]
+                single.append(f"            if {' and '.join(guard)}:")
+                if direct:
+                    single += _typed_direct(sig, kinds, call, "                ",
+                                            [("value", p_kind)])
+                single.append(f"                return {invoke.format(call)}")
                 break
     if len(keyword) == 1:
         return single, []  # the single keyword's `if` is the whole block
