@@ -197,6 +197,7 @@ FP32_CASES = [
     ("fractional_max_pool2d", lambda x: [x.f(1, 1, 6, 6), [2, 2], [3, 3], x.unit(1, 1, 2)]),
     ("fractional_max_pool3d",
      lambda x: [x.f(1, 1, 5, 5, 5), [2, 2, 2], [3, 3, 3], x.unit(1, 1, 3)]),
+    ("fake_quantize_per_tensor_affine", lambda x: [x.f(6), 0.1, 3, 0, 255]),
     ("stft", lambda x: [x.f(32), 8, 2, None, x.unit(8), False, None, True]),
     ("stft.center", lambda x: [x.f(32), 8, 2, None, x.unit(8), True, "reflect", False, None,
                                True]),
