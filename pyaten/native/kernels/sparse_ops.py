@@ -12,7 +12,6 @@ the time goes; COO inputs are coalesced into CSR for it.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from pyaten.core.promotion import promote_types
 from pyaten.core.sparse import (
@@ -265,7 +264,7 @@ def _index32(array: np.ndarray, bound: int) -> np.ndarray:
     return array.astype(np.int32) if bound < 2**31 - 1 else array
 
 
-def scipy_csr(t: SparseTensor) -> sp.csr_array:
+def scipy_csr(t: SparseTensor) -> object:
     """A 2-D sparse tensor as SciPy's CSR matrix, kept on the tensor until a part is written
     (the values shared when they are already in row-major order)."""
     versions = parts_versions(t)
@@ -277,7 +276,9 @@ def scipy_csr(t: SparseTensor) -> sp.csr_array:
     return matrix
 
 
-def _scipy_csr(t: SparseTensor) -> sp.csr_array:
+def _scipy_csr(t: SparseTensor) -> object:
+    import scipy.sparse as sp  # on first use: it costs ~0.2 s of `import pyaten`
+
     values = _array(t._parts[-1])
     rows, cols = t._sizes[:2]
     if t._layout is sparse_coo:
