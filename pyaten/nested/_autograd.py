@@ -118,15 +118,18 @@ def _wants_grad(args: tuple, kwargs: dict) -> bool:
 
 def _autograd_kernel(overload: str, rule: Any) -> Any:
     qualified = "aten::" + overload
-    op = dense_op(overload)
+    op = None  # the dense op's handle, looked up on the first call (import time: issue 36)
     pair = bridge(overload)
 
     jagged_only = overload in JAGGED_ONLY
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
+        nonlocal op
         if jagged_only and any(type(a) is StridedNested for a in args):
             pass  # below: PyTorch's "Could not run ... NestedTensorCPU" error
         elif _wants_grad(args, kwargs):
+            if op is None:
+                op = dense_op(overload)
             return rule(pair, op, *args, **kwargs)
         entry = get_operator(qualified)
         return call_below_autograd(functools.partial(entry.call, *args, **kwargs))
