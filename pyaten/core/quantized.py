@@ -32,6 +32,7 @@ __all__ = [
     "per_channel_symmetric",
     "per_channel_affine_float_qparams",
     "make_quantized",
+    "wrap_quantized",
     "quantized_range",
 ]
 
@@ -156,6 +157,19 @@ def make_quantized(
     from pyaten.core.creation import from_numpy
 
     plain = from_numpy(np.ascontiguousarray(values, dtype=dtype.numpy).copy())
+    return wrap_quantized(plain, dtype, scheme, scale, zero_point, axis)
+
+
+def wrap_quantized(
+    plain: Tensor,
+    dtype: dt.dtype,
+    scheme: _Token,
+    scale: float | Tensor,
+    zero_point: int | Tensor,
+    axis: int = 0,
+) -> QuantizedTensor:
+    """A quantized tensor viewing `plain`'s storage (its integer representation, any
+    geometry, no copy) with the quantizer `make_quantized` describes."""
     q = object.__new__(QuantizedTensor)
     for name in Tensor.__slots__[:-2]:
         setattr(q, name, getattr(plain, name))

@@ -92,6 +92,8 @@ class CheckpointPickler(pickle._Pickler):
     def _reduce_tensor(self, t: Tensor) -> tuple:
         from pyaten.nn.parameter import Parameter
 
+        if t.is_quantized:
+            return self._reduce_quantized(t)
         if t.layout is not strided:  # a sparse tensor: its parts (pyaten/core/sparse.py)
             parts = tuple(Tensor._make_subclass(Tensor, p) for p in t._parts)
             data = parts + (Size(t._sizes), t._coalesced) if len(parts) == 2 else parts + (
@@ -109,6 +111,34 @@ class CheckpointPickler(pickle._Pickler):
             return (torch_names._rebuild_from_type_v2, (func, type(t), args, state))
         return func, args
 
+    def _reduce_quantized(self, q: Tensor) -> tuple:
+        """As PyTorch pickles a quantized tensor: its integer storage typed with the quantized
+        dtype, its geometry, and the quantizer's parameters (a per-channel float-qparams
+        quantizer is written under `per_channel_affine`, as PyTorch writes it)."""
+        from pyaten.core import quantized as qz
+
+        scheme = q._qscheme
+        if scheme is qz.per_tensor_affine:
+            params: tuple = (scheme, q._q_scale, q._q_zero_point)
+        elif scheme in (qz.per_channel_affine, qz.per_channel_affine_float_qparams):
+            params = (qz.per_channel_affine, q._q_scales, q._q_zero_points, q._q_axis)
+        else:
+            raise RuntimeError(f"Serialization is not supported for tensors of type {scheme}")
+        self._claim_storage(q._storage, q.dtype)
+        return (torch_names._rebuild_qtensor,
+                (q._storage, int(q._offset), tuple(int(s) for s in q._sizes),
+                 tuple(int(s) for s in q._strides), params, q.requires_grad, OrderedDict()))
+
+    def _claim_storage(self, storage: Storage, dtype: dt.dtype) -> None:
+        seen = self.storage_dtypes.get(id(storage))
+        if seen is None:
+            self.storage_dtypes[id(storage)] = dtype
+        elif seen is not dtype:
+            raise RuntimeError(
+                "Cannot save multiple tensors or storages that view the same data as different "
+                "types"
+            )
+
     def _plain_reduce(self, t: Tensor) -> tuple:
         sizes = tuple(int(s) for s in t._sizes)
         strides = tuple(int(s) for s in t._strides)
@@ -116,14 +146,7 @@ class CheckpointPickler(pickle._Pickler):
             return (torch_names._rebuild_meta_tensor_no_storage,
                     (t.dtype, sizes, strides, t.requires_grad))
         storage = t._storage
-        seen = self.storage_dtypes.get(id(storage))
-        if seen is None:
-            self.storage_dtypes[id(storage)] = t.dtype
-        elif seen is not t.dtype:
-            raise RuntimeError(
-                "Cannot save multiple tensors or storages that view the same data as different "
-                "types"
-            )
+        self._claim_storage(storage, t.dtype)
         args = (storage, int(t._offset), sizes, strides, t.requires_grad, OrderedDict())
         # a lazy conj/neg view: its stored values and PyTorch's metadata for the bit
         bits = {name: True for name, bit in (("conj", CONJ_BIT), ("neg", NEG_BIT))

@@ -81,7 +81,7 @@ class TypedStorage:
 # torch's storage class names (`torch.<Scalar>Storage`) -> dtype; UntypedStorage holds bytes.
 STORAGE_TYPES: dict[str, StorageType] = {
     f"{d.scalar_name}Storage": StorageType(f"{d.scalar_name}Storage", d)
-    for d in dt.ALL_DTYPES if d is not dt.complex32
+    for d in (*dt.ALL_DTYPES, *dt.QUANTIZED_DTYPES) if d is not dt.complex32
 }
 STORAGE_TYPES["UntypedStorage"] = StorageType("UntypedStorage", dt.uint8)
 _STORAGE_BY_DTYPE = {t.dtype: t for name, t in STORAGE_TYPES.items() if name != "UntypedStorage"}
@@ -279,10 +279,69 @@ def _rebuild_sparse_tensor(layout: object, data: object) -> Tensor:
     raise _bad(f"_rebuild_sparse_tensor is given an unknown layout {layout!r}")
 
 
+_QSCHEME_NAMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+                  "per_channel_symmetric", "per_channel_affine_float_qparams")
+
+
+def _rebuild_qtensor(storage: object, storage_offset: object, size: object, stride: object,
+                     quantizer_params: object, requires_grad: object,
+                     backward_hooks: object) -> Tensor:
+    """A quantized tensor as PyTorch pickles one: a view of its integer storage (typed with
+    the quantized dtype) and `(qscheme, scale, zero_point)` per tensor or `(qscheme, scales,
+    zero_points, axis)` per channel."""
+    from pyaten.core import quantized as qz
+
+    if not isinstance(storage, TypedStorage) or storage.dtype not in dt.QUANTIZED_DTYPES:
+        raise _bad("_rebuild_qtensor is given a storage that is not of a quantized dtype")
+    if not isinstance(quantizer_params, tuple) or not quantizer_params:
+        raise _bad("_rebuild_qtensor is given quantizer parameters that are not a tuple")
+    qdtype = storage.dtype
+    ints = TypedStorage(storage.untyped, dt.from_numpy_dtype(qdtype.numpy))
+    plain = _view_of(ints, storage_offset, size, stride)
+    scheme = quantizer_params[0]
+    if scheme is qz.per_tensor_affine and len(quantizer_params) == 3:
+        _, scale, zero_point = quantizer_params
+        if type(scale) is not float or type(zero_point) is not int:
+            raise _bad("_rebuild_qtensor is given a scale or zero point of the wrong type")
+        q = qz.wrap_quantized(plain, qdtype, scheme, scale, zero_point)
+    elif scheme in (qz.per_channel_affine, qz.per_channel_affine_float_qparams) and len(
+            quantizer_params) == 4:
+        _, scales, zero_points, axis = quantizer_params
+        if type(axis) is not int or not 0 <= axis < plain.dim():
+            raise ValueError(f"_rebuild_qtensor: per_channel axis {axis} out of range for "
+                             f"size {tuple(plain.shape)}")
+        if isinstance(scales, list) and isinstance(zero_points, list):
+            from pyaten.core.creation import tensor as make_tensor
+
+            floats = scheme is qz.per_channel_affine_float_qparams
+            scales = make_tensor(scales, dtype=dt.float32 if floats else dt.float64)
+            zero_points = make_tensor(zero_points, dtype=dt.float32 if floats else dt.int64)
+        if not isinstance(scales, Tensor) or not isinstance(zero_points, Tensor) or (
+                scales.dim() != 1 or zero_points.dim() != 1):
+            raise _bad("_rebuild_qtensor is given per-channel parameters that are not 1-d "
+                       "tensors")
+        expected = plain.shape[axis]
+        if scales.numel() != expected or zero_points.numel() != expected:
+            raise ValueError(
+                "_rebuild_qtensor: per_channel scales/zero_points length must equal "
+                f"size[axis]={expected}, got scales={scales.numel()}, "
+                f"zero_points={zero_points.numel()}")
+        if zero_points.dtype.is_floating_point:  # as PyTorch's empty_per_channel_affine
+            scheme = qz.per_channel_affine_float_qparams
+        q = qz.wrap_quantized(plain, qdtype, scheme, scales, zero_points, axis)
+    else:
+        raise RuntimeError(f"Can't deserialize quantized tensor with qscheme {scheme}")
+    if type(requires_grad) is not bool:
+        raise _bad(f"requires_grad is {type(requires_grad).__name__}, not bool")
+    if requires_grad:
+        raise _bad("a quantized tensor cannot require grad")
+    return q
+
+
 _REBUILDERS = {
     _rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
     _rebuild_parameter_with_state, _rebuild_meta_tensor_no_storage,
-    _rebuild_device_tensor_from_cpu_tensor, _rebuild_sparse_tensor,
+    _rebuild_device_tensor_from_cpu_tensor, _rebuild_sparse_tensor, _rebuild_qtensor,
 }
 
 
@@ -306,14 +365,17 @@ def _allowed_globals() -> dict[str, object]:
     for fn in _REBUILDERS:
         names[f"torch._utils.{fn.__name__}"] = fn
     for kind, name in (
-        ("quantized tensors", "_rebuild_qtensor"),
         ("nested tensors", "_rebuild_nested_tensor"),
         ("tensor subclasses without storage", "_rebuild_wrapper_subclass"),
         ("NumPy-backed device tensors", "_rebuild_device_tensor_from_numpy"),
     ):
         names[f"torch._utils.{name}"] = _unsupported(kind)
-    for d in dt.ALL_DTYPES:
+    for d in (*dt.ALL_DTYPES, *dt.QUANTIZED_DTYPES):
         names[f"torch.{d.name}"] = d
+    from pyaten.core import quantized as qz
+
+    for name in _QSCHEME_NAMES:
+        names[f"torch.{name}"] = getattr(qz, name)
     for name, storage_type in STORAGE_TYPES.items():
         names[f"torch.{name}"] = storage_type
     names["torch.storage.UntypedStorage"] = STORAGE_TYPES["UntypedStorage"]  # as PyTorch writes
