@@ -329,8 +329,3 @@ def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str) -> An
 
     return decorate_bwd
 
-
-# A plug-in device's manifest opts into autocast with `autocast: <policy>` (docs/amp.md).
-from pyaten.backends import manifest as _manifest  # noqa: E402
-
-_manifest.AUTOCAST_OPT_IN[:] = [register_autocast_device]

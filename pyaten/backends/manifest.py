@@ -29,9 +29,6 @@ from pyaten.declarations.reporting import did_you_mean
 __all__ = ["Manifest", "lint_manifest", "load_manifest", "operator_records"]
 
 _RECORDS: list[NativeFunction] | None = None
-# `register_autocast_device(name, policy=...)`, installed by pyaten.amp (a layer above this
-# one) when it loads: what a manifest's `autocast:` key calls.
-AUTOCAST_OPT_IN: list[Any] = []
 
 
 def operator_records() -> list[NativeFunction]:
@@ -228,9 +225,9 @@ def load_manifest(device: Any, path: str | os.PathLike[str], kernels: Any) -> Ma
     for op, policy in decl.fallback_overrides.items():
         device.set_fallback(policy, op=op)
     if decl.autocast is not None:  # the device opts into autocast (docs/amp.md)
-        if not AUTOCAST_OPT_IN:
-            raise RuntimeError(f"{path}: 'autocast' needs pyaten.amp, which is not loaded")
-        device._extra_handles.append(AUTOCAST_OPT_IN[0](device.name, policy=decl.autocast))
+        from pyaten.amp.autocast_mode import register_autocast_device
+
+        device._extra_handles.append(register_autocast_device(device.name, policy=decl.autocast))
     return Manifest(path, decl, gen, tuple(registered))
 
 

@@ -24,7 +24,6 @@ from pyaten.core.device import CPU
 from pyaten.core.device import device as make_device
 from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import empty_tensor
-from pyaten.declarations.reporting import did_you_mean
 from pyaten.dispatch.registry import get_operator, list_operators
 from pyaten.library import Library
 
@@ -77,6 +76,8 @@ def aten_operator(op_name: str, where: str) -> Any:
     qualified = op_name if "::" in op_name else "aten::" + op_name
     entry = get_operator(qualified)
     if entry is None:
+        from pyaten.declarations.reporting import did_you_mean  # here: no YAML at import
+
         known = [short_name(n) for n in list_operators("aten")]
         hint = did_you_mean(short_name(qualified), known)
         raise ValueError(
