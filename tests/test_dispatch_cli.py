@@ -120,10 +120,6 @@ _LAYOUT_OPS = (
 # (operator, key) rows where torch registers a kernel and pyaten does not (yet): kernels
 # issue 33's layouts have not needed; listed so that a new difference fails the test.
 _KNOWN_LAYOUT_GAPS = {
-    ("aten::values", "NestedTensorCPU"): "missing",
-    ("aten::cat", "SparseCPU"): "missing",
-    ("aten::bmm", "SparseCPU"): "missing",
-    ("aten::index_select", "QuantizedCPU"): "missing",
     ("aten::clone", "SparseCPU"): "default backend kernel",
     ("aten::clone", "SparseCsrCPU"): "default backend kernel",
 }

@@ -478,3 +478,23 @@ def test_dropout_draws_torch_numbers_and_differentiates(layout: str) -> None:
     assert masks[1] == masks[3]  # the eval-mode copy's node, as torch's
     for a, b in zip(masks[0][0] + masks[0][1], masks[2][0] + masks[2][1]):
         np.testing.assert_array_equal(a, b)
+
+
+# --- values on NestedTensorCPU ---------------------------------------------------------------
+
+def test_values_is_the_buffer_as_torch() -> None:
+    ours, theirs = _pair([(2, 3), (4, 3), (1, 3)], "strided", seed=5, requires_grad=True)
+    v, tv = ours.values(), theirs.values()
+    assert tuple(v.shape) == tuple(tv.shape) and v._is_view() == tv._is_view()
+    np.testing.assert_array_equal(v.detach().numpy(), tv.detach().numpy())
+    weights = np.arange(v.shape[0], dtype=np.float32)
+    (v * pyaten.tensor(weights)).sum().backward()
+    (tv * torch.tensor(weights)).sum().backward()
+    _assert_same(ours.grad, theirs.grad)
+    # a view: writing through it writes the components, as PyTorch's
+    plain, tplain = _pair([(2, 3), (1, 3)], "strided", seed=6)
+    plain.values().mul_(2)
+    tplain.values().mul_(2)
+    _assert_same(plain, tplain)
+    np.testing.assert_array_equal(plain.transpose(1, 2).values().numpy(),
+                                  tplain.transpose(1, 2).values().numpy())

@@ -676,3 +676,52 @@ def test_dynamically_quantized_cells_match_torch() -> None:
     pairs += [(tqm[1](tx), pqm[1](px))]
     for e, a in pairs:
         np.testing.assert_allclose(a.numpy(), e.detach().numpy(), rtol=0, atol=1e-6)
+
+
+# --- index_select on QuantizedCPU ---------------------------------------------------------------
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 999), which=st.integers(0, 2), dim=st.integers(-2, 1),
+       count=st.integers(0, 5), transposed=st.booleans(), int32=st.booleans())
+def test_index_select_quantized_as_torch(seed, which, dim, count, transposed, int32) -> None:
+    rng = np.random.default_rng(seed)
+    tdt, pdt, _, _ = DTYPES[which]
+    values = rng.standard_normal((3, 4)).astype(np.float32)
+    tx, px = _pair(values)
+    tq = torch.quantize_per_tensor(tx, 0.05, 3, tdt)
+    pq = pyaten.quantize_per_tensor(px, 0.05, 3, pdt)
+    if transposed:
+        tq, pq = tq.t(), pq.t()
+    index = rng.integers(0, tq.shape[dim], size=count).astype(np.int32 if int32 else np.int64)
+    ti, pi = _pair(index)
+    assert_same_q(torch.index_select(tq, dim, ti), pyaten.index_select(pq, dim, pi))
+    assert_same_q(tq.index_select(dim, ti), pq.index_select(dim, pi))
+
+
+def test_index_select_quantized_errors_as_torch() -> None:
+    values = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    tx, px = _pair(values)
+    tq = torch.quantize_per_tensor(tx, 0.1, 2, torch.quint8)
+    pq = pyaten.quantize_per_tensor(px, 0.1, 2, pyaten.quint8)
+    tc = torch.quantize_per_channel(tx, torch.tensor([.1, .2, .3], dtype=torch.float64),
+                                    torch.tensor([0, 1, 2]), 0, torch.quint8)
+    pc = pyaten.quantize_per_channel(px, pyaten.tensor([.1, .2, .3], dtype=pyaten.float64),
+                                     pyaten.tensor([0, 1, 2]), 0, pyaten.quint8)
+    cases = [
+        (lambda: pyaten.index_select(pc, 1, pyaten.tensor([0])),
+         lambda: torch.index_select(tc, 1, torch.tensor([0]))),
+        (lambda: pyaten.index_select(pq, 0, pyaten.tensor([5])),
+         lambda: torch.index_select(tq, 0, torch.tensor([5]))),
+        (lambda: pyaten.index_select(pq, 0, pyaten.tensor([1.0])),
+         lambda: torch.index_select(tq, 0, torch.tensor([1.0]))),
+        (lambda: pyaten.index_select(pq, 0, pyaten.tensor([[1]])),
+         lambda: torch.index_select(tq, 0, torch.tensor([[1]]))),
+        (lambda: pyaten.index_select(pq, 2, pyaten.tensor([1])),
+         lambda: torch.index_select(tq, 2, torch.tensor([1]))),
+    ]
+    for ours_call, theirs_call in cases:
+        with pytest.raises(Exception) as expected:
+            theirs_call()
+        with pytest.raises(type(expected.value)) as got:
+            ours_call()
+        assert str(got.value) == str(expected.value)

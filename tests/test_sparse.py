@@ -586,3 +586,98 @@ def test_detach_keeps_the_layout() -> None:
         t = getattr(theirs, method)().requires_grad_()
         assert_same_sparse((o * 2).detach(), (t * 2).detach())
         assert not o.detach().requires_grad
+
+
+# --- cat and bmm on SparseCPU (dispatch rows PyTorch has) -------------------------------------
+
+def _coo_pair(array: np.ndarray, sparse_dim: int | None = None):
+    ours, theirs = both(array)
+    if sparse_dim is None:
+        return ours.to_sparse(), theirs.to_sparse()
+    return ours.to_sparse(sparse_dim), theirs.to_sparse(sparse_dim)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 999), dim=st.integers(-3, 2), sparse_dim=st.sampled_from([None, 1, 2]),
+       count=st.integers(1, 3), wide=st.booleans())
+def test_cat_sparse_as_torch(seed, dim, sparse_dim, count, wide) -> None:
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for i in range(count):
+        shape = [2, 3, 2]
+        shape[dim % 3] += i
+        array = rng.integers(-2, 3, size=shape).astype(np.float64 if wide and i else np.float32)
+        array[rng.random(shape) < 0.5] = 0
+        pairs.append(_coo_pair(array, sparse_dim))
+    ours = pyaten.cat([p[0] for p in pairs], dim)
+    theirs = torch.cat([p[1] for p in pairs], dim)
+    assert_same_sparse(ours, theirs)
+
+
+def test_cat_sparse_errors_as_torch() -> None:
+    a, ta = _coo_pair(DENSE)
+    b, tb = _coo_pair(DENSE[:3, :3])
+    c, tc = _coo_pair(DENSE, 1)
+    cases = [
+        (lambda: pyaten.cat([a, pyaten.ones(4, 4)]), lambda: torch.cat([ta, torch.ones(4, 4)])),
+        (lambda: pyaten.cat([a, b]), lambda: torch.cat([ta, tb])),
+        (lambda: pyaten.cat([a, c]), lambda: torch.cat([ta, tc])),
+        (lambda: pyaten.cat([a, a], 2), lambda: torch.cat([ta, ta], 2)),
+    ]
+    for ours_call, theirs_call in cases:
+        with pytest.raises(Exception) as expected:
+            theirs_call()
+        with pytest.raises(type(expected.value), match=re_escape(str(expected.value))):
+            ours_call()
+
+
+def re_escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 999), b=st.integers(1, 3), n=st.integers(1, 5), m=st.integers(1, 5),
+       p=st.integers(1, 4), dtype=st.sampled_from(["float32", "float64", "int64"]))
+def test_bmm_sparse_as_torch(seed, b, n, m, p, dtype) -> None:
+    rng = np.random.default_rng(seed)
+    left = rng.integers(-3, 4, size=(b, n, m)).astype(dtype)
+    left[rng.random(left.shape) < 0.6] = 0
+    right = rng.integers(-3, 4, size=(b, m, p)).astype(dtype)
+    (sl, tsl), (dr, tdr) = _coo_pair(left), both(right)
+    ours, theirs = pyaten.bmm(sl, dr), torch.bmm(tsl, tdr)
+    assert ours.layout is pyaten.strided and tuple(ours.stride()) == tuple(theirs.stride())
+    assert_same_sparse(ours, theirs)
+
+
+def test_bmm_sparse_errors_and_gradient_as_torch() -> None:
+    rng = np.random.default_rng(3)
+    left = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    left[left < 0] = 0
+    right = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    (sl, tsl), (dr, tdr) = _coo_pair(left), both(right)
+    (h, th), (s2, ts2) = _coo_pair(left, 2), _coo_pair(left[0])
+    cases = [
+        (lambda: pyaten.bmm(sl, dr.to_sparse()), lambda: torch.bmm(tsl, tdr.to_sparse())),
+        (lambda: pyaten.bmm(h, dr), lambda: torch.bmm(th, tdr)),
+        (lambda: pyaten.bmm(s2, dr), lambda: torch.bmm(ts2, tdr)),
+        (lambda: pyaten.bmm(sl, dr[0]), lambda: torch.bmm(tsl, tdr[0])),
+        (lambda: pyaten.bmm(sl, dr[:1]), lambda: torch.bmm(tsl, tdr[:1])),
+        (lambda: pyaten.bmm(sl, dr.transpose(1, 2)), lambda: torch.bmm(tsl, tdr.transpose(1, 2))),
+        (lambda: pyaten.bmm(sl, dr.double()), lambda: torch.bmm(tsl, tdr.double())),
+        (lambda: pyaten.bmm(dr, sl), lambda: torch.bmm(tdr, tsl)),
+    ]
+    for ours_call, theirs_call in cases:
+        with pytest.raises(Exception) as expected:
+            theirs_call()
+        with pytest.raises(type(expected.value), match=re_escape(str(expected.value))):
+            ours_call()
+    sl.requires_grad_(True)
+    dr.requires_grad_(True)
+    tsl.requires_grad_(True)
+    tdr.requires_grad_(True)
+    pyaten.bmm(sl, dr).sum().backward()
+    torch.bmm(tsl, tdr).sum().backward()
+    assert_same_sparse(sl.grad, tsl.grad)
+    assert_same_sparse(dr.grad, tdr.grad)

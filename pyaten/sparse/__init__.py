@@ -65,9 +65,14 @@ def sampled_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
 
 def _values_backward(grad: Tensor, self: Tensor) -> Tensor:
     """The gradient of `self.values()`: a sparse tensor with `self`'s indices and `grad` as
-    its values."""
+    its values (of a nested `self`: a nested tensor over `grad` with `self`'s geometry)."""
     from pyaten.core.sparse import make_compressed, make_coo, sparse_coo
 
+    if self.is_nested:
+        from pyaten.native.kernels.nested_tensor import make_nested
+
+        return make_nested(_aten().contiguous.default(grad), self._nt_sizes, self._nt_strides,
+                           self._nt_offsets)
     indices = [_aten().clone.default(p) for p in self._parts[:-1]]
     if self.layout is sparse_coo:
         return make_coo(indices[0], grad, tuple(self.shape), self.is_coalesced())

@@ -557,6 +557,16 @@ def _detach(self: NestedTensor) -> NestedTensor:
 native_at("nested_detach", _detach, __file__)
 
 
+def _values(self: NestedTensor) -> Tensor:
+    # PyTorch's NestedTensorCPU `values`: the whole 1-D buffer, a view sharing its memory
+    buffer = self._nt_buffer
+    return Tensor._make_view(buffer, tuple(buffer._sizes), tuple(buffer._strides),
+                             buffer._offset)
+
+
+native_at("values_nested", _values, __file__)
+
+
 def _reshape(self: Any, shape: list) -> Any:
     # CompositeImplicitAutogradNestedTensor: a view of a packed copy where one is needed
     packed = self if self.is_contiguous() else _aten().clone.default(self)

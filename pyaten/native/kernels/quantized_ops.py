@@ -87,6 +87,20 @@ def quantized_clone(self: Tensor, memory_format: object = None) -> Tensor:
     return _same_quantizer(self._numpy().copy(), self)
 
 
+@native
+def index_select_quantized_cpu_(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """`index_select` of a per-tensor quantized tensor: the dense kernel on its integers (its
+    checks and errors included), the quantizer kept."""
+    if self._qscheme is not per_tensor_affine:
+        raise RuntimeError(
+            "Only per_tensor quantized quantized tensors are supported by index_select.")
+    from pyaten.native.ops_handles import aten_ops
+
+    ints = from_numpy(np.ascontiguousarray(self._numpy()))
+    picked = aten_ops().index_select.default(ints, dim, index)
+    return _same_quantizer(picked._numpy(), self)
+
+
 def _check_per_tensor(fn: str, tensors: tuple) -> None:
     for t in tensors:
         if not isinstance(t, QuantizedTensor):

@@ -26,7 +26,7 @@ from pyaten.core.sparse import (
     sparse_csc,
     sparse_csr,
 )
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import Tensor, _wrap_dim
 from pyaten.native.kernels.sparse import (
     _array,
     _long,
@@ -542,3 +542,109 @@ def sparse_transpose(self: SparseTensor, dim0: int, dim1: int) -> Tensor:
     return make_compressed(swapped, compressed, plain, _aten().clone.default(self._parts[2]),
                            tuple(sizes))
 
+
+
+# --- cat and bmm -----------------------------------------------------------------------------
+
+def _shape_text(sizes: tuple) -> str:
+    return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+@native
+def cat_sparse(tensors: tuple, dim: int = 0) -> Tensor:
+    """`cat` of COO tensors: along a sparse dimension the indices are shifted and joined;
+    along a dense one each tensor's values are padded with zeros to the joined extent. The
+    result is uncoalesced, as PyTorch's."""
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, SparseTensor) or t._layout is not sparse_coo:
+            raise RuntimeError(
+                f"Concatenating sparse tensors, but a dense tensor was found at position {i}.")
+    first = tensors[0]
+    ndim = len(first._sizes)
+    dim = _wrap_dim(int(dim), ndim)
+    for i, t in enumerate(tensors):
+        if len(t._sizes) != ndim or any(
+                a != b for d, (a, b) in enumerate(zip(first._sizes, t._sizes)) if d != dim):
+            raise RuntimeError(
+                f"All tensors must have the same shape: {_shape_text(first._sizes)} (except in "
+                f"the concatenating dimension), but found shape: {_shape_text(t._sizes)} at "
+                f"position {i}.")
+    sparse_dim, dense_dim = first._sparse_dim, len(first._sizes) - first._sparse_dim
+    for i, t in enumerate(tensors):
+        if t._sparse_dim != sparse_dim:
+            raise RuntimeError(
+                f"All tensors must have the same sparse_dim and dense_dim: {sparse_dim}, "
+                f"{dense_dim}, but tensor at position {i} has {t._sparse_dim}, "
+                f"{len(t._sizes) - t._sparse_dim}.")
+    out_dtype = first._dtype
+    for t in tensors[1:]:
+        out_dtype = promote_types(out_dtype, t._dtype)
+    sizes = list(first._sizes)
+    sizes[dim] = sum(t._sizes[dim] for t in tensors)
+    index_parts, value_parts, at = [], [], 0
+    for t in tensors:
+        indices = _array(t._parts[0])
+        values = _array(t._parts[1]).astype(out_dtype.numpy, copy=False)
+        if dim < sparse_dim:
+            indices = indices.copy()
+            indices[dim] += at
+        else:
+            axis = dim - sparse_dim + 1
+            shape = list(values.shape)
+            shape[axis] = sizes[dim]
+            padded = np.zeros(shape, out_dtype.numpy)
+            where = [slice(None)] * len(shape)
+            where[axis] = slice(at, at + t._sizes[dim])
+            padded[tuple(where)] = values
+            values = padded
+        index_parts.append(indices)
+        value_parts.append(values)
+        at += t._sizes[dim]
+    indices = np.concatenate(index_parts, axis=1)
+    values = np.concatenate(value_parts, axis=0)
+    return make_coo(_long(indices), _tensor(values, out_dtype), tuple(sizes), False)
+
+
+@native
+def bmm_sparse_cpu(self: Tensor, mat2: Tensor) -> Tensor:
+    """`bmm` of a 3-D COO tensor (three sparse dimensions) by a dense 3-D tensor: one SciPy
+    CSR product per batch, a dense result."""
+    if isinstance(mat2, SparseTensor) or getattr(mat2, "is_nested", False) or getattr(
+            mat2, "is_quantized", False):
+        raise RuntimeError("bmm_sparse: Tensor 'mat2' must be dense")
+    if not isinstance(self, SparseTensor) or self._layout is not sparse_coo:
+        raise RuntimeError("bmm_sparse: Tensor 'self' must be sparse")
+    dense_dim = len(self._sizes) - self._sparse_dim
+    if dense_dim != 0:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 0 dense dims, but has "
+                           f"{dense_dim}")
+    if self._sparse_dim != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 3 sparse dims, but has "
+                           f"{self._sparse_dim}")
+    if mat2.dim() != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'mat2' must have 3 dims, but has {mat2.dim()}")
+    if self._sizes[0] != mat2._sizes[0]:
+        raise RuntimeError("bmm_sparse: 'self.size(0)' and 'mat2.size(0)' must match")
+    if self._sizes[2] != mat2._sizes[1]:
+        raise RuntimeError("bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match")
+    if self._dtype is not mat2._dtype:
+        raise RuntimeError(f"expected scalar type {self._dtype.scalar_name} but found "
+                           f"{mat2._dtype.scalar_name}")
+    import scipy.sparse as sp  # on first use, as in scipy_csr
+
+    batches, rows, inner = self._sizes
+    cols = mat2._sizes[2]
+    indices, values = coalesced_parts(self)
+    dense = _array(mat2)
+    out = np.zeros((batches, rows, cols), self._dtype.numpy)
+    bounds = np.searchsorted(indices[0], np.arange(batches + 1))
+    for b in range(batches):
+        lo, hi = bounds[b], bounds[b + 1]
+        if lo == hi:
+            continue
+        matrix = sp.csr_array((values[lo:hi], (indices[1, lo:hi], indices[2, lo:hi])),
+                              shape=(rows, inner))
+        out[b] = matrix @ dense[b]
+    return _tensor(out, self._dtype)
