@@ -149,3 +149,52 @@ def test_bad_per_channel_records_raise_as_torch() -> None:
     with pytest.raises(RuntimeError, match="past the end of its storage"):
         torch_names._rebuild_qtensor(storage, 0, (3, 3), (3, 1),
                                      (pyaten.per_tensor_affine, 0.1, 0), False, {})
+
+
+# --- strided nested tensors (`torch._utils._rebuild_nested_tensor`) ----------------------------
+
+def _nested_same(ours: object, theirs: object) -> None:
+    mine, ref = ours.unbind(), theirs.unbind()
+    assert len(mine) == len(ref)
+    for a, b in zip(mine, ref):
+        assert tuple(a.shape) == tuple(b.shape) and tuple(a.stride()) == tuple(b.stride())
+        assert _name(a.dtype) == _name(b.dtype)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.lists(st.integers(0, 4), min_size=1, max_size=4), width=st.integers(1, 3),
+       transposed=st.booleans(), dtype=st.sampled_from(["float32", "int64"]),
+       seed=st.integers(0, 99))
+def test_strided_nested_files_interchange(rows, width, transposed, dtype, seed) -> None:
+    rng = np.random.default_rng(seed)
+    arrays = [rng.integers(-9, 9, size=(r, width)).astype(dtype) for r in rows]
+    tn = torch.nested.nested_tensor([torch.from_numpy(a) for a in arrays])
+    pn = pyaten.nested.nested_tensor([pyaten.from_numpy(a) for a in arrays])
+    if transposed:
+        tn, pn = tn.transpose(1, 2), pn.transpose(1, 2)
+    _nested_same(pyaten.load(io.BytesIO(_torch_bytes(tn))), tn)
+    _nested_same(pn, torch.load(io.BytesIO(_pyaten_bytes(pn))))
+
+
+def test_jagged_nested_save_says_it_is_not_supported() -> None:
+    nj = pyaten.nested.nested_tensor([pyaten.ones(2, 3), pyaten.ones(1, 3)],
+                                     layout=pyaten.jagged)
+    with pytest.raises(RuntimeError, match="jagged layout cannot be saved"):
+        pyaten.save(nj, io.BytesIO())
+
+
+def test_bad_nested_records_are_refused() -> None:
+    from pyaten.serialization import torch_names
+
+    buffer = pyaten.zeros(6)
+    sizes = pyaten.tensor([[2, 3]])
+    with pytest.raises(RuntimeError, match="reaches past the end of its buffer"):
+        torch_names._rebuild_nested_tensor(buffer, sizes, pyaten.tensor([[3, 1]]),
+                                           pyaten.tensor([1]))
+    with pytest.raises(RuntimeError, match="inconsistent shapes"):
+        torch_names._rebuild_nested_tensor(buffer, sizes, pyaten.tensor([3, 1]),
+                                           pyaten.tensor([0]))
+    with pytest.raises(RuntimeError, match="not int64"):
+        torch_names._rebuild_nested_tensor(buffer, sizes.int(), pyaten.tensor([[3, 1]]),
+                                           pyaten.tensor([0]))

@@ -94,6 +94,8 @@ class CheckpointPickler(pickle._Pickler):
 
         if t.is_quantized:
             return self._reduce_quantized(t)
+        if t.is_nested:
+            return self._reduce_nested(t)
         if t.layout is not strided:  # a sparse tensor: its parts (pyaten/core/sparse.py)
             parts = tuple(Tensor._make_subclass(Tensor, p) for p in t._parts)
             data = parts + (Size(t._sizes), t._coalesced) if len(parts) == 2 else parts + (
@@ -128,6 +130,19 @@ class CheckpointPickler(pickle._Pickler):
         return (torch_names._rebuild_qtensor,
                 (q._storage, int(q._offset), tuple(int(s) for s in q._sizes),
                  tuple(int(s) for s in q._strides), params, q.requires_grad, OrderedDict()))
+
+    def _reduce_nested(self, nt: Tensor) -> tuple:
+        """As PyTorch pickles a strided nested tensor: its 1-D buffer and the size, stride
+        and offset tables of its components."""
+        from pyaten.native.kernels.nested_tensor import is_strided_nested
+
+        if not is_strided_nested(nt):
+            raise RuntimeError("pyaten.save: nested tensors of the jagged layout cannot be "
+                               "saved yet; save nt.values() and nt.offsets() instead")
+        buffer = nt._nt_buffer
+        return (torch_names._rebuild_nested_tensor,
+                (Tensor._make_subclass(Tensor, buffer), nt._nested_tensor_size(),
+                 nt._nested_tensor_strides(), nt._nested_tensor_storage_offsets()))
 
     def _claim_storage(self, storage: Storage, dtype: dt.dtype) -> None:
         seen = self.storage_dtypes.get(id(storage))

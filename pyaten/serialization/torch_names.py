@@ -338,10 +338,42 @@ def _rebuild_qtensor(storage: object, storage_offset: object, size: object, stri
     return q
 
 
+def _rebuild_nested_tensor(buffer: object, sizes: object, strides: object,
+                           offsets: object) -> Tensor:
+    """A strided nested tensor as PyTorch pickles one: a 1-D buffer, its components' sizes
+    and strides (2-D int64 tables, a row per component) and their offsets in the buffer."""
+    from pyaten.native.kernels.nested_tensor import make_nested
+
+    if not all(isinstance(p, Tensor) and not p.is_nested and not p.is_quantized
+               and p.layout is strided for p in (buffer, sizes, strides, offsets)):
+        raise _bad("_rebuild_nested_tensor is given parts that are not strided tensors")
+    if buffer.dim() != 1:
+        raise _bad("_rebuild_nested_tensor is given a buffer that is not 1-D")
+    if any(p.dtype is not dt.int64 for p in (sizes, strides, offsets)):
+        raise _bad("_rebuild_nested_tensor is given size, stride or offset tables that are "
+                   "not int64")
+    if sizes.dim() != 2 or tuple(strides.shape) != tuple(sizes.shape) or offsets.dim() != 1 or (
+            offsets.shape[0] != sizes.shape[0]):
+        raise _bad("_rebuild_nested_tensor is given size, stride and offset tables of "
+                   "inconsistent shapes")
+    size_rows = [tuple(int(v) for v in row) for row in sizes.tolist()]
+    stride_rows = [tuple(int(v) for v in row) for row in strides.tolist()]
+    starts = [int(v) for v in offsets.tolist()]
+    extent = buffer.shape[0]
+    for size, stride, start in zip(size_rows, stride_rows, starts):
+        if min(size, default=0) < 0 or min(stride, default=0) < 0 or start < 0:
+            raise _bad("_rebuild_nested_tensor is given a negative size, stride or offset")
+        if math.prod(size) and start + sum((n - 1) * st for n, st in zip(size, stride)) >= extent:
+            raise _bad("_rebuild_nested_tensor is given a component that reaches past the end "
+                       "of its buffer")
+    return make_nested(buffer, tuple(size_rows), tuple(stride_rows), tuple(starts))
+
+
 _REBUILDERS = {
     _rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
     _rebuild_parameter_with_state, _rebuild_meta_tensor_no_storage,
     _rebuild_device_tensor_from_cpu_tensor, _rebuild_sparse_tensor, _rebuild_qtensor,
+    _rebuild_nested_tensor,
 }
 
 
@@ -365,7 +397,6 @@ def _allowed_globals() -> dict[str, object]:
     for fn in _REBUILDERS:
         names[f"torch._utils.{fn.__name__}"] = fn
     for kind, name in (
-        ("nested tensors", "_rebuild_nested_tensor"),
         ("tensor subclasses without storage", "_rebuild_wrapper_subclass"),
         ("NumPy-backed device tensors", "_rebuild_device_tensor_from_numpy"),
     ):
