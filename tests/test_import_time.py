@@ -96,3 +96,40 @@ def test_nested_gradient_after_lazy_lookup() -> None:
         (parts[0].sum() + parts[1].sum()).backward()
         out.extend([*a.grad.tolist(), *b.grad.tolist()])
     assert got == pytest.approx(want)
+
+
+def test_functional_checked_forms_built_on_first_lookup() -> None:
+    # 'import pyaten' builds no checked form; the first lookup builds one and keeps it.
+    got = _run(
+        "import json, pyaten\n"
+        "F = pyaten.nn.functional\n"
+        "before = 'relu' in vars(F)\n"
+        "first = F.relu\n"
+        "from pyaten.nn.functional import relu\n"
+        "print(json.dumps({'before': before, 'after': 'relu' in vars(F), 'same': first is relu,"
+        " 'wrapped': hasattr(first, '__wrapped__'), 'listed': 'relu' in dir(F)}))\n"
+    )
+    assert got == {"before": False, "after": True, "same": True, "wrapped": True, "listed": True}
+
+
+def test_functional_torch_function_and_star_import() -> None:
+    import pyaten
+    import pyaten.nn.functional as F
+
+    seen = []
+
+    class Sub(pyaten.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
+            seen.append(func.__name__)
+            return "handled"
+
+    x = pyaten.zeros(2).as_subclass(Sub)
+    assert F.hardtanh(x) == "handled"
+    assert seen[0] == "hardtanh"
+    namespace: dict = {}
+    exec("from pyaten.nn.functional import *", namespace)  # noqa: S102
+    assert set(F.__all__) <= set(namespace)
+    assert namespace["hardtanh"] is F.hardtanh
+    with pytest.raises(AttributeError, match="module 'pyaten.nn.functional' has no attribute"):
+        F.not_a_function  # noqa: B018
