@@ -681,3 +681,26 @@ def test_bmm_sparse_errors_and_gradient_as_torch() -> None:
     torch.bmm(tsl, tdr).sum().backward()
     assert_same_sparse(sl.grad, tsl.grad)
     assert_same_sparse(dr.grad, tdr.grad)
+
+
+# --- sparse masks of strided inputs in pyaten.masked -----------------------------------------
+
+@pytest.mark.parametrize("name", ["sum", "prod", "amax", "amin", "mean", "softmax", "norm"])
+@pytest.mark.parametrize("convert", ["to_sparse", "to_sparse_csr"])
+def test_masked_with_a_sparse_mask_as_torch(name, convert) -> None:
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((3, 4)).astype(np.float32)
+    mask = rng.random((3, 4)) < 0.5
+    ours = getattr(pyaten.masked, name)(pyaten.from_numpy(values), 1,
+                                        mask=getattr(pyaten.from_numpy(mask), convert)())
+    theirs = getattr(torch.masked, name)(torch.from_numpy(values), 1,
+                                         mask=getattr(torch.from_numpy(mask), convert)())
+    assert ours.layout is pyaten.strided and theirs.layout == torch.strided
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, equal_nan=True)
+    # a sparse mask of lower rank broadcasts, as PyTorch's
+    row = pyaten.from_numpy(mask[0]).to_sparse()
+    np.testing.assert_allclose(
+        getattr(pyaten.masked, name)(pyaten.from_numpy(values), 1, mask=row).numpy(),
+        getattr(torch.masked, name)(torch.from_numpy(values), 1,
+                                    mask=torch.from_numpy(mask[0]).to_sparse()).numpy(),
+        rtol=1e-6, equal_nan=True)

@@ -9,7 +9,8 @@ logsumexp/softmax, +inf or the maximum for amin/argmin/softmin, NaN for median, 
 all masked out gives the identity (sum 0, amax -inf, ...); mean, var and std divide by the count
 of masked-in elements, so theirs give NaN (0/0), and median's NaN. Gradients and Meta behaviour
 come from the operators called (`where` routes no gradient to masked-out elements).
-Only the strided layout is supported; PyTorch's sparse COO/CSR paths are not.
+Only strided inputs are supported (a sparse COO/CSR mask of a strided input is made dense, as
+PyTorch's); PyTorch's sparse-input paths are not.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def _input_mask(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:  # noqa: A0
     mask = kwargs.get("mask")
     if mask is None:
         raise ValueError("_input_mask requires explicit mask")
+    if mask.layout != pyaten.strided and input.layout == pyaten.strided:
+        mask = mask.to_dense()  # a sparse mask of a strided input: its unspecified are False
     if tuple(mask.shape) != tuple(input.shape):
         if mask.ndim > input.ndim:
             raise IndexError(
