@@ -25,12 +25,13 @@ from pyaten.core.quantized import (  # noqa: E402,F401 - torch.qscheme values
 # --- the generated API: pyaten.add, Tensor.add, operators, pyaten.ops handles
 def _load_generated_api() -> None:
     import pyaten.ops
-    from pyaten.native.loader import load
 
-    # One batch for the operators' kernels and their autograd kernels: each operator's
-    # dispatch table is computed once, on its first use after the block (no operator runs
-    # in between).
+    # One batch for the operators' kernels (the @native families' imports register some
+    # too) and their autograd kernels: each operator's dispatch table is computed once, on
+    # its first use after the block (no operator runs in between).
     with dispatch.registry.batch():
+        from pyaten.native.loader import load
+
         globals().update(load().functions)
         import pyaten.autograd  # noqa: F401 - registers the kernels of derivatives.yaml
     globals()["ops"] = pyaten.ops
@@ -90,7 +91,7 @@ globals().update(_LINALG_TOP_LEVEL)
 Tensor.norm = _tensor_norm  # noqa: F405 - torch's Tensor.norm is Python over torch.norm
 
 # --- torch.special's functions: `pyaten.special.entr` (docs/special.md)
-import pyaten.special as special  # noqa: E402,F401
+import pyaten.special as special  # noqa: E402,F401,I001 - the order below is the load order
 
 # Sparse layouts and torch.sparse's operators (docs/sparse.md)
 import pyaten.sparse as sparse  # noqa: E402,F401
@@ -113,9 +114,17 @@ from pyaten.sparse._factories import (  # noqa: E402,F401 - array-likes, check_i
 # --- explain: `with pyaten.explain() as ex: ...; print(ex)`
 from pyaten.utils.explain import explain  # noqa: E402,F401
 
-# --- nested tensors, strided and jagged layouts (docs/nested.md)
-import pyaten.nested as nested  # noqa: E402,F401
-from pyaten.nested import jagged  # noqa: E402,F401
+
+# --- nested tensors, strided and jagged layouts (docs/nested.md); their autograd kernels
+# registered in one batch (each table computed on first use, not once per kernel)
+def _load_nested() -> None:
+    with dispatch.registry.batch():
+        import pyaten.nested
+
+    globals().update(nested=pyaten.nested, jagged=pyaten.nested.jagged)
+
+
+_load_nested()
 
 
 # --- mixed precision: `with pyaten.autocast("cpu"): ...`, pyaten.amp.GradScaler (docs/amp.md)
