@@ -1,47 +1,79 @@
 """`import pyaten` beside `import torch`: the wall time of each import in a fresh interpreter.
 
-Run: .venv/bin/python benchmarks/bench_import.py [--quick]
+Run: .venv/bin/python benchmarks/bench_import.py [--quick] [--tree DIR ...]
 
 Each import runs in its own new process (nothing cached in memory), interleaved so that
-machine load hits both alike; the best and the median of the runs are printed. This replaces
-the timed test that tests/test_codegen.py had: an import time is a measurement for a quiet
-machine, not a pass/fail check on a loaded one (docs/performance.md, "Import", has the
-figures and where the time goes).
+machine load hits both alike; the best and the median of the runs are printed, wall and CPU
+time (CPU time moves less with the load of a shared machine). `--tree DIR` adds `import
+pyaten` from another checkout, e.g. `git worktree add /tmp/base <commit>`, to compare a
+change with what it replaced. This replaces the timed test that tests/test_codegen.py had:
+an import time is a measurement for a quiet machine, not a pass/fail check on a loaded one
+(docs/performance.md, "Import", has the figures and where the time goes).
+
+Python must be able to write bytecode caches (.pyc) for the figures to mean anything: with
+PYTHONDONTWRITEBYTECODE set, every import recompiles every module's source.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
-CODE = ("import time; start = time.perf_counter(); import {module}; "
-        "print(time.perf_counter() - start)")
-MODULES = ("pyaten", "torch")
+CODE = ("import time; start = time.perf_counter(); cpu = time.process_time(); import {module}; "
+        "print(time.perf_counter() - start, time.process_time() - cpu)")
+# Modules `import pyaten` should not load (tests/test_import_time.py checks each).
+HEAVY = ("numba", "scipy", "scipy.sparse", "yaml", "pyaten.declarations")
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def import_seconds(module: str) -> float:
-    """The time `import module` takes in a new interpreter."""
-    run = subprocess.run([sys.executable, "-c", CODE.format(module=module)],
+def import_seconds(module: str, cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of `import module` in a new interpreter started in `cwd`."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    run = subprocess.run([sys.executable, "-c", CODE.format(module=module)], cwd=cwd, env=env,
                          capture_output=True, text=True, check=True, timeout=120)
-    return float(run.stdout)
+    wall, cpu = run.stdout.split()
+    return float(wall), float(cpu)
+
+
+def heavy_loaded(cwd: Path) -> list[str]:
+    code = f"import sys, pyaten; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    run = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                         check=True, timeout=120)
+    return run.stdout.split()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--tree", action="append", default=[], type=Path,
+                        help="another checkout whose 'import pyaten' to time alongside")
     args = parser.parse_args()
     repeat = 3 if args.quick else 7
-    times: dict[str, list[float]] = {module: [] for module in MODULES}
+    runs = [("pyaten", "pyaten", ROOT), ("torch", "torch", ROOT)]
+    runs += [(f"pyaten@{tree}", "pyaten", tree.resolve()) for tree in args.tree]
+    for _, module, cwd in runs:  # a first run writes the bytecode caches
+        import_seconds(module, cwd)
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in runs}
     for _ in range(repeat):
-        for module in MODULES:
-            times[module].append(import_seconds(module))
-    print(f"{'import':<10}{'best s':>10}{'median s':>10}")
-    for module in MODULES:
-        print(f"{module:<10}{min(times[module]):>10.3f}{statistics.median(times[module]):>10.3f}")
-    ratio = min(times["pyaten"]) / min(times["torch"])
+        for label, module, cwd in runs:
+            times[label].append(import_seconds(module, cwd))
+    width = max(len(label) for label in times) + 2
+    print(f"{'import':<{width}}{'best s':>9}{'median s':>10}{'best cpu s':>12}")
+    for label, got in times.items():
+        walls = [w for w, _ in got]
+        cpus = [c for _, c in got]
+        print(f"{label:<{width}}{min(walls):>9.3f}{statistics.median(walls):>10.3f}"
+              f"{min(cpus):>12.3f}")
+    ratio = min(w for w, _ in times["pyaten"]) / min(w for w, _ in times["torch"])
     print(f"pyaten / torch (best): {ratio:.2f}")
+    for label, _, cwd in runs:
+        if label != "torch":
+            print(f"heavy modules after 'import pyaten' ({label}): "
+                  f"{' '.join(heavy_loaded(cwd)) or 'none'}")
     return 0
 
 
