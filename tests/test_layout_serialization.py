@@ -177,11 +177,28 @@ def test_strided_nested_files_interchange(rows, width, transposed, dtype, seed) 
     _nested_same(pn, torch.load(io.BytesIO(_pyaten_bytes(pn))))
 
 
-def test_jagged_nested_save_says_it_is_not_supported() -> None:
-    nj = pyaten.nested.nested_tensor([pyaten.ones(2, 3), pyaten.ones(1, 3)],
-                                     layout=pyaten.jagged)
-    with pytest.raises(RuntimeError, match="jagged layout cannot be saved"):
-        pyaten.save(nj, io.BytesIO())
+@pytest.mark.parametrize("transform", ["plain", "scaled", "transposed", "grad"])
+def test_jagged_nested_files_interchange(transform) -> None:
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((n, 3)).astype(np.float32) for n in (2, 4, 1)]
+    grad = transform == "grad"
+    tn = torch.nested.nested_tensor([torch.from_numpy(a) for a in arrays], layout=torch.jagged,
+                                    requires_grad=grad)
+    pn = pyaten.nested.nested_tensor([pyaten.from_numpy(a) for a in arrays],
+                                     layout=pyaten.jagged, requires_grad=grad)
+    if transform == "scaled":  # torch.compile's marks ride in PyTorch's state: read, dropped
+        tn, pn = tn * 2, pn * 2
+    elif transform == "transposed":
+        tn, pn = tn.transpose(1, 2), pn.transpose(1, 2)
+    from_torch = pyaten.load(io.BytesIO(_torch_bytes(tn)))
+    from_pyaten = torch.load(io.BytesIO(_pyaten_bytes(pn)))
+    for ours, theirs in ((from_torch, tn), (pn, from_pyaten)):
+        assert ours.layout is pyaten.jagged and theirs.layout == torch.jagged
+        assert ours.requires_grad == theirs.requires_grad == grad
+        assert ours._ragged_idx == theirs._ragged_idx
+        np.testing.assert_array_equal(ours.offsets().numpy(), theirs.offsets().numpy())
+        for a, b in zip(ours.unbind(), theirs.unbind()):
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 def test_bad_nested_records_are_refused() -> None:
@@ -198,3 +215,12 @@ def test_bad_nested_records_are_refused() -> None:
     with pytest.raises(RuntimeError, match="not int64"):
         torch_names._rebuild_nested_tensor(buffer, sizes.int(), pyaten.tensor([[3, 1]]),
                                            pyaten.tensor([0]))
+    values = pyaten.zeros(5, 2)
+    for offsets, match in ((pyaten.tensor([0, 2, 4]), "do not split the values"),
+                           (pyaten.tensor([0, 3, 2, 5]), "do not split the values"),
+                           (pyaten.tensor([[0, 5]]), "not a 1-D int64")):
+        with pytest.raises(RuntimeError, match=match):
+            torch_names._rebuild_njt({"values": values, "offsets": offsets})
+    with pytest.raises(RuntimeError, match="lengths"):
+        torch_names._rebuild_njt({"values": values, "offsets": pyaten.tensor([0, 5]),
+                                  "lengths": pyaten.tensor([5])})

@@ -136,9 +136,12 @@ class CheckpointPickler(pickle._Pickler):
         and offset tables of its components."""
         from pyaten.native.kernels.nested_tensor import is_strided_nested
 
-        if not is_strided_nested(nt):
-            raise RuntimeError("pyaten.save: nested tensors of the jagged layout cannot be "
-                               "saved yet; save nt.values() and nt.offsets() instead")
+        if not is_strided_nested(nt):  # jagged: PyTorch's subclass, rebuilt from keywords
+            kwargs = {"values": nt._values.detach(), "offsets": nt._offsets, "lengths": None,
+                      "_ragged_idx": nt._ragged_idx, "_metadata_cache": {},
+                      "requires_grad": nt.requires_grad}
+            return (torch_names._rebuild_from_type_v2,
+                    (torch_names._rebuild_njt, type(nt), (kwargs,), {}))
         buffer = nt._nt_buffer
         return (torch_names._rebuild_nested_tensor,
                 (Tensor._make_subclass(Tensor, buffer), nt._nested_tensor_size(),

@@ -183,6 +183,29 @@ def _rebuild_parameter(data: object, requires_grad: object, backward_hooks: obje
     return Parameter(data, requires_grad)
 
 
+# torch.compile's marks on a tensor (PyTorch's jagged tensors carry them in their state):
+# read, since they are in the file, and dropped, since pyaten has no compiler to read them
+_DYNAMO_STATE = frozenset({
+    "_dynamo_dynamic_indices", "_dynamo_dynamic_range", "_dynamo_hint_overrides",
+    "_dynamo_propagated_dynamic_indices", "_has_dynamo_dim_marking", "_specialize_on",
+    "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices", "_dynamo_static_indices",
+})
+
+
+class _DimRange:
+    """`torch._dynamo.decorators._DimRange` as read from a file (a dimension's marked range):
+    its state kept, never used (Note: see _DYNAMO_STATE)."""
+
+    __slots__ = ("state",)
+
+    def __setstate__(self, state: object) -> None:
+        self.state = state
+
+
+# the classes a file may BUILD (set the state of) besides those a user allowed
+BUILDABLE = frozenset({_DimRange})
+
+
 def _set_state(obj: Any, state: object) -> Any:
     slots = None
     if isinstance(state, tuple):
@@ -197,6 +220,8 @@ def _set_state(obj: Any, state: object) -> Any:
         for key, value in part.items():
             if not isinstance(key, str):
                 raise _bad("serialized state has a non-str attribute name")
+            if key in _DYNAMO_STATE:
+                continue
             if key.startswith("_") and key in Tensor.__slots__:
                 raise _bad(f"serialized state may not set the tensor field '{key}'")
             setattr(obj, key, value)
@@ -212,6 +237,10 @@ def _rebuild_from_type_v2(func: object, new_type: object, args: object, state: o
     if func not in _REBUILDERS or not isinstance(args, tuple):
         raise _bad("_rebuild_from_type_v2 is given an unknown rebuild function")
     result = func(*args)
+    if func is _rebuild_njt:  # its state repeats the constructor's parts (and dynamo's notes)
+        if new_type is not type(result):
+            raise _bad("_rebuild_njt is given a type other than the jagged NestedTensor")
+        return result
     if new_type is not type(result):
         if not (isinstance(new_type, type) and issubclass(new_type, Tensor)):
             raise _bad(f"_rebuild_from_type_v2 is given {new_type!r}, not a Tensor subclass")
@@ -369,11 +398,40 @@ def _rebuild_nested_tensor(buffer: object, sizes: object, strides: object,
     return make_nested(buffer, tuple(size_rows), tuple(stride_rows), tuple(starts))
 
 
+def _rebuild_njt(constructor_kwargs: object) -> Tensor:
+    """A jagged nested tensor as PyTorch pickles one (`torch.nested._internal.nested_tensor
+    ._rebuild_njt` of its constructor's keywords): its values and offsets."""
+    from pyaten.nested._jagged import NestedTensor as Jagged
+
+    if not isinstance(constructor_kwargs, dict):
+        raise _bad("_rebuild_njt is given something other than a dict")
+    values, offsets = constructor_kwargs.get("values"), constructor_kwargs.get("offsets")
+    ragged_idx = constructor_kwargs.get("_ragged_idx", 1)
+    requires_grad = constructor_kwargs.get("requires_grad", False)
+    if not isinstance(values, Tensor) or not isinstance(offsets, Tensor) or values.is_nested:
+        raise _bad("_rebuild_njt is given values or offsets that are not tensors")
+    if constructor_kwargs.get("lengths") is not None:
+        raise RuntimeError("pyaten.load: the checkpoint holds a jagged nested tensor with "
+                           "lengths (holes), which pyaten does not have")
+    if offsets.dim() != 1 or offsets.dtype is not dt.int64 or offsets.numel() < 1:
+        raise _bad("_rebuild_njt is given offsets that are not a 1-D int64 tensor")
+    if type(ragged_idx) is not int or not 1 <= ragged_idx <= values.dim():
+        raise _bad(f"_rebuild_njt is given a ragged dim {ragged_idx!r} outside the values")
+    ends = offsets.tolist()
+    if ends[0] != 0 or any(b < a for a, b in zip(ends, ends[1:])) or (
+            ends[-1] != values.shape[ragged_idx - 1]):
+        raise _bad("_rebuild_njt is given offsets that do not split the values")
+    t = Jagged(values, offsets, ragged_idx)
+    if type(requires_grad) is not bool:
+        raise _bad(f"requires_grad is {type(requires_grad).__name__}, not bool")
+    return t.requires_grad_(True) if requires_grad else t
+
+
 _REBUILDERS = {
     _rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
     _rebuild_parameter_with_state, _rebuild_meta_tensor_no_storage,
     _rebuild_device_tensor_from_cpu_tensor, _rebuild_sparse_tensor, _rebuild_qtensor,
-    _rebuild_nested_tensor,
+    _rebuild_nested_tensor, _rebuild_njt,
 }
 
 
@@ -394,7 +452,7 @@ def _allowed_globals() -> dict[str, object]:
         "builtins.complex": complex,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
     }
-    for fn in _REBUILDERS:
+    for fn in _REBUILDERS - {_rebuild_njt}:  # that one is torch.nested's (below)
         names[f"torch._utils.{fn.__name__}"] = fn
     for kind, name in (
         ("tensor subclasses without storage", "_rebuild_wrapper_subclass"),
@@ -407,6 +465,11 @@ def _allowed_globals() -> dict[str, object]:
 
     for name in _QSCHEME_NAMES:
         names[f"torch.{name}"] = getattr(qz, name)
+    from pyaten.nested._jagged import NestedTensor as Jagged
+
+    names["torch.nested._internal.nested_tensor.NestedTensor"] = Jagged
+    names["torch.nested._internal.nested_tensor._rebuild_njt"] = _rebuild_njt
+    names["torch._dynamo.decorators._DimRange"] = _DimRange
     for name, storage_type in STORAGE_TYPES.items():
         names[f"torch.{name}"] = storage_type
     names["torch.storage.UntypedStorage"] = STORAGE_TYPES["UntypedStorage"]  # as PyTorch writes

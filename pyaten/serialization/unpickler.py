@@ -417,7 +417,7 @@ class WeightsUnpickler:
         elif torch_names.is_tensor_type(kind):
             raise UnpicklingError(f"Can only build Tensor through its rebuild functions, "
                                   f"but got state for {kind}")
-        elif id(kind) in self.allowed_ids:
+        elif id(kind) in self.allowed_ids or kind in torch_names.BUILDABLE:
             setstate = getattr(inst, "__setstate__", None)
             if setstate is not None and not _is_default_setstate(kind):
                 setstate(state)
