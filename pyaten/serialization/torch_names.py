@@ -398,11 +398,16 @@ def _rebuild_nested_tensor(buffer: object, sizes: object, strides: object,
     return make_nested(buffer, tuple(size_rows), tuple(stride_rows), tuple(starts))
 
 
+def _jagged_type() -> type:
+    # The jagged layout's class lives in pyaten.nested, above this layer: found by name at
+    # run time, as resolve_torch_global finds pyaten's other classes.
+    return importlib.import_module("pyaten.nested._jagged").NestedTensor
+
+
 def _rebuild_njt(constructor_kwargs: object) -> Tensor:
     """A jagged nested tensor as PyTorch pickles one (`torch.nested._internal.nested_tensor
     ._rebuild_njt` of its constructor's keywords): its values and offsets."""
-    from pyaten.nested._jagged import NestedTensor as Jagged
-
+    Jagged = _jagged_type()
     if not isinstance(constructor_kwargs, dict):
         raise _bad("_rebuild_njt is given something other than a dict")
     values, offsets = constructor_kwargs.get("values"), constructor_kwargs.get("offsets")
@@ -465,9 +470,7 @@ def _allowed_globals() -> dict[str, object]:
 
     for name in _QSCHEME_NAMES:
         names[f"torch.{name}"] = getattr(qz, name)
-    from pyaten.nested._jagged import NestedTensor as Jagged
-
-    names["torch.nested._internal.nested_tensor.NestedTensor"] = Jagged
+    names["torch.nested._internal.nested_tensor.NestedTensor"] = _jagged_type()
     names["torch.nested._internal.nested_tensor._rebuild_njt"] = _rebuild_njt
     names["torch._dynamo.decorators._DimRange"] = _DimRange
     for name, storage_type in STORAGE_TYPES.items():
