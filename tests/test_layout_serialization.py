@@ -201,6 +201,14 @@ def test_jagged_nested_files_interchange(transform) -> None:
             np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
+def test_jagged_tensors_sharing_offsets_share_their_ragged_size() -> None:
+    tn = torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(1, 3)], layout=torch.jagged)
+    pair = pyaten.load(io.BytesIO(_torch_bytes({"a": tn, "b": tn.sin()})))
+    assert pair["a"].shape[1] is pair["b"].shape[1]
+    other = pyaten.load(io.BytesIO(_torch_bytes(tn)))
+    assert other.shape[1] is not pair["a"].shape[1]
+
+
 def test_bad_nested_records_are_refused() -> None:
     from pyaten.serialization import torch_names
 

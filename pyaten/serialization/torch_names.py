@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import weakref
 from collections import Counter, OrderedDict
 from types import FunctionType
 from typing import Any
@@ -398,6 +399,9 @@ def _rebuild_nested_tensor(buffer: object, sizes: object, strides: object,
     return make_nested(buffer, tuple(size_rows), tuple(stride_rows), tuple(starts))
 
 
+_RAGGED_BY_OFFSETS: dict[int, tuple[weakref.ref, object]] = {}
+
+
 def _jagged_type() -> type:
     # The jagged layout's class lives in pyaten.nested, above this layer: found by name at
     # run time, as resolve_torch_global finds pyaten's other classes.
@@ -426,7 +430,14 @@ def _rebuild_njt(constructor_kwargs: object) -> Tensor:
     if ends[0] != 0 or any(b < a for a, b in zip(ends, ends[1:])) or (
             ends[-1] != values.shape[ragged_idx - 1]):
         raise _bad("_rebuild_njt is given offsets that do not split the values")
-    t = Jagged(values, offsets, ragged_idx)
+    # tensors that share their offsets share their ragged size (`j<n>`), as PyTorch's do
+    known = _RAGGED_BY_OFFSETS.get(id(offsets))
+    ragged = known[1] if known is not None and known[0]() is offsets else None
+    t = Jagged(values, offsets, ragged_idx, ragged)
+    if ragged is None:
+        for key in [k for k, (ref, _) in _RAGGED_BY_OFFSETS.items() if ref() is None]:
+            del _RAGGED_BY_OFFSETS[key]
+        _RAGGED_BY_OFFSETS[id(offsets)] = (weakref.ref(offsets), t._ragged)
     if type(requires_grad) is not bool:
         raise _bad(f"requires_grad is {type(requires_grad).__name__}, not bool")
     return t.requires_grad_(True) if requires_grad else t
