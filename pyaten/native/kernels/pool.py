@@ -660,26 +660,33 @@ def adaptive_max_pool2d_arrays(x: np.ndarray, out) -> tuple[np.ndarray, np.ndarr
     return adaptive_max_pool_arrays(x, out)
 
 
-@native
-def meta_adaptive_max_pool2d(op, self: Tensor, output_size) -> None:
+def adaptive_max_pool_sizes(self: Tensor, output_size, nd: int) -> tuple[int, ...]:
+    """The output sizes of adaptive_max_pool{nd}d, after ATen's checks in ATen's order."""
+    op = f"adaptive_max_pool{nd}d"
     out = tuple(int(v) for v in output_size)
-    if self.dim() not in (3, 4):
+    if self.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
-            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {_shape(self._sizes)}")
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {_shape(self._sizes)}")
     for dim in range(1, self.dim()):
         if self._sizes[dim] == 0:
             raise RuntimeError(
-                "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                f"{op}(): Expected input to have non-zero size for non-batch "
                 f"dimensions, but input has sizes {_shape(self._sizes)} with dimension {dim} "
                 "being empty"
             )
-    if len(out) != 2:
-        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
-    sizes = tuple(self._sizes[:-2]) + out
+    if len(out) != nd:
+        raise RuntimeError(f"{op}(): internal error: output_size.size() must be {nd}")
+    sizes = tuple(self._sizes[:-nd]) + out
     if any(s < 0 for s in sizes):
         bad = next(s for s in sizes if s < 0)
         raise RuntimeError(
             f"Trying to create tensor with negative dimension {bad}: {_shape(sizes)}")
+    return sizes
+
+
+@native
+def meta_adaptive_max_pool2d(op, self: Tensor, output_size) -> None:
+    sizes = adaptive_max_pool_sizes(self, output_size, 2)
     if not self._dtype.is_floating_point:
         raise unsupported_dtype("adaptive_max_pool2d", self._dtype)
     strides = _strides(sizes, _channels_last(self))

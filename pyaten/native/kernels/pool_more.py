@@ -30,6 +30,7 @@ from pyaten.native.kernels.pool import (
     _shape,
     _store,
     adaptive_max_pool_arrays,
+    adaptive_max_pool_sizes,
     unpool_planes,
 )
 from pyaten.native.registry import native
@@ -47,24 +48,7 @@ def _planes(x: np.ndarray, nd: int) -> np.ndarray:
 
 @native
 def meta_adaptive_max_pool3d(op, self: Tensor, output_size) -> None:
-    out = tuple(int(v) for v in output_size)
-    if self.dim() not in (4, 5):
-        raise RuntimeError(
-            f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {_shape(self._sizes)}")
-    for dim in range(1, self.dim()):
-        if self._sizes[dim] == 0:
-            raise RuntimeError(
-                "adaptive_max_pool3d(): Expected input to have non-zero size for non-batch "
-                f"dimensions, but input has sizes {_shape(self._sizes)} with dimension {dim} "
-                "being empty"
-            )
-    if len(out) != 3:
-        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
-    sizes = tuple(self._sizes[:-3]) + out
-    if any(s < 0 for s in sizes):
-        bad = next(s for s in sizes if s < 0)
-        raise RuntimeError(
-            f"Trying to create tensor with negative dimension {bad}: {_shape(sizes)}")
+    sizes = adaptive_max_pool_sizes(self, output_size, 3)
     op.set_output(0, sizes, self._dtype, self._device)
     op.set_output(1, sizes, dt.int64, self._device)
 
