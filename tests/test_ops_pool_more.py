@@ -108,11 +108,18 @@ def test_max_unpool3d_matches_torch(dtype, batched) -> None:
 
 
 def test_max_unpool3d_repeated_index_keeps_the_last() -> None:
+    # PyTorch splits the depth over its threads, so with several threads the slice that
+    # writes last varies; on one thread (pyaten's order) the last write wins.
     y_t = torch.arange(8.0).reshape(1, 1, 2, 2, 2)
     i_t = torch.zeros(1, 1, 2, 2, 2, dtype=torch.long)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        theirs = TA.max_unpool3d(y_t, i_t, [2, 2, 2], [1, 1, 1], [0, 0, 0])
+    finally:
+        torch.set_num_threads(threads)
     assert_same(aten.max_unpool3d(from_torch(y_t), from_torch(i_t), [2, 2, 2], [1, 1, 1],
-                                  [0, 0, 0]),
-                TA.max_unpool3d(y_t, i_t, [2, 2, 2], [1, 1, 1], [0, 0, 0]))
+                                  [0, 0, 0]), theirs)
 
 
 # --- PyTorch's random samples -------------------------------------------------------------------
