@@ -150,6 +150,18 @@ def test_diff_prepend_append_and_errors() -> None:
     assert_same(pyaten.diff(ours, n=5, dim=1), torch.diff(theirs, n=5, dim=1))
 
 
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_bool_result_dtype_is_refused(name, dtype) -> None:
+    # ATen's scan kernels have no bool result: cumsum/cumprod(dtype=bool) raise, whatever
+    # the input; a bool input without dtype gives int64
+    ours, theirs = pair((2, 3), dtype, 6)
+    assert_same_outcome(lambda: getattr(pyaten, name)(ours, 1, dtype=pyaten.bool),
+                        lambda: getattr(torch, name)(theirs, 1, dtype=torch.bool))
+    assert_same_outcome(lambda: getattr(pyaten, name)(ours, 1),
+                        lambda: getattr(torch, name)(theirs, 1))
+
+
 def test_softmax_errors() -> None:
     x, t = pair((2, 3), "float16", 0)
     assert_same_outcome(lambda: pyaten.ops.aten._softmax.default(x, 1, True),

@@ -29,7 +29,8 @@ from pyaten.native.kernels.shape import aten_ops, wrap_dim
 from pyaten.native.registry import native
 from pyaten.native.structured import quiet_call, resize_output
 
-_SCAN_DTYPES = ALL_AND_REDUCED | COMPLEX | {dt.bool}
+# result dtypes of cumsum/cumprod: ATen's scan kernels refuse a bool result
+_SCAN_DTYPES = ALL_AND_REDUCED | COMPLEX
 
 
 def _acc(dtype: dt.dtype) -> np.dtype:
@@ -257,7 +258,7 @@ def cumsum_out(op, self: Tensor, dim: int, dtype, out: Tensor) -> None:
 
 @native
 def cumprod_out(op, self: Tensor, dim: int, dtype, out: Tensor) -> None:
-    _cum_compute(self, dim, out, np.cumprod, "cumprod_out_cpu", _SCAN_DTYPES - {dt.bool})
+    _cum_compute(self, dim, out, np.cumprod, "cumprod_out_cpu", _SCAN_DTYPES)
 
 
 # --- cummax / cummin ---------------------------------------------------------------------------
