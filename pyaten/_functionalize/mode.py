@@ -31,9 +31,9 @@ from pyaten.schema.model import NO_DEFAULT
 from pyaten.utils import _pytree
 from pyaten.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
-from .wrapper import FunctionalStorage, FunctionalTensor, ViewMeta
+from .wrapper import FunctionalStorage, FunctionalTensor, FunctionalValue, ViewMeta
 
-__all__ = ["FunctionalTensorMode"]
+__all__ = ["Functionalizer", "FunctionalTensorMode"]
 
 _VIEW, _INPLACE_VIEW, _MUTATION, _FUNCTIONAL = "view", "inplace_view", "mutation", "functional"
 # Operators whose alias annotation is not a view to functionalization.
@@ -114,35 +114,25 @@ def _sibling(packet: str, overload: str | None, args: list) -> Any:
     return None
 
 
-class FunctionalTensorMode(TorchDispatchMode):
-    """Runs every operator on FunctionalTensors functionally (Note: the three kinds of
-    operator). `reapply_views=False` replays views as their `*_copy` operators."""
+class Functionalizer:
+    """The functionalization of one operator call (Note: the three kinds of operator), on
+    wrappers of class `wrapper_cls`; shared by the mode and by the Functionalize key's
+    kernel (key.py). `reapply_views=False` replays views as their `*_copy` operators."""
 
-    functionalizes = True  # how wrapper.py's helpers recognise the mode
-
-    def __init__(self, reapply_views: bool = True) -> None:
-        super().__init__()
-        self.reapply_views = reapply_views
+    wrapper_cls: type = FunctionalTensor
+    reapply_views: bool = True
 
     def wrap(self, value: Any) -> Any:
-        if isinstance(value, Tensor) and not isinstance(value, FunctionalTensor):
-            return FunctionalTensor(value, FunctionalStorage(value, self.reapply_views))
+        if isinstance(value, Tensor) and not isinstance(value, FunctionalValue):
+            return self.wrapper_cls(value, FunctionalStorage(value, self.reapply_views))
         return value
-
-    def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
-                           kwargs: dict | None = None) -> Any:
-        kwargs = kwargs or {}
-        if is_grad_enabled() and _any_requires_grad((args, kwargs)):
-            with _AutogradOnValues():
-                return self._dispatch(func, args, kwargs)
-        return self._dispatch(func, args, kwargs)
 
     def _dispatch(self, func: Any, args: tuple, kwargs: dict) -> Any:
         kind, functional = _classify(func)
         if kind == _VIEW:
             return self._view(func, args, kwargs)
         if kind == _INPLACE_VIEW:
-            if func is _RESIZE_ and isinstance(args[0], FunctionalTensor):
+            if func is _RESIZE_ and isinstance(args[0], FunctionalValue):
                 return self._resize(args[0], args[1], kwargs)
             return self._inplace_view(func, functional, args, kwargs)
         _pytree.tree_map(_sync, (args, kwargs))
@@ -153,7 +143,7 @@ class FunctionalTensorMode(TorchDispatchMode):
 
     def _view(self, func: Any, args: tuple, kwargs: dict) -> Any:
         base = args[0]
-        if not isinstance(base, FunctionalTensor):
+        if not isinstance(base, FunctionalValue):
             return _pytree.tree_map(self.wrap, func(*args, **kwargs))
         packet, _, overload = func.__name__.partition(".")
         op = func if self.reapply_views else getattr(getattr(aten, f"{packet}_copy"), overload)
@@ -166,15 +156,14 @@ class FunctionalTensorMode(TorchDispatchMode):
             )
         return self._view_of(base, out, ViewMeta(name, tuple(args[1:]), kwargs))
 
-    @staticmethod
-    def _view_of(base: FunctionalTensor, value: Tensor, meta: ViewMeta) -> FunctionalTensor:
+    def _view_of(self, base: Any, value: Tensor, meta: ViewMeta) -> Any:
         # generation 0, as ATen's view wrappers start: regenerated on first read once the
         # storage has seen a write (Note: functional storage and lazy view regeneration)
-        return FunctionalTensor(value, base.functional_storage, (*base.view_metas, meta))
+        return self.wrapper_cls(value, base.functional_storage, (*base.view_metas, meta))
 
     def _inplace_view(self, func: Any, view: Any, args: tuple, kwargs: dict) -> Any:
         t = args[0]
-        if not isinstance(t, FunctionalTensor):
+        if not isinstance(t, FunctionalValue):
             return func(*args, **kwargs)
         op = view if self.reapply_views else getattr(
             getattr(aten, f"{view.__name__.partition('.')[0]}_copy"),
@@ -183,7 +172,7 @@ class FunctionalTensorMode(TorchDispatchMode):
                            op(t.elem, *args[1:], **kwargs))
         return t
 
-    def _resize(self, t: FunctionalTensor, size: Any, kwargs: dict) -> FunctionalTensor:
+    def _resize(self, t: Any, size: Any, kwargs: dict) -> Any:
         """`resize_`, as ATen's functionalization does it: the functional `resize` runs; a
         tensor that fits in its current value becomes an `as_strided` view of it, a larger
         one becomes the base of a new storage holding the resized value."""
@@ -230,6 +219,25 @@ class FunctionalTensorMode(TorchDispatchMode):
         return _result(func, targets)
 
 
+class FunctionalTensorMode(Functionalizer, TorchDispatchMode):
+    """Runs every operator on FunctionalTensors functionally (Note: the three kinds of
+    operator). `reapply_views=False` replays views as their `*_copy` operators."""
+
+    functionalizes = True  # how wrapper.py's helpers recognise the mode
+
+    def __init__(self, reapply_views: bool = True) -> None:
+        super().__init__()
+        self.reapply_views = reapply_views
+
+    def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if is_grad_enabled() and _any_requires_grad((args, kwargs)):
+            with _AutogradOnValues():
+                return self._dispatch(func, args, kwargs)
+        return self._dispatch(func, args, kwargs)
+
+
 def _functional_call_args(func: Any, functional: Any, args: tuple,
                           kwargs: dict) -> tuple[tuple, dict]:
     """The call of the functional variant: the same arguments, out= ones left out; a
@@ -266,7 +274,7 @@ def _check_on_meta(func: Any, args: tuple, kwargs: dict) -> None:
     shape or dtype eager refuses raises eager's error."""
 
     def to_meta(x: Any) -> Any:
-        if isinstance(x, FunctionalTensor):
+        if isinstance(x, FunctionalValue):
             x = x.elem
         return x.to("meta") if isinstance(x, Tensor) else x
 
@@ -283,18 +291,18 @@ def _check_on_meta(func: Any, args: tuple, kwargs: dict) -> None:
 
 def _all_functional(v: Any) -> bool:
     if isinstance(v, (list, tuple)):
-        return all(isinstance(t, FunctionalTensor) for t in v)
-    return isinstance(v, FunctionalTensor)
+        return all(isinstance(t, FunctionalValue) for t in v)
+    return isinstance(v, FunctionalValue)
 
 
 def _sync(x: Any) -> Any:
-    if isinstance(x, FunctionalTensor):
+    if isinstance(x, FunctionalValue):
         x.sync()
     return x
 
 
 def _unwrap(x: Any) -> Any:
-    return x.elem if isinstance(x, FunctionalTensor) else x
+    return x.elem if isinstance(x, FunctionalValue) else x
 
 
 class _AutogradOnValues(tls._Guard):
@@ -310,7 +318,7 @@ class _AutogradOnValues(tls._Guard):
 
 def _any_requires_grad(tree: Any) -> bool:
     for x in _pytree.tree_leaves(tree):
-        if isinstance(x, FunctionalTensor):
+        if isinstance(x, FunctionalValue):
             if x.elem.requires_grad or x.functional_storage.base.requires_grad:
                 return True
         elif isinstance(x, Tensor) and x.requires_grad:

@@ -37,6 +37,7 @@ from pyaten.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode_
 from .inverses import reverse_view, view_op
 
 __all__ = [
+    "FunctionalValue",
     "FunctionalTensor",
     "FunctionalStorage",
     "ViewMeta",
@@ -95,37 +96,17 @@ class FunctionalStorage:
         return value
 
 
-class FunctionalTensor(Tensor):
-    """A wrapper subclass (docs/python-dispatch.md) whose operators run functionally under
-    a `FunctionalTensorMode`; `elem` is its current value."""
+class FunctionalValue:
+    """The state changes shared by both functional wrappers (PyTorch's
+    FunctionalTensorWrapper methods): `FunctionalTensor` (the mode's, on the Python key) and
+    `FunctionalTensorWrapper` (the Functionalize key's, tensor_wrapper.py). A subclass holds
+    `elem` (its current value), `functional_storage`, `view_metas` and `generation`."""
 
-    @staticmethod
-    def __new__(cls, elem: Tensor, storage: FunctionalStorage,
-                view_metas: tuple[ViewMeta, ...] = (), generation: int = 0) -> FunctionalTensor:
-        return Tensor._make_wrapper_subclass(
-            cls, elem.shape, elem.stride(), elem.storage_offset(), dtype=elem.dtype,
-            device=elem.device, requires_grad=False,
-        )
-
-    def __init__(self, elem: Tensor, storage: FunctionalStorage,
-                 view_metas: tuple[ViewMeta, ...] = (), generation: int = 0) -> None:
-        self.elem = elem
-        self.functional_storage = storage
-        self.view_metas = view_metas
-        self.generation = generation
-
-    def __repr__(self) -> str:
-        return f"FunctionalTensor({self.elem!r})"
-
-    @classmethod
-    def __torch_dispatch__(cls, func: Any, types: tuple, args: tuple = (),
-                           kwargs: dict | None = None) -> Any:
-        raise RuntimeError(
-            f"{func}: a FunctionalTensor was used outside functionalize() "
-            "(no FunctionalTensorMode is active)"
-        )
-
-    # -- the state changes (PyTorch's FunctionalTensorWrapper methods) -----------------------
+    __slots__ = ()
+    elem: Tensor
+    functional_storage: FunctionalStorage
+    view_metas: tuple[ViewMeta, ...]
+    generation: int
 
     def replace_(self, value: Tensor) -> None:
         """Make `value` this tensor's value; a value of another dtype is converted to ours
@@ -163,6 +144,37 @@ class FunctionalTensor(Tensor):
         self._sizes = tuple(value.shape)
         self._strides = tuple(value.stride())
         self._offset = value.storage_offset()
+
+
+class FunctionalTensor(FunctionalValue, Tensor):
+    """A wrapper subclass (docs/python-dispatch.md) whose operators run functionally under
+    a `FunctionalTensorMode`; `elem` is its current value."""
+
+    @staticmethod
+    def __new__(cls, elem: Tensor, storage: FunctionalStorage,
+                view_metas: tuple[ViewMeta, ...] = (), generation: int = 0) -> FunctionalTensor:
+        return Tensor._make_wrapper_subclass(
+            cls, elem.shape, elem.stride(), elem.storage_offset(), dtype=elem.dtype,
+            device=elem.device, requires_grad=False,
+        )
+
+    def __init__(self, elem: Tensor, storage: FunctionalStorage,
+                 view_metas: tuple[ViewMeta, ...] = (), generation: int = 0) -> None:
+        self.elem = elem
+        self.functional_storage = storage
+        self.view_metas = view_metas
+        self.generation = generation
+
+    def __repr__(self) -> str:
+        return f"FunctionalTensor({self.elem!r})"
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        raise RuntimeError(
+            f"{func}: a FunctionalTensor was used outside functionalize() "
+            "(no FunctionalTensorMode is active)"
+        )
 
 
 def _to_functional_tensor(t: Tensor, reapply_views: bool = True) -> FunctionalTensor:
