@@ -15,11 +15,11 @@ from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
 import pyaten
 from pyaten._functionalize import (
     FunctionalTensor,
-    _from_functional_tensor,
+    FunctionalTensorWrapper,
     _functionalize_sync,
-    _to_functional_tensor,
     functionalize,
 )
+from pyaten._functionalize.wrapper import _from_functional_tensor, _to_functional_tensor
 from pyaten.fx.experimental.proxy_tensor import make_fx as pyaten_make_fx
 from pyaten.utils import _pytree
 from pyaten.utils._python_dispatch import TorchDispatchMode
@@ -681,8 +681,8 @@ class _RecordMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         self.calls.append((func, args, kwargs))
-        assert not any(isinstance(a, FunctionalTensor) for a in _pytree.tree_leaves((args,
-                                                                                    kwargs)))
+        assert not any(isinstance(a, (FunctionalTensor, FunctionalTensorWrapper))
+                       for a in _pytree.tree_leaves((args, kwargs)))
         return func(*args, **kwargs)
 
 

@@ -121,6 +121,8 @@ class Functionalizer:
 
     wrapper_cls: type = FunctionalTensor
     reapply_views: bool = True
+    # a write into a plain tensor from a functional one raises (the key's, as ATen's)
+    refuses_mixed_writes: bool = False
 
     def wrap(self, value: Any) -> Any:
         if isinstance(value, Tensor) and not isinstance(value, FunctionalValue):
@@ -199,6 +201,13 @@ class Functionalizer:
             if a.annotation is not None and a.annotation.is_write
         ]
         if not all(_all_functional(v) for v in targets):
+            if self.refuses_mixed_writes and any(
+                    isinstance(x, FunctionalValue) for x in _pytree.tree_leaves((args, kwargs))):
+                raise RuntimeError(
+                    f"{func._schema.name}: mutating a non-functional tensor with a functional "
+                    "tensor is not allowed. Please ensure that all of your inputs are wrapped "
+                    "inside of a functionalize() call."
+                )
             # a write into a tensor functionalize() did not wrap: it happens as written
             return func(*_pytree.tree_map(_unwrap, args), **_pytree.tree_map(_unwrap, kwargs))
         if functional is None:

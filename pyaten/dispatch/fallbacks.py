@@ -4,8 +4,9 @@ Fallthroughs: keys that are skipped unless an operator registers a kernel on the
 (BackendSelect, ADInplaceOrView, six Autocast keys, the two vmap-mode keys). Real fallbacks:
 the autograd keys run the operator below autograd; Meta raises "no fake impl or Meta kernel";
 Python and PythonTLSSnapshot run `__torch_dispatch__` (pyaten/dispatch/python_key.py); the
-other mode and wrapper keys (Functionalize, Conjugate, ...) have no pyaten behaviour of their
-own yet and pass the call on to the keys below them. With this baseline `dump_table`
+Functionalize and FuncTorchBatched run the kernels their packages install (pass-throughs
+until then); the other mode and wrapper keys have no pyaten behaviour of their own yet and
+pass the call on to the keys below them. With this baseline `dump_table`
 agrees with PyTorch's for an operator with the same registrations.
 """
 
@@ -31,7 +32,7 @@ AUTOGRAD_FALLBACK_KEYS = (
 
 PASS_THROUGH_KEYS = (
     # (Conjugate, Negative and ZeroTensor get theirs from pyaten/native/mathbits.py.)
-    "FuncTorchDynamicLayerBackMode", "Functionalize", "Tracer",
+    "Tracer",
     "BatchedNestedTensor", "Batched",
     "FuncTorchGradWrapper", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
     "PythonDispatcher",
@@ -85,6 +86,40 @@ def functorch_batched_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> A
     return kernel(op, keyset, *args)
 
 
+# FuncTorchDynamicLayerBackMode: the functorch layer's kernel below autograd once pyaten.func
+# installs it (`set_layer_back_kernel`), a pass-through until then.
+_LAYER_BACK_KERNEL: list[Any] = [None]
+_BELOW_BACK = full_after("FuncTorchDynamicLayerBackMode").raw
+
+
+def set_layer_back_kernel(kernel: Any) -> None:
+    _LAYER_BACK_KERNEL[0] = kernel
+
+
+def functorch_layer_back_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+    kernel = _LAYER_BACK_KERNEL[0]
+    if kernel is None:
+        return op.redispatch(keyset.raw & _BELOW_BACK, *args)
+    return kernel(op, keyset, *args)
+
+
+# Functionalize: functionalization's kernel once pyaten._functionalize installs it
+# (`set_functionalize_kernel`, pyaten/_functionalize/key.py), a pass-through until then.
+_FUNCTIONALIZE_KERNEL: list[Any] = [None]
+_BELOW_FUNCTIONALIZE = full_after("Functionalize").raw
+
+
+def set_functionalize_kernel(kernel: Any) -> None:
+    _FUNCTIONALIZE_KERNEL[0] = kernel
+
+
+def functionalize_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+    kernel = _FUNCTIONALIZE_KERNEL[0]
+    if kernel is None:
+        return op.redispatch(keyset.raw & _BELOW_FUNCTIONALIZE, *args)
+    return kernel(op, keyset, *args)
+
+
 def _site(fn: Any) -> str:
     code = fn.__code__
     return f"registered at {code.co_filename}:{code.co_firstlineno}"
@@ -105,6 +140,10 @@ def install_baseline() -> None:
     )
     register_fallback(KEY_BY_NAME["FuncTorchBatched"], functorch_batched_fallback,
                       debug=_site(functorch_batched_fallback))
+    register_fallback(KEY_BY_NAME["FuncTorchDynamicLayerBackMode"], functorch_layer_back_fallback,
+                      debug=_site(functorch_layer_back_fallback))
+    register_fallback(KEY_BY_NAME["Functionalize"], functionalize_fallback,
+                      debug=_site(functionalize_fallback))
     for name in PASS_THROUGH_KEYS:
         fn = _pass_through(name)
         register_fallback(KEY_BY_NAME[name], fn, debug=_site(fn))

@@ -1,0 +1,212 @@
+"""The Functionalize key's kernel, and PyTorch's functionalization helpers
+(`torch._to_functional_tensor`, `torch._sync`, `torch._enable_functionalization`...).
+
+Note: the Functionalize key
+    A call on a FunctionalTensorWrapper (tensor_wrapper.py), or any call while
+    `_enable_functionalization()` has put Functionalize in this thread's included set,
+    reaches the key's boxed fallback below autograd and ADInplaceOrView. PyTorch registers
+    one generated kernel per view and per mutating operator there plus a boxed fallback for
+    the rest; pyaten registers the one fallback (pyaten/dispatch/fallbacks.py), which sorts
+    the operator by its schema (Note: the three kinds of operator, in mode.py) and runs the
+    same `Functionalizer` as the mode: a mutation runs its functional variant and commits the
+    result to the written wrapper and its storage; a view records a ViewMeta on a new wrapper
+    of the same storage; anything else syncs its wrappers and runs on their values, its
+    results wrapped as new bases.
+
+    Its own calls run with Functionalize excluded (ATen's AutoDispatchSkipFunctionalize), so
+    they reach the keys below: a logging mode or `make_fx` around a functionalized program
+    sees only functional operators. They run with autograd on again, unless autograd was
+    off when functionalization was enabled: the autograd kernel above the key recorded
+    nothing for the wrapper (it never requires grad), so the values carry the graph and
+    `functionalize(f)(x)` backpropagates into `x`, as torch.func.functionalize does.
+
+    Whether views are replayed as views or as their `*_copy` operators is this thread's
+    setting (`_enable_functionalization(reapply_views=...)`), as ATen's
+    FunctionalizationReapplyViews TLS.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pyaten.core.tensor import Tensor
+from pyaten.dispatch import tls
+from pyaten.dispatch.fallbacks import set_functionalize_kernel
+from pyaten.native.python_dispatch import overload_of, python_arguments
+
+from .mode import Functionalizer
+from .tensor_wrapper import FUNCTIONALIZE_BIT, FunctionalTensorWrapper
+from .wrapper import FunctionalStorage, FunctionalTensor
+
+__all__ = [
+    "functionalize_kernel",
+    "_to_functional_tensor",
+    "_from_functional_tensor",
+    "_is_functional_tensor",
+    "_functionalize_sync",
+    "_sync",
+    "_functionalize_replace",
+    "_functionalize_commit_update",
+    "_enable_functionalization",
+    "_disable_functionalization",
+]
+
+_AUTOGRAD_KEYS = tls.AUTOGRAD_BITS | tls.AD_INPLACE_OR_VIEW_BIT
+
+
+class _Settings(threading.local):
+    reapply_views: bool = False  # ATen's default, `_enable_functionalization()`'s too
+    autograd_on_values: bool = True
+
+
+_SETTINGS = _Settings()
+
+
+class _KeyFunctionalizer(Functionalizer):
+    """The Functionalizer of the key: FunctionalTensorWrappers, this thread's view setting."""
+
+    wrapper_cls = FunctionalTensorWrapper
+    refuses_mixed_writes = True
+
+    @property
+    def reapply_views(self) -> bool:  # type: ignore[override]
+        return _SETTINGS.reapply_views
+
+
+_FUNCTIONALIZER = _KeyFunctionalizer()
+
+
+class _BelowFunctionalize(tls._Guard):
+    """Functionalize skipped; autograd on unless it was off when functionalization began
+    (Note: the Functionalize key)."""
+
+    __slots__ = ()
+
+    def _apply(self, included: int, excluded: int) -> tuple[int, int]:
+        excluded |= FUNCTIONALIZE_BIT
+        if _SETTINGS.autograd_on_values:
+            excluded &= ~_AUTOGRAD_KEYS
+        return included & ~FUNCTIONALIZE_BIT, excluded
+
+
+def functionalize_kernel(op: Any, keyset: Any, *values: Any) -> Any:
+    """The Functionalize fallback (Note: the Functionalize key)."""
+    func = overload_of(op)
+    args, kwargs = python_arguments(op, values)
+    with _BelowFunctionalize():
+        return _FUNCTIONALIZER._dispatch(func, args, kwargs)
+
+
+set_functionalize_kernel(functionalize_kernel)
+
+
+# -- PyTorch's helpers --------------------------------------------------------------------------
+
+
+def _check_functional(name: str, t: Any) -> FunctionalTensorWrapper:
+    if not isinstance(t, FunctionalTensorWrapper):
+        raise RuntimeError(
+            f"{name}: expected a functional tensor (made by torch._to_functional_tensor), "
+            f"got {'a plain tensor' if isinstance(t, Tensor) else type(t).__name__}"
+        )
+    return t
+
+
+def _to_functional_tensor(t: Tensor) -> FunctionalTensorWrapper:
+    """`t` wrapped as the base of a new functional storage (torch._to_functional_tensor)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(
+            f"_to_functional_tensor(): argument 't' must be Tensor, not {type(t).__name__}"
+        )
+    if isinstance(t, FunctionalTensorWrapper):
+        raise RuntimeError("_to_functional_tensor: the tensor is already a functional tensor")
+    return FunctionalTensorWrapper(t, FunctionalStorage(t, _SETTINGS.reapply_views))
+
+
+def _from_functional_tensor(t: Tensor) -> Tensor:
+    """A functional tensor's current value, without applying pending writes (call `_sync`
+    first for those), as torch._from_functional_tensor."""
+    return _check_functional("_from_functional_tensor", t).elem
+
+
+def _is_functional_tensor(t: Any) -> bool:
+    return isinstance(t, FunctionalTensorWrapper)
+
+
+def _functionalize_sync(t: Tensor) -> None:
+    """Apply the pending writes of `t`'s storage and regenerate `t` from its base
+    (torch._functionalize_sync). The mode's FunctionalTensors are synced too."""
+    if isinstance(t, FunctionalTensor):
+        from .wrapper import _functionalize_sync as mode_sync
+
+        mode_sync(t)
+        return
+    wrapper = _check_functional("_functionalize_sync", t)
+    with _BelowFunctionalize():
+        wrapper.sync()
+
+
+def _sync(t: Tensor) -> None:
+    """torch._sync: `_functionalize_sync` of a functional tensor."""
+    _check_functional("_sync", t)
+    _functionalize_sync(t)
+
+
+def _functionalize_replace(self: Tensor, other: Tensor) -> None:
+    """Make the plain tensor `other` the value of the functional tensor `self`
+    (torch._functionalize_replace); `_functionalize_commit_update` records the write."""
+    wrapper = _check_functional("_functionalize_replace", self)
+    if isinstance(other, FunctionalTensorWrapper):
+        raise RuntimeError(
+            "_functionalize_replace: 'other' must be a plain tensor, not a functional tensor"
+        )
+    with _BelowFunctionalize():
+        wrapper.replace_(other)
+
+
+def _functionalize_commit_update(t: Tensor) -> None:
+    """Record a functional tensor's new value on its storage, for its base and the other
+    views of it to see on their next sync (torch._functionalize_commit_update)."""
+    _check_functional("_functionalize_commit_update", t).commit_update()
+
+
+def _enable_functionalization(reapply_views: bool = False) -> None:
+    """Put Functionalize in this thread's included key set: every operator runs through
+    functionalization, its tensor results wrapped (torch._enable_functionalization)."""
+    state = tls.STATE
+    if not state.included & FUNCTIONALIZE_BIT:
+        _SETTINGS.autograd_on_values = not state.excluded & tls.AUTOGRAD_BITS
+    _SETTINGS.reapply_views = bool(reapply_views)
+    tls._set(state.included | FUNCTIONALIZE_BIT, state.excluded)
+
+
+def _disable_functionalization() -> None:
+    state = tls.STATE
+    _SETTINGS.reapply_views = False
+    _SETTINGS.autograd_on_values = True
+    tls._set(state.included & ~FUNCTIONALIZE_BIT, state.excluded)
+
+
+class _Functionalization:
+    """`_enable_functionalization` for a block, the previous setting restored after it."""
+
+    __slots__ = ("reapply_views", "saved")
+
+    def __init__(self, reapply_views: bool) -> None:
+        self.reapply_views = reapply_views
+
+    def __enter__(self) -> None:
+        state = tls.STATE
+        self.saved = (state.included & FUNCTIONALIZE_BIT, _SETTINGS.reapply_views,
+                      _SETTINGS.autograd_on_values)
+        _enable_functionalization(self.reapply_views)
+
+    def __exit__(self, *exc: object) -> None:
+        was_on, reapply, autograd = self.saved
+        state = tls.STATE
+        included = state.included | FUNCTIONALIZE_BIT if was_on else \
+            state.included & ~FUNCTIONALIZE_BIT
+        tls._set(included, state.excluded)
+        _SETTINGS.reapply_views = reapply
+        _SETTINGS.autograd_on_values = autograd

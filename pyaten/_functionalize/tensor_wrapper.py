@@ -1,0 +1,102 @@
+"""FunctionalTensorWrapper: a tensor whose key set holds Functionalize, wrapping its value.
+
+Note: the wrapper on the Functionalize key
+    PyTorch's C++ FunctionalTensorWrapper, in Python: a `Tensor` whose key set is its value's
+    plus Functionalize (less the Python keys, as ATen's constructor removes them), so every
+    operator on it reaches the Functionalize key's kernel (key.py) after autograd and
+    ADInplaceOrView. It holds `elem`, its current value, which nobody writes, and shares a
+    `FunctionalStorage` (the base's value and the writes not yet applied) with its views; the
+    state changes (`replace_`, `commit_update`, `sync`) are the ones the mode's
+    `FunctionalTensor` makes (Note: functional storage and lazy view regeneration, in
+    wrapper.py). Its own storage holds no data: it only reports the value's geometry.
+
+    The wrapper never requires grad: functionalization runs its calls on the values with
+    autograd on (key.py), so the values carry the graph, as in `torch.func.functionalize`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyaten._C import _disabled_torch_function_impl
+from pyaten.core.storage import Storage
+from pyaten.core.tensor import Tensor
+from pyaten.core.views import storage_nbytes_needed
+from pyaten.dispatch.keys import functionality_bit
+from pyaten.dispatch.python_key import PYTHON_KEYS
+from pyaten.native.ops_handles import aten
+
+from .wrapper import FunctionalStorage, FunctionalValue, ViewMeta
+
+__all__ = ["FunctionalTensorWrapper", "FUNCTIONALIZE_BIT"]
+
+FUNCTIONALIZE_BIT = functionality_bit("Functionalize")
+_new = object.__new__
+_LOCAL_SCALAR_DENSE = aten._local_scalar_dense.default
+
+
+class FunctionalTensorWrapper(FunctionalValue, Tensor):
+    """A tensor on the Functionalize key (Note: the wrapper on the Functionalize key)."""
+
+    # Only the ATen calls matter to functionalization: the public API runs as on a tensor.
+    __torch_function__ = _disabled_torch_function_impl
+
+    @staticmethod
+    def __new__(cls, elem: Tensor, storage: FunctionalStorage,
+                view_metas: tuple[ViewMeta, ...] = (),
+                generation: int = 0) -> FunctionalTensorWrapper:
+        t = _new(cls)
+        device = elem._device
+        holder = _new(Storage)
+        holder.data = None  # the data lives in `elem`
+        holder.device = device
+        holder.resizable = True
+        holder.nbytes = storage_nbytes_needed(elem._sizes, elem._strides, elem._offset,
+                                              elem._dtype.itemsize)
+        t._storage = holder
+        t._sizes = elem._sizes
+        t._strides = elem._strides
+        t._offset = elem._offset
+        t._dtype = elem._dtype
+        t._device = device
+        t._keyset = (elem._keyset & ~PYTHON_KEYS) | FUNCTIONALIZE_BIT
+        t._np = None
+        t._vc = None
+        t._base = None
+        t._requires_grad = False
+        t.grad_fn = None
+        t._grad = None
+        t._hooks = None
+        t.retains_grad = False
+        t.output_nr = 0
+        t._wrapped_number = False
+        t._grad_acc = None
+        t._fw_grad = None
+        t.elem = elem
+        t.functional_storage = storage
+        t.view_metas = view_metas
+        t.generation = generation
+        return t
+
+    def __init__(self, elem: Tensor, storage: FunctionalStorage,
+                 view_metas: tuple[ViewMeta, ...] = (), generation: int = 0) -> None:
+        pass  # __new__ set everything
+
+    def __repr__(self) -> str:
+        from .key import _functionalize_sync
+
+        _functionalize_sync(self)
+        return f"_to_functional_tensor({self.elem!r})"
+
+    # The value lives in `elem`: what reads data goes through the key (item) or syncs first.
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               "Scalar")
+        return _LOCAL_SCALAR_DENSE(self)
+
+    def tolist(self) -> object:
+        from .key import _functionalize_sync
+
+        _functionalize_sync(self)
+        return self.elem.tolist()
