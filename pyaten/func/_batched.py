@@ -8,17 +8,17 @@ Note: batched tensors and levels
     BatchedTensor reaches the FuncTorchBatched key first (Note: the FuncTorchBatched key, in
     _key.py), which runs the batching rule (pyaten/func/_rules.py) or the per-sample fallback
     loop itself; the calls autograd must record on the wrappers go below autograd and reach
-    `__torch_dispatch__` through the Python key, which does the same.
+    the FuncTorchDynamicLayerBackMode kernel, which does the same.
 
     Nested vmaps make nested wrappers: the value of a level-2 wrapper may be a level-1
     wrapper. A call is handled for the highest level among its arguments; wrappers of lower
     levels are plain (unbatched) tensors to that level, and the calls the rule makes on the
     values reach the level below through their own `__torch_dispatch__`.
 
-    On that path the Python key runs handlers with autograd excluded. The handler restores the
-    key sets the user's call saw, so that the calls on the values are recorded by autograd
-    when a value requires grad: `grad(vmap(f))` differentiates through the batch, while in
-    `vmap(grad(f))` the wrapper itself requires grad and autograd records above it.
+    Below autograd the autograd keys are excluded. The back kernel restores the key sets the
+    user's call saw, so that the calls on the values are recorded by autograd when a value
+    requires grad: `grad(vmap(f))` differentiates through the batch, while in `vmap(grad(f))`
+    the wrapper itself requires grad and autograd records above it.
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ import pyaten
 from pyaten._C import _disabled_torch_function_impl
 from pyaten.core.storage import Storage
 from pyaten.core.views import storage_nbytes_needed
-from pyaten.dispatch import tls
 from pyaten.dispatch.keys import functionality_bit
-from pyaten.dispatch.python_key import PYTHON_KEYS, tls_on_entry
+from pyaten.dispatch.python_key import PYTHON_BIT
 
 __all__ = ["BatchedTensor", "VmapLevel", "current_levels", "push_level", "pop_level"]
 
@@ -52,8 +51,11 @@ class _LevelStack(threading.local):
 
 _STACK = _LevelStack()
 # A BatchedTensor's keys beside its device's: FuncTorchBatched, where vmap runs (Note: the
-# FuncTorchBatched key), and the Python keys, where the calls autograd records first go.
-BATCHED_KEYS = functionality_bit("FuncTorchBatched") | PYTHON_KEYS
+# FuncTorchBatched key), FuncTorchDynamicLayerBackMode, below autograd, where the calls
+# autograd records first are batched, and the Python key, for the calls made inside a
+# `__torch_dispatch__` handler (every key above Python excluded there).
+BATCHED_KEYS = (functionality_bit("FuncTorchBatched")
+                | functionality_bit("FuncTorchDynamicLayerBackMode") | PYTHON_BIT)
 
 
 def current_levels() -> list[VmapLevel]:
@@ -106,15 +108,10 @@ class BatchedTensor(pyaten.Tensor):
     def __torch_dispatch__(cls, func: Any, types: Any, args: tuple = (), kwargs: Any = None):
         from pyaten.func._rules import dispatch_batched
 
-        included, excluded = tls_on_entry()
-        saved = (tls.STATE.included, tls.STATE.excluded)
-        # Calls on the values run with the key sets of the user's call (Note: batched
-        # tensors and levels), less the Python keys the call itself was routed by.
-        tls._set(saved[0], excluded.raw)
-        try:
-            return dispatch_batched(func, args, kwargs or {})
-        finally:
-            tls._set(*saved)
+        # Reached only from inside another `__torch_dispatch__` handler (a mode's, a
+        # wrapper subclass's), which runs with the keys above Python excluded: the calls on
+        # the values run with that handler's key sets.
+        return dispatch_batched(func, args, kwargs or {})
 
 
 # The per-call constructor (Note: the FuncTorchBatched key, in _key.py): the fields

@@ -7,14 +7,16 @@ Note: the FuncTorchBatched key
     kernel first, with the boxed, schema-ordered arguments. It decides, per call:
 
     - autograd first: when an argument requires grad (grad mode on) or carries a forward
-      gradient, or the operator writes into an argument, the call goes below the key, as
-      before: autograd records it on the wrappers (what `vmap(grad(f))` differentiates) and
-      the Python key runs the batching through `BatchedTensor.__torch_dispatch__`;
+      gradient, or the operator writes into an argument, the call goes below the key with
+      the thread's key sets remembered (what PyTorch's DynamicLayerFrontMode saves for the
+      layer): autograd records it on the wrappers (what `vmap(grad(f))` differentiates), and
+      the FuncTorchDynamicLayerBackMode kernel below autograd (`layer_back_kernel`) restores
+      those key sets and runs the batching rule, so the calls on the values are recorded by
+      autograd when a value requires grad;
     - a composite operator (CompositeImplicitAutograd) decomposes below the key unless a
       rule here covers it whole (`linear`, `matmul`): its parts come back to this key;
     - otherwise the batching rule, or the per-sample fallback loop, runs right here
-      (`dispatch_batched`), with none of the Python key's work: no key-set snapshot and
-      restore, no handler lookup, no result checks.
+      (`dispatch_batched`).
 
     Skipping autograd is exact there: with no argument requiring grad, autograd would
     record nothing, and the calls the rule makes on the values are recorded as usual when a
@@ -23,20 +25,21 @@ Note: the FuncTorchBatched key
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pyaten
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.core.tensor import Tensor
-from pyaten.dispatch import trace
-from pyaten.dispatch.fallbacks import set_batched_kernel
+from pyaten.dispatch import tls, trace
+from pyaten.dispatch.fallbacks import set_batched_kernel, set_layer_back_kernel
 from pyaten.dispatch.keys import KEY_BY_NAME, full_after
 from pyaten.dispatch.rules import RUNTIME_KEYS
 from pyaten.func._batched import BatchedTensor, level_info
 from pyaten.func._rules import BatchedCall, dispatch_batched
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
-__all__ = ["COMPOSITE_RULES", "batched_kernel"]
+__all__ = ["COMPOSITE_RULES", "batched_kernel", "layer_back_kernel"]
 
 _BELOW = full_after("FuncTorchBatched").raw
 _AUTOGRAD_CPU_SLOT = RUNTIME_KEYS.index(KEY_BY_NAME["AutogradCPU"])
@@ -125,6 +128,48 @@ def _below(op: Any, keyset: Any, values: tuple, why: str) -> Any:
     return op.redispatch(keyset.raw & _BELOW, *values)
 
 
+class _LayerEntry(threading.local):
+    # (included, excluded) key sets of the user's call, while it runs below autograd
+    saved: tuple[int, int] | None = None
+
+
+_ENTRY = _LayerEntry()
+
+
+def _autograd_then_back(op: Any, keyset: Any, values: tuple) -> Any:
+    """Let autograd record the call on the wrappers, then batch it below autograd
+    (`layer_back_kernel`) with the key sets this call saw (Note: the FuncTorchBatched key)."""
+    if trace.ACTIVE:
+        trace.note("vmap", ran="autograd first, batched below autograd")
+    state = tls.STATE
+    previous = _ENTRY.saved
+    _ENTRY.saved = (state.included, state.excluded)
+    try:
+        return op.redispatch(keyset.raw & _BELOW, *values)
+    finally:
+        _ENTRY.saved = previous
+
+
+def layer_back_kernel(op: Any, keyset: Any, *values: Any) -> Any:
+    """FuncTorchDynamicLayerBackMode: a call on BatchedTensors that autograd has recorded
+    runs its batching rule here, with the key sets of the user's call restored, so that the
+    calls on the values are recorded when a value requires grad (`grad(vmap(f))`)."""
+    saved = _ENTRY.saved
+    args, kwargs = python_arguments(op, values)
+    func = overload_of(op)
+    if saved is None:
+        return dispatch_batched(func, args, kwargs)
+    state = tls.STATE
+    here = (state.included, state.excluded)
+    _ENTRY.saved = None
+    tls._set(*saved)
+    try:
+        return dispatch_batched(func, args, kwargs)
+    finally:
+        tls._set(*here)
+        _ENTRY.saved = saved
+
+
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     """The FuncTorchBatched fallback (Note: the FuncTorchBatched key)."""
     func, whole, decomposes, writes = _plan(op)
@@ -137,7 +182,7 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     if writes or _autograd_first(values):
         if decomposes:
             return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
-        return _below(op, keyset, values, "autograd first, batched below the Python key")
+        return _autograd_then_back(op, keyset, values)
     if whole is not None:
         args, kwargs = python_arguments(op, values)
         level = _level_of(args)
@@ -154,3 +199,4 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
 
 
 set_batched_kernel(batched_kernel)
+set_layer_back_kernel(layer_back_kernel)
