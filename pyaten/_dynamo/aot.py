@@ -8,6 +8,14 @@ Note: the partition
     *saved value*: the forward graph returns it after the call's outputs, the backward
     graph takes it as an input before the tangents. So what the backward keeps alive is
     exactly the graph's saved values, explicit in both graphs' signatures.
+
+Note: double backward
+    The backward graph runs without recording autograd, as PyTorch's AOTAutograd runs its
+    compiled backward. A backward with `create_graph=True` still returns gradients that
+    require grad (when the inputs do), through one `CompiledFunctionBackward` node; only
+    differentiating those gradients again raises PyTorch's "torch.compile with aot_autograd
+    does not currently support double backward". The `eager` backend replays the forward
+    through the dispatcher, so double backward works there, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from typing import Any
 from pyaten.fx.graph import Graph
 from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node, map_arg
+
+from .capture import eliminate_dead_code
 
 __all__ = ["partition_joint", "aot_function"]
 
@@ -55,7 +65,7 @@ def partition_joint(joint_graph: Graph, joint: Any,
             continue
         env[node] = _copy_node(forward, node, env)
     forward.output(tuple(env[n] for n in fwd_outputs + saved))
-    forward.eliminate_dead_code()
+    eliminate_dead_code(forward)
     forward.lint()
 
     back = Graph()
@@ -70,7 +80,7 @@ def partition_joint(joint_graph: Graph, joint: Any,
         if node in backward and node.op != "placeholder":
             benv[node] = _copy_node(back, node, benv)
     back.output(tuple(benv[g] for g in joint.grads if g is not None))
-    back.eliminate_dead_code()
+    eliminate_dead_code(back)
     back.lint()
     return (GraphModule({}, forward, class_name="GraphModule"),
             GraphModule({}, back, class_name="GraphModule"), len(saved))
@@ -81,11 +91,24 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
     """A callable over the graph inputs that runs `forward_fn` in an autograd Function whose
     backward runs `backward_fn` on the saved values and the tangents."""
     from pyaten.autograd.function import Function
+    from pyaten.autograd.grad_mode import is_grad_enabled
 
     position = {node: i for i, node in enumerate(input_nodes)}
     grad_slots = [position[n] for n, g in zip(joint.grad_inputs, joint.grads) if g is not None]
     diff = set(joint.diff_outputs)
     n_inputs = len(input_nodes)
+
+    class CompiledFunctionBackward(Function):
+        """The backward graph as a node of its own (Note: double backward)."""
+
+        @staticmethod
+        def forward(ctx: Any, *values: Any) -> Any:
+            return tuple(backward_fn(*values))
+
+        @staticmethod
+        def backward(ctx: Any, *grad_outputs: Any) -> Any:
+            raise RuntimeError("torch.compile with aot_autograd does not currently support "
+                               "double backward")
 
     class CompiledFunction(Function):
         @staticmethod
@@ -99,7 +122,14 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
         @staticmethod
         def backward(ctx: Any, *grad_outputs: Any) -> Any:
             tangents = [grad_outputs[i].contiguous() for i in joint.diff_outputs]
-            grads = backward_fn(*ctx.saved_values, *tangents)
+            values = (*ctx.saved_values, *tangents)
+            if is_grad_enabled() and any(ctx.needs_input_grad) or \
+                    any(t.requires_grad for t in tangents):
+                # create_graph=True: the gradients get a node that refuses to differentiate
+                grads = CompiledFunctionBackward.apply(*values)
+                grads = grads if isinstance(grads, tuple) else (grads,)
+            else:
+                grads = backward_fn(*values)
             result: list[Any] = [None] * n_inputs
             for slot, value in zip(grad_slots, grads):
                 result[slot] = value

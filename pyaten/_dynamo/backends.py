@@ -18,7 +18,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.fx.graph_module import GraphModule
 
 from .aot import aot_function, partition_joint
-from .capture import Capture
+from .capture import Capture, eliminate_dead_code
 
 __all__ = ["BACKENDS", "build", "list_backends"]
 
@@ -85,5 +85,5 @@ def _forward_only(gm: GraphModule, cap: Capture) -> GraphModule:
     graph = forward.graph
     out = graph.nodes[-1]
     out.args = (out.args[0][:n_outputs],)
-    graph.eliminate_dead_code()
+    eliminate_dead_code(graph)
     return GraphModule({}, graph, class_name=type(gm).__name__)

@@ -10,13 +10,22 @@ Note: capture by running
     flow is frozen along the path this run took. Control flow that reads a tensor's value
     reaches the dispatcher as `_local_scalar_dense` (`.item()`, `bool()`, `int()`,
     `float()`), so capture sees it: such a call, an operator whose output shape depends on
-    data (`nonzero`, boolean-mask indexing, `unique`...), an operator returning a Python value
-    (`equal`) and a random operator are graph breaks, and so is an operator capture cannot
+    data (`nonzero`, boolean-mask indexing, `unique`...) and an operator returning a Python
+    value (`equal`) are graph breaks, and so is an operator capture cannot
     take (one that raises NotImplementedError under it, such as a custom in-place operator
     without a functional variant: the function then runs again, eagerly). At a break
     recording stops and the rest of the run finishes eagerly, so the call's result is still
     right; the guard set is then remembered as eager (`pyaten.compile_report()` says why),
     and `fullgraph=True` raises `Unsupported` at the break instead.
+
+Note: random operators in a graph
+    A random operator (one tagged `nondeterministic_seeded`: `rand`, `bernoulli`,
+    `native_dropout`...) is recorded like any other, with its `generator` argument. A graph
+    runs its nodes in the captured order and calls each random node's own kernel, which draws
+    from the generator then as eager's call would: with the same seed a compiled call gives
+    eager's values and leaves the generator where eager leaves it. So a random node is never
+    fused, reordered or removed as dead code (`eliminate_dead_code` below keeps it), and the
+    backward reads the draws (a dropout mask) as saved values, never drawing again.
 
 Tensors the function reads without receiving them (a module's parameters, closed-over
 tensors) become extra graph inputs ("lifted constants"), held by identity: the graph reads
@@ -37,7 +46,7 @@ from pyaten.utils import _pytree
 
 from .exc import Unsupported
 
-__all__ = ["Capture", "capture", "graph_break_reason"]
+__all__ = ["Capture", "capture", "eliminate_dead_code", "graph_break_reason", "is_random"]
 
 _STATE = {"compiling": 0}
 
@@ -46,8 +55,28 @@ _DATA_DEPENDENT_SHAPE = frozenset({
     "nonzero", "masked_select", "unique", "_unique", "_unique2", "unique_dim",
     "unique_consecutive", "argwhere", "nonzero_numpy", "_ragged_idx",
 })
-_RANDOM_WORDS = ("rand", "bernoulli", "normal", "uniform", "multinomial", "dropout",
-                 "exponential", "geometric", "cauchy", "log_normal", "poisson", "random")
+
+
+def is_random(target: Any) -> bool:
+    """Whether an operator draws from a generator (Note: random operators in a graph)."""
+    return "nondeterministic_seeded" in (getattr(target, "tags", None) or ())
+
+
+def eliminate_dead_code(graph: Graph) -> None:
+    """`graph.eliminate_dead_code()` keeping random nodes: a draw nobody reads still moves
+    the generator, as eager's call does."""
+    while True:
+        changed = False
+        for node in reversed(list(graph.nodes)):
+            if node.op != "call_function" or node.users or is_random(node.target):
+                continue
+            schema = getattr(node.target, "_schema", None)
+            if schema is not None and any(a.is_write for a in schema.returns):
+                continue
+            graph.erase_node(node)
+            changed = True
+        if not changed:
+            return
 
 
 def graph_break_reason(func: Any, args: tuple, kwargs: dict) -> str | None:
@@ -63,8 +92,6 @@ def graph_break_reason(func: Any, args: tuple, kwargs: dict) -> str | None:
             isinstance(i, Tensor) and i.dtype.name in ("bool", "uint8")
             for i in (args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else ())):
         return "data-dependent output shape (indexing with a boolean mask)"
-    if any(word in name for word in _RANDOM_WORDS) and not name.startswith("_fused"):
-        return "random operator (its draws would be baked into the graph)"
     schema = getattr(func, "_schema", None)
     if schema is not None and schema.returns and all(
             str(r.type) in ("bool", "int", "float", "Scalar", "SymInt") for r in schema.returns):
@@ -205,7 +232,7 @@ def capture(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, backward: bo
         _STATE["compiling"] -= 1
     if joint is None:
         _drop_tangents(graph)
-    graph.eliminate_dead_code()
+    eliminate_dead_code(graph)
     graph.lint()
     _keep_metadata_only(graph)
     module = GraphModule({}, graph, class_name=getattr(fn, "__name__", "fn"))

@@ -19,6 +19,7 @@ from typing import Any
 
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import python_key
+from pyaten.nn.modules.module import Module
 from pyaten.nn.parameter import Parameter
 from pyaten.utils import _pytree
 from pyaten.utils import explain as _explain
@@ -108,8 +109,6 @@ class CompiledFunction:
             backend, "__name__", "custom")
         self.report = FunctionReport(name, backend_name)
         self.last_entry: _Entry | None = None
-        from pyaten.nn.modules.module import Module
-
         if not isinstance(fn, Module):
             functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
         _ALL.add(self)
@@ -204,26 +203,63 @@ def _rebuild(cap: Capture, outs: Any) -> Any:
     return _pytree.tree_unflatten(leaves, cap.out_spec)
 
 
-class OptimizedModule:
-    """A compiled module (what `pyaten.compile(module)` returns): calls run the module's
-    `forward` compiled; attributes read and write through to the module (`_orig_mod`)."""
+class OptimizedModule(Module):
+    """A compiled module (what `pyaten.compile(module)` returns), an `nn.Module` as PyTorch's
+    `torch._dynamo.eval_frame.OptimizedModule`: the original module is its one child
+    `_orig_mod` (so `parameters()` and `state_dict()` carry the `_orig_mod.` prefix), its
+    `forward` is the module's `__call__` compiled, and other attributes read and write
+    through to the original module, `training` included (so `train()`/`eval()` change the
+    guarded state and the next call re-captures)."""
 
-    def __init__(self, module: Any, backend: Any, fullgraph: bool) -> None:
-        object.__setattr__(self, "_orig_mod", module)
-        object.__setattr__(self, "_compiled", CompiledFunction(module, backend, fullgraph,
-                                                               module=module))
+    _opt_mod_attributes = frozenset({"_orig_mod", "_compiled", "forward", "__dict__",
+                                     "_super_module_initialized"})
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._compiled(*args, **kwargs)
+    def __init__(self, module: Module, backend: Any, fullgraph: bool) -> None:
+        object.__setattr__(self, "_orig_mod", module)  # attribute reads need it from now on
+        object.__setattr__(self, "_super_module_initialized", False)
+        super().__init__()
+        object.__setattr__(self, "_super_module_initialized", True)
+        del self.__dict__["_orig_mod"]
+        self._modules["_orig_mod"] = module
+        compiled = CompiledFunction(module, backend, fullgraph, module=module)
+        object.__setattr__(self, "_compiled", compiled)
+        object.__setattr__(self, "forward", compiled)
+
+    @property  # type: ignore[override]
+    def training(self) -> bool:
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, value: bool) -> None:
+        # Module.__init__ sets the default; afterwards the flag is the original module's
+        if self.__dict__.get("_super_module_initialized"):
+            self._orig_mod.training = value
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_orig_mod":
+            return self.__dict__["_modules"]["_orig_mod"]
         return getattr(self._orig_mod, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._orig_mod, name, value)
+        if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
+            super().__setattr__(name, value)
+        else:
+            setattr(self._orig_mod, name, value)
 
-    def __repr__(self) -> str:
-        return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)"
+    def __delattr__(self, name: str) -> None:
+        if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
+            super().__delattr__(name)
+        else:
+            delattr(self._orig_mod, name)
+
+    def __len__(self) -> int:
+        if hasattr(self._orig_mod, "__len__"):
+            return len(self._orig_mod)
+        raise TypeError(f"{type(self._orig_mod).__name__} does not support len()")
+
+    def __dir__(self) -> list[str]:
+        own = self._orig_mod.__dir__()
+        return own + [a for a in super().__dir__() if a not in own]
 
 
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,
@@ -249,8 +285,6 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
                              "`pyaten._dynamo.list_backends()` for available backends.")
     if disable:
         return model
-    from pyaten.nn.modules.module import Module
-
     if isinstance(model, Module):
         return OptimizedModule(model, backend, fullgraph)
     owner = getattr(model, "__self__", None)  # a module's bound method: guard the module too
