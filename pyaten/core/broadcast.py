@@ -28,6 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL as _ACCEL
+from pyaten.core.device import CPU
 from pyaten.core.dtypes import dtype as DType
 from pyaten.core.memory import allocation_error
 from pyaten.core.size import Size
@@ -258,3 +260,15 @@ def new_row_major(sizes: tuple, dtype: DType, device: object) -> Tensor:
         byte_strides = geometry[2][itemsize] = tuple([s * itemsize for s in geometry[0]])
     t._np = _ndarray(sizes, dtype.numpy, data, 0, byte_strides)
     return t
+
+
+# The compiled accelerator's allocation replaces the Python one above, which stays the
+# reference and its fallback (Note: the accelerator, in pyaten/core/accel.py).
+new_row_major_reference = new_row_major
+if _ACCEL is not None:
+    _ACCEL.setup_core(
+        Tensor, Storage, CPU,
+        {d: d.numpy for d in dt.ALL_DTYPES if d is not _COMPLEX32},
+        new_row_major_reference, lambda sizes: _geometry(sizes)[0],
+    )
+    new_row_major = _ACCEL.new_row_major  # noqa: F811 - the accelerated replacement

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL as _ACCEL
 from pyaten.core.broadcast import _GEOMETRY, _geometry, new_row_major
 from pyaten.core.device import CPU
 from pyaten.core.stub import DispatchStub
@@ -114,14 +115,29 @@ def quiet(fn: Callable, *args: Any) -> Any:
     return context.run(fn, *args)
 
 
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 def unary(
     fn: Callable, stub: DispatchStub | None, dtypes: frozenset, out_dtype: Any = None
 ) -> tuple[Callable, Callable]:
     """Fast functional and in-place functions for `fn(self)` (`out=` taking, ufunc-like);
-    `stub` None for an operator without one (relu)."""
+    `stub` None for an operator without one (relu). With the accelerator, its C functions
+    (Note: the accelerator); these closures otherwise, the reference."""
     kernels = stub._kernels if stub is not None else {}
     kernel = kernels.get("cpu")
     dtypes = dtypes & DIRECT
+    if _ACCEL is not None:
+        return _ACCEL.unary(fn, None if stub is None else kernels, kernel, frozenset(dtypes),
+                            out_dtype, _name(fn))
+    return unary_reference(fn, kernels, kernel, dtypes, out_dtype)
+
+
+def unary_reference(
+    fn: Callable, kernels: dict, kernel: Any, dtypes: frozenset, out_dtype: Any
+) -> tuple[Callable, Callable]:
+    """`unary`'s pure-Python functions (the reference of the accelerator's)."""
 
     def functional(self: Any) -> Any:
         dtype = self._dtype
@@ -159,13 +175,39 @@ def unary(
 
 
 def binary(
-    fn: Callable, stub: DispatchStub, dtypes: frozenset, out_dtype: Any = None
+    fn: Callable, stub: DispatchStub, dtypes: frozenset, out_dtype: Any = None,
+    alpha: bool = False,
 ) -> tuple[Callable, Callable]:
-    """Fast functional and in-place functions for `fn(self, other)`."""
+    """Fast functional and in-place functions for `fn(self, other)`; with `alpha`, for
+    `fn(self, other, alpha)` taking the plain operation when alpha is the int 1 (add, sub).
+    With the accelerator, its C functions (Note: the accelerator); these closures otherwise."""
     kernels = stub._kernels
     kernel = kernels.get("cpu")
     dtypes = dtypes & DIRECT
     numbers = dtypes & (FLOATS | COMPLEX)  # a Python number never changes these dtypes
+    if _ACCEL is not None:
+        return _ACCEL.binary(fn, kernels, kernel, frozenset(dtypes), frozenset(numbers),
+                             _NUMBERS, out_dtype, alpha, _name(fn))
+    functional, inplace = binary_reference(fn, kernels, kernel, dtypes, out_dtype)
+    if alpha:
+        return _alpha_one(functional), _alpha_one(inplace)
+    return functional, inplace
+
+
+def _alpha_one(fast: Callable) -> Callable:
+    def with_alpha(self: Any, other: Any, alpha: Any) -> Any:
+        # alpha 1 (an int, not True): the plain operation; any other alpha is checked and
+        # scaled by the general path.
+        return fast(self, other) if alpha.__class__ is int and alpha == 1 else None
+
+    return with_alpha
+
+
+def binary_reference(
+    fn: Callable, kernels: dict, kernel: Any, dtypes: frozenset, out_dtype: Any
+) -> tuple[Callable, Callable]:
+    """`binary`'s pure-Python functions (the reference of the accelerator's)."""
+    numbers = dtypes & (FLOATS | COMPLEX)
 
     def operands(self: Any, other: Any) -> tuple | None:
         dtype = self._dtype
@@ -202,7 +244,9 @@ def binary(
         return out
 
     def inplace(self: Any, other: Any) -> Any:
-        if out_dtype is not None or (other._storage is self._storage and other is not self):
+        if out_dtype is not None or not isinstance(other, Tensor):
+            return None  # (a Scalar argument: the general path)
+        if other._storage is self._storage and other is not self:
             return None
         arrays = operands(self, other)
         if arrays is None:
@@ -266,6 +310,10 @@ def with_scalars(
         return self
 
     return functional, inplace
+
+
+if _ACCEL is not None:
+    _ACCEL.setup_quiet(row_major_ordered, quiet_call, _THREAD, _QUIET)
 
 
 # operator name ("add.Tensor", "add_.Tensor") -> its fast function: for tests and tools.

@@ -127,15 +127,6 @@ def div_floor_kernel(op) -> None:
 # --- fast paths of the CPU wrappers (Note: the structured fast path) ------------------------
 
 
-def _alpha_one(fast):
-    def with_alpha(self, other, alpha):
-        # alpha 1 (an int, not True): the plain operation; any other alpha is checked and
-        # scaled by the general path.
-        return fast(self, other) if alpha.__class__ is int and alpha == 1 else None
-
-    return with_alpha
-
-
 def _register_fast() -> None:
     site = family.caller_site(1)
     for name, fn, stub, dtypes, alpha in (
@@ -144,9 +135,7 @@ def _register_fast() -> None:
         ("mul.Tensor", np.multiply, mul_stub, fastpath.DIRECT, False),
         ("div.Tensor", np.true_divide, div_true_stub, fastpath.FLOATS | fastpath.COMPLEX, False),
     ):
-        functional, inplace = fastpath.binary(fn, stub, dtypes)
-        if alpha:
-            functional, inplace = _alpha_one(functional), _alpha_one(inplace)
+        functional, inplace = fastpath.binary(fn, stub, dtypes, alpha=alpha)
         fastpath.register(name, functional, inplace, site)
 
 

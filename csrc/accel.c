@@ -1,0 +1,1010 @@
+/* pyaten._accel: the optional compiled accelerator of the small-operator call path.
+ *
+ * Note: the accelerator (the long form is in pyaten/core/accel.py)
+ *     Two layers of the pure-Python call path have a C equivalent here, each a drop-in
+ *     replacement taken when this module was built and PYATEN_NO_ACCEL is not set:
+ *
+ *     - `new_row_major(sizes, dtype, device)`: a new row-major CPU tensor with its Storage,
+ *       the Storage's uint8 bytes and the tensor's cached NumPy view, built in one call
+ *       (core/broadcast.py's Python function is the reference and the fallback: any other
+ *       device, complex32, or an allocation error goes there).
+ *     - `unary(...)`/`binary(...)`: the structured fast functions (Note: the structured fast
+ *       path, in pyaten/native/fastpath.py): the same checks in the same order, the same
+ *       NumPy call into the same arrays, None where the Python function declines.
+ *
+ *     Tensor and Storage stay Python classes with __slots__; this module writes their slots
+ *     at the offsets their member descriptors report (read once, in `setup_core`), so an
+ *     object made here is indistinguishable from one made by `Tensor._make`.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#ifndef NPY_2_0_API_VERSION  /* NumPy 1.x headers: the field itself */
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+#define MAX_DIMS 64
+#define CACHE_LIMIT 4096
+
+/* --- state, filled by setup_core / setup_quiet --------------------------------------- */
+
+static PyTypeObject *tensor_type = NULL;
+static PyTypeObject *storage_type = NULL;
+static PyObject *cpu_device = NULL;
+static PyObject *cpu_keyset = NULL;
+static PyObject *np_descrs = NULL;          /* dict: pyaten dtype -> numpy dtype (plain ones) */
+static PyObject *py_new_row_major = NULL;   /* the reference, for everything else */
+static PyObject *py_strides_of = NULL;      /* sizes -> row-major strides (core's cache) */
+static PyObject *strides_cache = NULL;      /* dict: sizes -> row-major strides */
+
+static PyObject *py_row_major_ordered = NULL;
+static PyObject *py_quiet_call = NULL;
+static PyObject *quiet_thread = NULL;       /* the threading.local holding `context` */
+static PyObject *quiet_var = NULL;          /* ContextVar: inside the quiet context */
+
+static PyObject *s_cpu, *s_context, *s_item, *s_numpy, *s_version_counter, *s_value;
+static PyObject *kw_out;                    /* ("out",) */
+static PyObject *one;
+
+/* Tensor slots */
+static Py_ssize_t T_storage, T_sizes, T_strides, T_offset, T_dtype, T_device, T_keyset, T_np,
+    T_vc, T_base, T_requires_grad, T_grad_fn, T_grad, T_hooks, T_retains_grad, T_output_nr,
+    T_wrapped_number, T_grad_acc, T_fw_grad;
+/* Storage slots */
+static Py_ssize_t S_data, S_nbytes, S_device, S_resizable;
+
+static int
+slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *offset)
+{
+    PyObject *descr = PyDict_GetItemString(type->tp_dict, name);
+    if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) {
+        PyErr_Format(PyExc_TypeError, "_accel.setup_core(): %s.%s is not a slot",
+                     type->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_accel.setup_core(): %s.%s is not an object slot",
+                     type->tp_name, name);
+        return -1;
+    }
+    *offset = member->offset;
+    return 0;
+}
+
+static inline void
+set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    PyObject **where = (PyObject **)((char *)obj + offset);
+    PyObject *old = *where;
+    Py_INCREF(value);
+    *where = value;
+    Py_XDECREF(old);
+}
+
+static PyObject *
+setup_core(PyObject *module, PyObject *args)
+{
+    PyObject *tensor, *storage, *cpu, *descrs, *fallback, *strides_of;
+    if (!PyArg_ParseTuple(args, "O!O!OO!OO:setup_core", &PyType_Type, &tensor, &PyType_Type,
+                          &storage, &cpu, &PyDict_Type, &descrs, &fallback, &strides_of)) {
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)tensor, *s = (PyTypeObject *)storage;
+    if (slot_offset(t, "_storage", &T_storage) || slot_offset(t, "_sizes", &T_sizes)
+        || slot_offset(t, "_strides", &T_strides) || slot_offset(t, "_offset", &T_offset)
+        || slot_offset(t, "_dtype", &T_dtype) || slot_offset(t, "_device", &T_device)
+        || slot_offset(t, "_keyset", &T_keyset) || slot_offset(t, "_np", &T_np)
+        || slot_offset(t, "_vc", &T_vc) || slot_offset(t, "_base", &T_base)
+        || slot_offset(t, "_requires_grad", &T_requires_grad)
+        || slot_offset(t, "grad_fn", &T_grad_fn) || slot_offset(t, "_grad", &T_grad)
+        || slot_offset(t, "_hooks", &T_hooks) || slot_offset(t, "retains_grad", &T_retains_grad)
+        || slot_offset(t, "output_nr", &T_output_nr)
+        || slot_offset(t, "_wrapped_number", &T_wrapped_number)
+        || slot_offset(t, "_grad_acc", &T_grad_acc) || slot_offset(t, "_fw_grad", &T_fw_grad)
+        || slot_offset(s, "data", &S_data) || slot_offset(s, "nbytes", &S_nbytes)
+        || slot_offset(s, "device", &S_device) || slot_offset(s, "resizable", &S_resizable)) {
+        return NULL;
+    }
+    PyObject *keyset = PyObject_GetAttrString(cpu, "_keyset");
+    if (keyset == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(cpu_keyset, keyset);
+    Py_INCREF(tensor);
+    Py_XSETREF(tensor_type, t);
+    Py_INCREF(storage);
+    Py_XSETREF(storage_type, s);
+    Py_INCREF(cpu);
+    Py_XSETREF(cpu_device, cpu);
+    Py_INCREF(descrs);
+    Py_XSETREF(np_descrs, descrs);
+    Py_INCREF(fallback);
+    Py_XSETREF(py_new_row_major, fallback);
+    Py_INCREF(strides_of);
+    Py_XSETREF(py_strides_of, strides_of);
+    PyObject *cache = PyDict_New();
+    if (cache == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(strides_cache, cache);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+setup_quiet(PyObject *module, PyObject *args)
+{
+    PyObject *ordered, *quiet_call, *thread, *var;
+    if (!PyArg_ParseTuple(args, "OOOO:setup_quiet", &ordered, &quiet_call, &thread, &var)) {
+        return NULL;
+    }
+    if (!PyContextVar_CheckExact(var)) {
+        PyErr_SetString(PyExc_TypeError, "_accel.setup_quiet(): the flag must be a ContextVar");
+        return NULL;
+    }
+    Py_INCREF(ordered);
+    Py_XSETREF(py_row_major_ordered, ordered);
+    Py_INCREF(quiet_call);
+    Py_XSETREF(py_quiet_call, quiet_call);
+    Py_INCREF(thread);
+    Py_XSETREF(quiet_thread, thread);
+    Py_INCREF(var);
+    Py_XSETREF(quiet_var, var);
+    Py_RETURN_NONE;
+}
+
+/* --- the result's allocation ----------------------------------------------------------- */
+
+/* Row-major strides of `sizes`: new reference, NULL with an error set. */
+static PyObject *
+strides_of(PyObject *sizes)
+{
+    PyObject *found = PyDict_GetItemWithError(strides_cache, sizes);
+    if (found != NULL) {
+        Py_INCREF(found);
+        return found;
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    found = PyObject_CallOneArg(py_strides_of, sizes);
+    if (found != NULL && PyDict_GET_SIZE(strides_cache) < CACHE_LIMIT
+        && PyDict_SetItem(strides_cache, sizes, found) < 0) {
+        Py_CLEAR(found);
+    }
+    return found;
+}
+
+static PyObject *
+fallback_new(PyObject *sizes, PyObject *dtype, PyObject *device)
+{
+    PyObject *args[3] = {sizes, dtype, device};
+    return PyObject_Vectorcall(py_new_row_major, args, 3, NULL);
+}
+
+/* A new row-major tensor of `sizes`, `dtype` on `device`: new reference or NULL. */
+static PyObject *
+make_row_major(PyObject *sizes, PyObject *dtype, PyObject *device)
+{
+    if (device != cpu_device || !PyTuple_CheckExact(sizes)) {
+        return fallback_new(sizes, dtype, device);
+    }
+    PyObject *descr = PyDict_GetItemWithError(np_descrs, dtype);
+    if (descr == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        return fallback_new(sizes, dtype, device); /* complex32 and other special dtypes */
+    }
+    Py_ssize_t nd = PyTuple_GET_SIZE(sizes);
+    if (nd > MAX_DIMS) {
+        return fallback_new(sizes, dtype, device);
+    }
+    npy_intp dims[MAX_DIMS], byte_strides[MAX_DIMS];
+    Py_ssize_t itemsize = PyDataType_ELSIZE((PyArray_Descr *)descr);
+    Py_ssize_t numel = 1;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        PyObject *size = PyTuple_GET_ITEM(sizes, i);
+        if (!PyLong_CheckExact(size)) {
+            return fallback_new(sizes, dtype, device);
+        }
+        Py_ssize_t n = PyLong_AsSsize_t(size);
+        if (n < 0) {
+            PyErr_Clear();
+            return fallback_new(sizes, dtype, device);
+        }
+        dims[i] = n;
+        if (n != 0 && numel > PY_SSIZE_T_MAX / n) {
+            return fallback_new(sizes, dtype, device); /* Python's ints and errors */
+        }
+        numel *= n;
+    }
+    if (numel > PY_SSIZE_T_MAX / (itemsize ? itemsize : 1)) {
+        return fallback_new(sizes, dtype, device);
+    }
+    PyObject *strides = strides_of(sizes);
+    if (strides == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(strides) != nd) {
+        Py_DECREF(strides);
+        return fallback_new(sizes, dtype, device);
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        Py_ssize_t stride = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+        if (stride == -1 && PyErr_Occurred()) {
+            Py_DECREF(strides);
+            return NULL;
+        }
+        byte_strides[i] = stride * itemsize;
+    }
+
+    npy_intp nbytes = numel * itemsize;
+    PyObject *data = PyArray_SimpleNew(1, &nbytes, NPY_UINT8);
+    if (data == NULL) {
+        Py_DECREF(strides);
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)
+            || PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            return fallback_new(sizes, dtype, device); /* PyTorch's allocation error */
+        }
+        return NULL;
+    }
+    Py_INCREF(descr); /* stolen by NewFromDescr */
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, (PyArray_Descr *)descr, (int)nd, dims,
+                                          byte_strides, PyArray_DATA((PyArrayObject *)data),
+                                          NPY_ARRAY_WRITEABLE, NULL);
+    if (view == NULL) {
+        Py_DECREF(strides);
+        Py_DECREF(data);
+        return NULL;
+    }
+    Py_INCREF(data);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, data) < 0) {
+        Py_DECREF(strides);
+        Py_DECREF(data);
+        Py_DECREF(view);
+        return NULL;
+    }
+    PyObject *nbytes_obj = PyLong_FromSsize_t(nbytes);
+    PyObject *storage = nbytes_obj ? storage_type->tp_alloc(storage_type, 0) : NULL;
+    if (storage == NULL) {
+        Py_DECREF(strides);
+        Py_DECREF(data);
+        Py_DECREF(view);
+        Py_XDECREF(nbytes_obj);
+        return NULL;
+    }
+    SLOT(storage, S_data) = data; /* fresh object: the slots are empty, references move in */
+    SLOT(storage, S_nbytes) = nbytes_obj;
+    set_slot(storage, S_device, device);
+    set_slot(storage, S_resizable, Py_True);
+
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(strides);
+        Py_DECREF(view);
+        Py_DECREF(storage);
+        return NULL;
+    }
+    SLOT(t, T_storage) = storage;
+    set_slot(t, T_sizes, sizes);
+    SLOT(t, T_strides) = strides;
+    SLOT(t, T_offset) = PyLong_FromLong(0); /* a cached small int: never fails */
+    set_slot(t, T_dtype, dtype);
+    set_slot(t, T_device, device);
+    set_slot(t, T_keyset, cpu_keyset);
+    SLOT(t, T_np) = view;
+    set_slot(t, T_vc, Py_None);
+    set_slot(t, T_base, Py_None);
+    set_slot(t, T_requires_grad, Py_False);
+    set_slot(t, T_grad_fn, Py_None);
+    set_slot(t, T_grad, Py_None);
+    set_slot(t, T_hooks, Py_None);
+    set_slot(t, T_retains_grad, Py_False);
+    SLOT(t, T_output_nr) = PyLong_FromLong(0);
+    set_slot(t, T_wrapped_number, Py_False);
+    set_slot(t, T_grad_acc, Py_None);
+    set_slot(t, T_fw_grad, Py_None);
+    return t;
+}
+
+static int
+core_ready(void)
+{
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_core() was not called");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *
+new_row_major(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "new_row_major() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!core_ready()) {
+        return NULL;
+    }
+    return make_row_major(args[0], args[1], args[2]);
+}
+
+/* --- the structured fast functions ----------------------------------------------------- */
+
+enum { UNARY = 0, UNARY_INPLACE = 1, BINARY = 2, BINARY_INPLACE = 3 };
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    int kind;
+    int alpha;            /* a third argument, `alpha`, that must be the int 1 */
+    PyObject *fn;         /* the NumPy function, called as fn(*arrays, out=array) */
+    PyObject *kernels;    /* the stub's device -> kernel dict, or None */
+    PyObject *kernel;     /* the "cpu" kernel the function was made with (None: none) */
+    PyObject *dtypes;     /* frozenset of the dtypes it accepts */
+    PyObject *numbers;    /* frozenset: dtypes a wrapped Python number may join */
+    PyObject *wrapped;    /* frozenset: the dtypes of wrapped Python numbers */
+    PyObject *out_dtype;  /* the result's dtype, or None for the input's */
+    PyObject *name;
+} FastObject;
+
+static PyTypeObject Fast_Type;
+
+/* `t._numpy()`: its cached view when still valid. New reference. */
+static PyObject *
+array_of(PyObject *t)
+{
+    PyObject *view = SLOT(t, T_np);
+    PyObject *storage = SLOT(t, T_storage);
+    if (view != NULL && storage != NULL && PyArray_Check(view)
+        && Py_TYPE(storage) == storage_type
+        && PyArray_BASE((PyArrayObject *)view) == SLOT(storage, S_data)) {
+        Py_INCREF(view);
+        return view;
+    }
+    return PyObject_CallMethodNoArgs(t, s_numpy);
+}
+
+/* 1: the tensor's layout allows the fast path (row-major or row-major ordered), 0: not,
+ * -1: error. */
+static int
+layout_ok(PyObject *sizes, PyObject *strides)
+{
+    if (sizes == NULL || strides == NULL) {
+        return 0;
+    }
+    PyObject *expected = strides_of(sizes);
+    if (expected == NULL) {
+        return -1;
+    }
+    int same = PyObject_RichCompareBool(strides, expected, Py_EQ); /* identity first */
+    Py_DECREF(expected);
+    if (same != 0) {
+        return same;
+    }
+    PyObject *args[2] = {sizes, strides};
+    PyObject *ordered = PyObject_Vectorcall(py_row_major_ordered, args, 2, NULL);
+    if (ordered == NULL) {
+        return -1;
+    }
+    int found = PyObject_IsTrue(ordered);
+    Py_DECREF(ordered);
+    return found;
+}
+
+/* 1: the stub still holds the kernel the function was made with, 0: replaced, -1: error. */
+static int
+kernel_unchanged(FastObject *f)
+{
+    if (f->kernels == Py_None) {
+        return 1;
+    }
+    PyObject *current = PyDict_GetItemWithError(f->kernels, s_cpu);
+    if (current == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        current = Py_None;
+    }
+    return current == f->kernel;
+}
+
+/* fn(*arrays, out=out) with floating-point warnings off (Note: quiet floating point, in
+ * pyaten/native/structured.py): inside the thread's quiet context, entered as
+ * `context.run` enters it. New reference or NULL. */
+static PyObject *
+call_quiet(PyObject *fn, PyObject **arrays, Py_ssize_t n, PyObject *out)
+{
+    /* call[0] is quiet_call's first argument; fn's own arguments start at call + 1 */
+    PyObject *call[4] = {fn, NULL, NULL, NULL};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        call[i + 1] = arrays[i];
+    }
+    call[n + 1] = out;
+    PyObject **stack = call + 1;
+    PyObject *context = PyObject_GetAttr(quiet_thread, s_context);
+    if (context == NULL) {
+        return NULL;
+    }
+    int quiet = 0;
+    if (context != Py_None) {
+        PyObject *flag;
+        if (PyContextVar_Get(quiet_var, Py_False, &flag) < 0) {
+            Py_DECREF(context);
+            return NULL;
+        }
+        quiet = PyObject_IsTrue(flag);
+        Py_DECREF(flag);
+        if (quiet < 0) {
+            Py_DECREF(context);
+            return NULL;
+        }
+    }
+    if (context == Py_None || quiet) {
+        Py_DECREF(context);
+        /* quiet_call(fn, *arrays, out=out): it makes the context, or is already inside */
+        return PyObject_Vectorcall(py_quiet_call, call, n + 1, kw_out);
+    }
+    if (!PyContext_CheckExact(context)) {
+        Py_DECREF(context);
+        PyErr_SetString(PyExc_TypeError, "pyaten._accel: the quiet context is not a Context");
+        return NULL;
+    }
+    if (PyContext_Enter(context) < 0) {
+        Py_DECREF(context);
+        return NULL;
+    }
+    PyObject *result = PyObject_Vectorcall(fn, stack, n, kw_out);
+    if (result == NULL) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyContext_Exit(context);
+        PyErr_Restore(type, value, tb);
+    }
+    else if (PyContext_Exit(context) < 0) {
+        Py_CLEAR(result);
+    }
+    Py_DECREF(context);
+    return result;
+}
+
+static int
+bump_version(PyObject *self)
+{
+    PyObject *counter = SLOT(self, T_vc);
+    if (counter == NULL || counter == Py_None) {
+        counter = PyObject_GetAttr(self, s_version_counter); /* the property makes it */
+    }
+    else {
+        Py_INCREF(counter);
+    }
+    if (counter == NULL) {
+        return -1;
+    }
+    PyObject *value = PyObject_GetAttr(counter, s_value);
+    PyObject *bumped = value ? PyNumber_Add(value, one) : NULL;
+    Py_XDECREF(value);
+    int status = bumped ? PyObject_SetAttr(counter, s_value, bumped) : -1;
+    Py_XDECREF(bumped);
+    Py_DECREF(counter);
+    return status;
+}
+
+#define DECLINE() do { Py_RETURN_NONE; } while (0)
+#define CHECK(expr) do { int _ok = (expr); if (_ok < 0) return NULL; if (!_ok) DECLINE(); } \
+    while (0)
+
+static int
+set_contains(PyObject *set, PyObject *key)
+{
+    if (key == NULL) {
+        return 0;
+    }
+    return PySet_Contains(set, key);
+}
+
+static PyObject *
+unary_call(FastObject *f, PyObject *self)
+{
+    if (!PyObject_TypeCheck(self, tensor_type)) {
+        DECLINE();
+    }
+    PyObject *dtype = SLOT(self, T_dtype);
+    CHECK(set_contains(f->dtypes, dtype));
+    if (f->kind == UNARY_INPLACE && f->out_dtype != Py_None) {
+        DECLINE();
+    }
+    if (SLOT(self, T_device) != cpu_device) {
+        DECLINE();
+    }
+    CHECK(kernel_unchanged(f));
+    PyObject *sizes = SLOT(self, T_sizes);
+    CHECK(layout_ok(sizes, SLOT(self, T_strides)));
+    PyObject *x = array_of(self);
+    if (x == NULL) {
+        return NULL;
+    }
+    if (f->kind == UNARY_INPLACE) {
+        PyObject *done = call_quiet(f->fn, &x, 1, x);
+        Py_DECREF(x);
+        if (done == NULL) {
+            return NULL;
+        }
+        Py_DECREF(done);
+        if (bump_version(self) < 0) {
+            return NULL;
+        }
+        Py_INCREF(self);
+        return self;
+    }
+    PyObject *out = make_row_major(sizes, f->out_dtype == Py_None ? dtype : f->out_dtype,
+                                   cpu_device);
+    if (out == NULL) {
+        Py_DECREF(x);
+        return NULL;
+    }
+    PyObject *done = call_quiet(f->fn, &x, 1, SLOT(out, T_np));
+    Py_DECREF(x);
+    if (done == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return out;
+}
+
+static int
+is_true_slot(PyObject *obj, Py_ssize_t offset)
+{
+    PyObject *value = SLOT(obj, offset);
+    if (value == NULL || value == Py_False) {
+        return 0;
+    }
+    if (value == Py_True) {
+        return 1;
+    }
+    return PyObject_IsTrue(value);
+}
+
+/* The two operands' arrays (new references in arrays[0..1]): 1, or 0 to decline, -1 error.
+ * The checks of fastpath.binary's `operands`, in its order. */
+static int
+binary_operands(FastObject *f, PyObject *self, PyObject *other, PyObject **arrays)
+{
+    if (!PyObject_TypeCheck(other, tensor_type) || !PyObject_TypeCheck(self, tensor_type)) {
+        return 0; /* a Scalar argument of the schema: the general path */
+    }
+    PyObject *dtype = SLOT(self, T_dtype);
+    int ok = set_contains(f->dtypes, dtype);
+    if (ok <= 0) {
+        return ok;
+    }
+    if (SLOT(self, T_device) != cpu_device) {
+        return 0;
+    }
+    ok = is_true_slot(self, T_wrapped_number);
+    if (ok != 0) {
+        return ok < 0 ? -1 : 0;
+    }
+    ok = kernel_unchanged(f);
+    if (ok <= 0) {
+        return ok;
+    }
+    PyObject *sizes = SLOT(self, T_sizes);
+    PyObject *strides = SLOT(self, T_strides);
+    ok = layout_ok(sizes, strides);
+    if (ok <= 0) {
+        return ok;
+    }
+    ok = is_true_slot(other, T_wrapped_number);
+    if (ok < 0) {
+        return -1;
+    }
+    if (ok) {
+        ok = set_contains(f->numbers, dtype);
+        if (ok <= 0) {
+            return ok;
+        }
+        ok = set_contains(f->wrapped, SLOT(other, T_dtype));
+        if (ok <= 0) {
+            return ok; /* (a bool number: sub refuses it; the general path decides) */
+        }
+        /* A Python number: NumPy casts it to the array's dtype, as the general path does. */
+        PyObject *number_array = array_of(other);
+        if (number_array == NULL) {
+            return -1;
+        }
+        PyObject *number = PyObject_CallMethodNoArgs(number_array, s_item);
+        Py_DECREF(number_array);
+        if (number == NULL) {
+            return -1;
+        }
+        arrays[0] = array_of(self);
+        if (arrays[0] == NULL) {
+            Py_DECREF(number);
+            return -1;
+        }
+        arrays[1] = number;
+        return 1;
+    }
+    if (SLOT(other, T_dtype) != dtype || SLOT(other, T_device) != cpu_device) {
+        return 0;
+    }
+    PyObject *other_sizes = SLOT(other, T_sizes);
+    if (other_sizes == NULL) {
+        return 0;
+    }
+    if (other_sizes != sizes) {
+        ok = PyObject_RichCompareBool(other_sizes, sizes, Py_EQ);
+        if (ok <= 0) {
+            return ok;
+        }
+    }
+    PyObject *other_strides = SLOT(other, T_strides);
+    if (other_strides == NULL) {
+        return 0;
+    }
+    if (other_strides != strides) {
+        ok = PyObject_RichCompareBool(other_strides, strides, Py_EQ);
+        if (ok < 0) {
+            return -1;
+        }
+        if (!ok) {
+            PyObject *args[2] = {sizes, other_strides};
+            PyObject *ordered = PyObject_Vectorcall(py_row_major_ordered, args, 2, NULL);
+            if (ordered == NULL) {
+                return -1;
+            }
+            ok = PyObject_IsTrue(ordered);
+            Py_DECREF(ordered);
+            if (ok <= 0) {
+                return ok;
+            }
+        }
+    }
+    arrays[0] = array_of(self);
+    if (arrays[0] == NULL) {
+        return -1;
+    }
+    arrays[1] = array_of(other);
+    if (arrays[1] == NULL) {
+        Py_CLEAR(arrays[0]);
+        return -1;
+    }
+    return 1;
+}
+
+static PyObject *
+binary_call(FastObject *f, PyObject *self, PyObject *other)
+{
+    PyObject *arrays[2] = {NULL, NULL};
+    if (f->kind == BINARY_INPLACE) {
+        if (f->out_dtype != Py_None) {
+            DECLINE();
+        }
+        if (!PyObject_TypeCheck(other, tensor_type) || !PyObject_TypeCheck(self, tensor_type)) {
+            DECLINE();
+        }
+        if (SLOT(other, T_storage) == SLOT(self, T_storage) && other != self) {
+            DECLINE(); /* a partial overlap, maybe: the general path's rules */
+        }
+    }
+    int ok = binary_operands(f, self, other, arrays);
+    if (ok < 0) {
+        return NULL;
+    }
+    if (!ok) {
+        DECLINE();
+    }
+    PyObject *result, *done;
+    if (f->kind == BINARY_INPLACE) {
+        done = call_quiet(f->fn, arrays, 2, arrays[0]);
+        result = self;
+        Py_INCREF(result);
+    }
+    else {
+        PyObject *dtype = f->out_dtype == Py_None ? SLOT(self, T_dtype) : f->out_dtype;
+        result = make_row_major(SLOT(self, T_sizes), dtype, cpu_device);
+        done = result ? call_quiet(f->fn, arrays, 2, SLOT(result, T_np)) : NULL;
+    }
+    Py_DECREF(arrays[0]);
+    Py_DECREF(arrays[1]);
+    if (done == NULL) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    Py_DECREF(done);
+    if (f->kind == BINARY_INPLACE && bump_version(self) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static PyObject *
+fast_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    FastObject *f = (FastObject *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t expected = (f->kind >= BINARY ? 2 : 1) + f->alpha;
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames)) || nargs != expected) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %zd positional arguments (%zd given)",
+                     f->name, expected, nargs);
+        return NULL;
+    }
+    if (f->alpha) {
+        /* alpha 1 (an int, not True): the plain operation; any other alpha is checked and
+         * scaled by the general path. */
+        PyObject *alpha = args[expected - 1];
+        if (!PyLong_CheckExact(alpha)) {
+            DECLINE();
+        }
+        int is_one = PyObject_RichCompareBool(alpha, one, Py_EQ);
+        if (is_one < 0) {
+            return NULL;
+        }
+        if (!is_one) {
+            DECLINE();
+        }
+    }
+    if (quiet_thread == NULL || !core_ready()) {
+        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_quiet() was not called");
+        return NULL;
+    }
+    if (f->kind >= BINARY) {
+        return binary_call(f, args[0], args[1]);
+    }
+    return unary_call(f, args[0]);
+}
+
+static int
+fast_traverse(FastObject *f, visitproc visit, void *arg)
+{
+    Py_VISIT(f->fn);
+    Py_VISIT(f->kernels);
+    Py_VISIT(f->kernel);
+    Py_VISIT(f->dtypes);
+    Py_VISIT(f->numbers);
+    Py_VISIT(f->wrapped);
+    Py_VISIT(f->out_dtype);
+    Py_VISIT(f->name);
+    return 0;
+}
+
+static int
+fast_clear(FastObject *f)
+{
+    Py_CLEAR(f->fn);
+    Py_CLEAR(f->kernels);
+    Py_CLEAR(f->kernel);
+    Py_CLEAR(f->dtypes);
+    Py_CLEAR(f->numbers);
+    Py_CLEAR(f->wrapped);
+    Py_CLEAR(f->out_dtype);
+    Py_CLEAR(f->name);
+    return 0;
+}
+
+static void
+fast_dealloc(FastObject *f)
+{
+    PyObject_GC_UnTrack(f);
+    fast_clear(f);
+    PyObject_GC_Del(f);
+}
+
+static PyObject *
+fast_repr(FastObject *f)
+{
+    return PyUnicode_FromFormat("<pyaten._accel fast function %U>", f->name);
+}
+
+static PyObject *
+fast_get_name(FastObject *f, void *closure)
+{
+    Py_INCREF(f->name);
+    return f->name;
+}
+
+static int
+fast_set_name(FastObject *f, PyObject *value, void *closure)
+{
+    if (value == NULL || !PyUnicode_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "__name__ must be set to a string object");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_SETREF(f->name, value);
+    return 0;
+}
+
+static PyGetSetDef fast_getset[] = {
+    {"__name__", (getter)fast_get_name, (setter)fast_set_name, "the function's name", NULL},
+    {NULL},
+};
+
+static PyTypeObject Fast_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pyaten._accel.FastFunction",
+    .tp_basicsize = sizeof(FastObject),
+    .tp_dealloc = (destructor)fast_dealloc,
+    .tp_vectorcall_offset = offsetof(FastObject, vectorcall),
+    .tp_repr = (reprfunc)fast_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A structured fast function (Note: the structured fast path), in C.",
+    .tp_traverse = (traverseproc)fast_traverse,
+    .tp_clear = (inquiry)fast_clear,
+    .tp_getset = fast_getset,
+};
+
+static PyObject *
+new_fast(int kind, int alpha, PyObject *fn, PyObject *kernels, PyObject *kernel,
+         PyObject *dtypes, PyObject *numbers, PyObject *wrapped, PyObject *out_dtype,
+         PyObject *name)
+{
+    FastObject *f = PyObject_GC_New(FastObject, &Fast_Type);
+    if (f == NULL) {
+        return NULL;
+    }
+    f->vectorcall = fast_vectorcall;
+    f->kind = kind;
+    f->alpha = alpha;
+    f->fn = Py_NewRef(fn);
+    f->kernels = Py_NewRef(kernels);
+    f->kernel = Py_NewRef(kernel);
+    f->dtypes = Py_NewRef(dtypes);
+    f->numbers = Py_NewRef(numbers);
+    f->wrapped = Py_NewRef(wrapped);
+    f->out_dtype = Py_NewRef(out_dtype);
+    f->name = Py_NewRef(name);
+    PyObject_GC_Track(f);
+    return (PyObject *)f;
+}
+
+static int
+check_fast_args(PyObject *kernels, PyObject *dtypes, PyObject *numbers, PyObject *wrapped)
+{
+    if (kernels != Py_None && !PyDict_Check(kernels)) {
+        PyErr_SetString(PyExc_TypeError, "_accel: kernels must be a dict or None");
+        return -1;
+    }
+    if (!PyFrozenSet_CheckExact(dtypes) || !PyFrozenSet_CheckExact(numbers)
+        || !PyFrozenSet_CheckExact(wrapped)) {
+        PyErr_SetString(PyExc_TypeError, "_accel: dtype sets must be frozensets");
+        return -1;
+    }
+    return 0;
+}
+
+/* unary(fn, kernels, kernel, dtypes, out_dtype, name) -> (functional, inplace) */
+static PyObject *
+make_unary(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *kernels, *kernel, *dtypes, *out_dtype, *name;
+    if (!PyArg_ParseTuple(args, "OOOOOU:unary", &fn, &kernels, &kernel, &dtypes, &out_dtype,
+                          &name)) {
+        return NULL;
+    }
+    if (check_fast_args(kernels, dtypes, dtypes, dtypes) < 0) {
+        return NULL;
+    }
+    PyObject *inplace_name = PyUnicode_FromFormat("%U_", name);
+    if (inplace_name == NULL) {
+        return NULL;
+    }
+    PyObject *functional = new_fast(UNARY, 0, fn, kernels, kernel, dtypes, dtypes, dtypes,
+                                    out_dtype, name);
+    PyObject *inplace = functional ? new_fast(UNARY_INPLACE, 0, fn, kernels, kernel, dtypes,
+                                              dtypes, dtypes, out_dtype, inplace_name)
+                                   : NULL;
+    Py_DECREF(inplace_name);
+    if (inplace == NULL) {
+        Py_XDECREF(functional);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", functional, inplace);
+}
+
+/* binary(fn, kernels, kernel, dtypes, numbers, wrapped, out_dtype, alpha, name)
+ *   -> (functional, inplace) */
+static PyObject *
+make_binary(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *kernels, *kernel, *dtypes, *numbers, *wrapped, *out_dtype, *name;
+    int alpha;
+    if (!PyArg_ParseTuple(args, "OOOOOOOpU:binary", &fn, &kernels, &kernel, &dtypes, &numbers,
+                          &wrapped, &out_dtype, &alpha, &name)) {
+        return NULL;
+    }
+    if (kernels == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "_accel.binary(): kernels must be a dict");
+        return NULL;
+    }
+    if (check_fast_args(kernels, dtypes, numbers, wrapped) < 0) {
+        return NULL;
+    }
+    PyObject *inplace_name = PyUnicode_FromFormat("%U_", name);
+    if (inplace_name == NULL) {
+        return NULL;
+    }
+    PyObject *functional = new_fast(BINARY, alpha, fn, kernels, kernel, dtypes, numbers,
+                                    wrapped, out_dtype, name);
+    PyObject *inplace = functional ? new_fast(BINARY_INPLACE, alpha, fn, kernels, kernel,
+                                              dtypes, numbers, wrapped, out_dtype,
+                                              inplace_name)
+                                   : NULL;
+    Py_DECREF(inplace_name);
+    if (inplace == NULL) {
+        Py_XDECREF(functional);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", functional, inplace);
+}
+
+static PyMethodDef accel_methods[] = {
+    {"setup_core", setup_core, METH_VARARGS,
+     "setup_core(Tensor, Storage, cpu, descrs, new_row_major, strides_of): the classes and "
+     "helpers of pyaten.core the allocation uses."},
+    {"setup_quiet", setup_quiet, METH_VARARGS,
+     "setup_quiet(row_major_ordered, quiet_call, thread, flag): the fast functions' helpers."},
+    {"new_row_major", (PyCFunction)(void (*)(void))new_row_major, METH_FASTCALL,
+     "new_row_major(sizes, dtype, device): a new row-major tensor, its NumPy view built."},
+    {"unary", make_unary, METH_VARARGS,
+     "unary(fn, kernels, kernel, dtypes, out_dtype, name) -> (functional, inplace)"},
+    {"binary", make_binary, METH_VARARGS,
+     "binary(fn, kernels, kernel, dtypes, numbers, wrapped, out_dtype, alpha, name) -> "
+     "(functional, inplace)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef accel_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pyaten._accel",
+    .m_doc = "The optional compiled accelerator of pyaten's small-operator call path.",
+    .m_size = -1,
+    .m_methods = accel_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__accel(void)
+{
+    import_array();
+    if (PyType_Ready(&Fast_Type) < 0) {
+        return NULL;
+    }
+    s_cpu = PyUnicode_InternFromString("cpu");
+    s_context = PyUnicode_InternFromString("context");
+    s_item = PyUnicode_InternFromString("item");
+    s_numpy = PyUnicode_InternFromString("_numpy");
+    s_version_counter = PyUnicode_InternFromString("_version_counter");
+    s_value = PyUnicode_InternFromString("value");
+    PyObject *out_name = PyUnicode_InternFromString("out");
+    kw_out = out_name ? PyTuple_Pack(1, out_name) : NULL;
+    Py_XDECREF(out_name);
+    one = PyLong_FromLong(1);
+    if (!s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
+        || !kw_out || !one) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&accel_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&Fast_Type);
+    if (PyModule_AddObject(module, "FastFunction", (PyObject *)&Fast_Type) < 0) {
+        Py_DECREF(&Fast_Type);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
