@@ -22,6 +22,7 @@ from pyaten.codegen.python_signature import PythonParam, PythonSignature
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.device import as_device
 from pyaten.core.device import device as _device_class
+from pyaten.core.symbolic import SymInt
 from pyaten.native import return_types, runtime
 from pyaten.schema.model import NO_DEFAULT, BaseType, ListType, OptionalType, Type
 
@@ -101,6 +102,12 @@ def _conv_int(obj: object) -> object:
         return operator.index(obj)
     except TypeError:
         return FAIL
+
+
+def _conv_symint(obj: object) -> object:
+    if obj.__class__ is SymInt:  # a symbolic size stays symbolic (pyaten/core/symbolic.py)
+        return obj
+    return _conv_int(obj)
 
 
 def _conv_float(obj: object) -> object:
@@ -200,7 +207,7 @@ def _conv_any(obj: object) -> object:
 _BASE_CONVERTERS: dict[str, Callable[[object], object]] = {
     "Tensor": _conv_tensor,
     "int": _conv_int,
-    "SymInt": _conv_int,
+    "SymInt": _conv_symint,
     "float": _conv_float,
     "bool": _conv_bool,
     "str": _conv_str,

@@ -71,6 +71,7 @@ FAMILIES: tuple[str, ...] = (
     "functionalize_ops",
     "nested",
     "quantized",
+    "symbolic_sizes",
 )
 
 LOADED: list[str] = []

@@ -66,7 +66,8 @@ def channels_last(t: Tensor) -> bool:
 def wrap_result(value: np.ndarray | None, sizes: tuple, dtype: dt.dtype, device,
                 last: bool = False) -> Tensor:
     """A fresh tensor of `sizes` holding `value` (row-major, or channels-last when `last`)."""
-    sizes = tuple(int(s) for s in sizes)
+    if device.type != "meta":  # a Meta result keeps symbolic sizes symbolic
+        sizes = tuple(int(s) for s in sizes)
     if device.type == "meta" or value is None:
         if last:
             order = (0, *range(2, len(sizes)), 1)

@@ -230,8 +230,8 @@ def view_as(self: Tensor, other: Tensor) -> Tensor:
 @native
 def reshape(self: Tensor, shape: tuple) -> Tensor:
     new_shape, strides = view_plan(self._sizes, self._strides, shape)
-    if strides is not None:
-        return (_VIEW.entry or _VIEW.resolve()).call(self, new_shape)
+    if strides is not None:  # the view gets the shape asked for, -1 included (as torch's)
+        return (_VIEW.entry or _VIEW.resolve()).call(self, shape)
     aten = _aten()
     copied = aten.clone.default(self, memory_format=contiguous_format)
     return aten._unsafe_view.default(copied, new_shape)
