@@ -20,6 +20,16 @@ from pyaten.core.quantized import (  # noqa: E402,F401 - torch.qscheme values
     per_tensor_affine,
     per_tensor_symmetric,
 )
+from pyaten.core.symbolic import (  # noqa: E402,F401 - torch.SymInt... (docs/fx.md)
+    SymBool,
+    SymFloat,
+    SymInt,
+    sym_float,
+    sym_int,
+    sym_max,
+    sym_min,
+    sym_not,
+)
 
 
 # --- the generated API: pyaten.add, Tensor.add, operators, pyaten.ops handles

@@ -1,0 +1,165 @@
+"""Symbolic shapes: SymInt arithmetic and guards, make_fx(tracing_mode="symbolic") against
+PyTorch's graphs, and pyaten.compile(dynamic=...) capturing once for many batch sizes."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+import pyaten
+from pyaten.fx.experimental.proxy_tensor import make_fx
+from pyaten.fx.experimental.symbolic_shapes import ShapeEnv, fake_tensor
+
+# --- SymInt arithmetic and guards ---------------------------------------------------------
+
+
+def _symbols(*sizes: int) -> tuple[ShapeEnv, list]:
+    env = ShapeEnv()
+    fake = fake_tensor(pyaten.empty(*sizes), env, "L['x']")
+    return env, list(fake.shape)
+
+
+def test_zero_and_one_are_specialized_and_equal_sizes_share_a_symbol() -> None:
+    env, (a, b, c, d) = _symbols(5, 1, 5, 0)
+    assert isinstance(a, pyaten.SymInt) and a is c
+    assert b == 1 and d == 0 and type(b) is int and type(d) is int
+    assert env.var_to_val == {"s0": 5}
+
+
+def test_arithmetic_builds_expressions_and_decisions_become_guards() -> None:
+    env, (a, b) = _symbols(6, 4)
+    assert str(a * b + 2) == "s0*s1 + 2"
+    assert (a * b == b * a) is True  # the same polynomial: no guard
+    assert (a >= 1) is True and (a == 0) is False  # symbols stand for sizes >= 2
+    assert not env.guards
+    assert bool(a > b)
+    assert env.format_guards() == ["s0 - s1 > 0"]
+    assert int(a // 4) == 1  # leaving the symbolic world specialises
+    assert env.format_guards()[-1] == "(s0 // 4) == 1"
+    assert env.check([(a, 6), (b, 4)]) is None
+    assert env.check([(a, 9), (b, 4)]) is not None  # s0 // 4 == 2
+    assert env.check([(a, 5), (b, 5)]) is not None  # s0 > s1 fails
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 50), st.integers(2, 50), st.integers(-7, 7), st.integers(1, 5))
+def test_expressions_evaluate_like_python_ints(x: int, y: int, k: int, m: int) -> None:
+    env, (a, b) = _symbols(x, y) if x != y else _symbols(x, y + 1)
+    y = b.node.hint
+    values = {"s0": x, "s1": y}
+    for expr, want in [(a * b - k, x * y - k), ((a + k) // m, (x + k) // m),
+                       ((a * k) % m, (x * k) % m), (pyaten.sym_max(a, b) + k, max(x, y) + k),
+                       (-a + 3 * b, -x + 3 * y)]:
+        got = expr.node.expr.evaluate(values) if isinstance(expr, pyaten.SymInt) else expr
+        assert got == want
+
+
+def test_a_symbolic_size_is_unhashable_as_a_plain_int_but_usable_as_a_key() -> None:
+    _, (a, _) = _symbols(6, 4)
+    assert {a: 1}[a] == 1
+    assert operator.index(a) == 6
+
+
+# --- make_fx(tracing_mode="symbolic") against PyTorch -------------------------------------
+
+def _cases(lib):  # noqa: ANN001, ANN202 - the same programs on pyaten and on torch
+    F = lib.nn.functional
+    return {
+        "pointwise": (lambda x, y: (x + y).relu() * 2, [(4, 3), (1, 3)], [(7, 5), (1, 5)]),
+        "view_of_size": (lambda x: x.view(x.shape[0], -1), [(4, 3, 2)], [(6, 3, 2)]),
+        "reshape": (lambda x: x.reshape(-1, 6), [(4, 3, 2)], [(5, 3, 2)]),
+        "sum_mean": (lambda x: x.sum(1) + x.mean(), [(4, 3)], [(9, 3)]),
+        "linear": (lambda x, w, b: F.linear(x, w, b), [(4, 3), (5, 3), (5,)],
+                   [(8, 3), (5, 3), (5,)]),
+        "mm": (lambda x, w: x @ w, [(4, 3), (3, 5)], [(6, 3), (3, 7)]),
+        "bmm": (lambda x, w: lib.bmm(x, w), [(2, 4, 3), (2, 3, 5)], [(3, 6, 3), (3, 3, 5)]),
+        "softmax": (lambda x: lib.softmax(x, -1), [(4, 3)], [(2, 9)]),
+        "layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b), [(4, 3), (3,), (3,)],
+                       [(7, 3), (3,), (3,)]),
+        "cat": (lambda x, y: lib.cat([x, y]), [(4, 3), (2, 3)], [(5, 3), (6, 3)]),
+        "index": (lambda x: x[1:, 0], [(4, 3)], [(8, 2)]),
+        "transpose": (lambda x: x.transpose(0, 1).permute(1, 0).t(), [(4, 3)], [(5, 2)]),
+        "conv2d": (lambda x, w: F.conv2d(x, w), [(2, 3, 8, 8), (4, 3, 3, 3)],
+                   [(5, 3, 10, 9), (4, 3, 3, 3)]),
+        "new_zeros": (lambda x: x.new_zeros(x.shape[0], 2) + x.sum(), [(4, 3)], [(6, 3)]),
+        "expand": (lambda x: x.unsqueeze(0).expand(3, *x.shape), [(4, 3)], [(2, 5)]),
+        "size_arithmetic": (lambda x: x.view(x.shape[0] * 2, x.shape[1] // 2), [(4, 6)],
+                            [(3, 10)]),
+    }
+
+
+_NAMES = list(_cases(pyaten))
+
+
+def _targets(gm) -> list[str]:  # noqa: ANN001
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = node.target
+        out.append(str(target).replace("torch.ops.", "").replace("pyaten.ops.", "")
+                   if hasattr(target, "overloadpacket") else f"{target.__module__}."
+                   f"{target.__name__}".replace("_operator", "operator"))
+    return out
+
+
+def _sym_size_reads(gm) -> list[tuple[str, int, str]]:  # noqa: ANN001
+    """Each sym_size.int node: the tensor it reads, the dim, and the node after it."""
+    nodes = list(gm.graph.nodes)
+    reads = []
+    for i, node in enumerate(nodes):
+        if node.op == "call_function" and "sym_size" in str(node.target):
+            reads.append((node.args[0].name, node.args[1], nodes[i + 1].name))
+    return reads
+
+
+@pytest.mark.parametrize("name", _NAMES)
+def test_make_fx_symbolic_graph_equals_torchs(name: str) -> None:
+    fn, shapes, _ = _cases(pyaten)[name]
+    torch_fn = _cases(torch)[name][0]
+    ours = make_fx(fn, tracing_mode="symbolic")(*[pyaten.randn(*s) for s in shapes])
+    theirs = torch_make_fx(torch_fn, tracing_mode="symbolic")(*[torch.randn(*s)
+                                                                for s in shapes])
+    assert _targets(ours) == _targets(theirs)
+    assert _sym_size_reads(ours) == _sym_size_reads(theirs)
+    ours.graph.lint()
+
+
+@pytest.mark.parametrize("name", _NAMES)
+def test_make_fx_symbolic_graph_reruns_on_new_sizes(name: str) -> None:
+    fn, shapes, new_shapes = _cases(pyaten)[name]
+    gm = make_fx(fn, tracing_mode="symbolic")(*[pyaten.randn(*s) for s in shapes])
+    inputs = [pyaten.randn(*s) for s in new_shapes]
+    want = fn(*inputs)
+    got = gm(*inputs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_make_fx_symbolic_meta_values_are_symbolic() -> None:
+    gm = make_fx(lambda x, w: x @ w, tracing_mode="symbolic")(pyaten.randn(4, 3),
+                                                              pyaten.randn(3, 5))
+    out = [n for n in gm.graph.nodes if n.op == "call_function"][-1]
+    assert [str(s) for s in out.meta["val"].shape] == ["s0", "s2"]
+    assert out.meta["val"].device.type == "meta"
+    assert gm.shape_env.var_to_val == {"s0": 4, "s1": 3, "s2": 5}
+
+
+def test_make_fx_symbolic_records_a_branch_on_a_size_as_a_guard() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        return x * 2 if x.shape[0] > 5 else x + 1
+
+    gm = make_fx(fn, tracing_mode="symbolic")(pyaten.randn(8, 3))
+    assert _targets(gm) == ["aten.mul.Tensor"]
+    assert gm.shape_env.format_guards() == ["s0 - 5 > 0"]
+
+
+def test_make_fx_rejects_an_unknown_tracing_mode() -> None:
+    with pytest.raises(ValueError, match="Unexpected tracing type: bogus"):
+        make_fx(lambda x: x, tracing_mode="bogus")
