@@ -10,6 +10,20 @@ Note: transforms over the autograd graph
     one. `jvp` uses the double-vjp trick: with u a dummy cotangent, g(u) = J^T u is linear
     in u, and the vjp of g with cotangent t is J t. Results are therefore equal to
     torch.func's but computed through reverse mode.
+
+Note: grad levels
+    torch.func numbers its transforms: ordinary autograd outside every transform is level 0,
+    each grad/vjp/jvp inside it one level more, and a transform differentiates only what its
+    own level recorded. Here the levels share one autograd graph and are told apart by their
+    leaves: a transform's fresh input leaves are marked with its level (`_func_level`), so a
+    transform sees exactly its own inputs (no perturbation confusion: the inner grad of
+    `grad(lambda x: grad(lambda y: x * y)(x))` differentiates y only). At the outermost
+    transform a result is detached unless its graph reaches a leaf that no transform made
+    (a tensor that requires grad at level 0, grad mode on there): then the backward runs
+    with `create_graph` and the result keeps that history, as torch.func's unwrapped
+    results do (`autograd.grad(func.grad(f)(x), w)` works). A BatchedTensor input gets a
+    new wrapper as its leaf, so the batch keeps the history of an enclosing grad
+    (`grad(vmap(grad(f)))`).
 """
 
 from __future__ import annotations
@@ -20,21 +34,31 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
+from pyaten.autograd.grad_mode import GRAD
+from pyaten.autograd.graph import AccumulateGrad
+from pyaten.func._batched import BatchedTensor
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
 
 class _Depth(threading.local):
-    value = 0
+    value = 0  # how many autograd transforms enclose the running code (its grad level)
+    outer_grad = False  # whether grad mode was on outside the outermost one (level 0)
 
 
 _DEPTH = _Depth()
 
 
+def _enter() -> None:
+    if _DEPTH.value == 0:
+        _DEPTH.outer_grad = GRAD.enabled
+    _DEPTH.value += 1
+
+
 class _Enter:
     def __enter__(self) -> None:
-        _DEPTH.value += 1
+        _enter()
 
     def __exit__(self, *exc: Any) -> None:
         _DEPTH.value -= 1
@@ -50,7 +74,47 @@ def _alias_input(x: Any) -> Any:
         return x
     if x.requires_grad:
         return x.view_as(x)
-    return x.detach().requires_grad_(True)
+    if isinstance(x, BatchedTensor):
+        # a new wrapper of the same batch: the batch keeps its own history (a vmap inside
+        # an enclosing grad), and autograd at this level records on the wrapper
+        leaf = BatchedTensor(x.value, x.level).requires_grad_(True)
+    else:
+        leaf = x.detach().requires_grad_(True)
+    leaf._func_level = _DEPTH.value  # Note: grad levels
+    return leaf
+
+
+def _reaches_level0(tensors: list) -> bool:
+    """Whether autograd's graph of `tensors` reaches a leaf that no transform made: a tensor
+    that requires grad outside every transform (Note: grad levels)."""
+    stack = []
+    for t in tensors:
+        if not isinstance(t, pyaten.Tensor):
+            continue
+        if t.grad_fn is not None:
+            stack.append(t.grad_fn)
+        elif t._requires_grad and not t.__dict__.get("_func_level"):
+            return True
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            if not node.variable.__dict__.get("_func_level"):
+                return True
+            continue
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return False
+
+
+def _keep_graph(tensors: list) -> bool:
+    """Whether results computed from `tensors` must stay differentiable: inside another
+    transform, or when they depend on level 0's tensors while grad mode is on there."""
+    return _nested() or (_DEPTH.outer_grad and _reaches_level0(tensors))
 
 
 def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple[int, ...]:
@@ -74,7 +138,7 @@ def _finish(x: Any) -> Any:
     # (a result without history is returned as it is: detaching it would only make a copy
     # of the handle, one more batched call under vmap)
     if isinstance(x, pyaten.Tensor) and (x._requires_grad or x.grad_fn is not None) and (
-            not _nested()):
+            not _keep_graph([x])):
         return x.detach()
     return x
 
@@ -92,7 +156,7 @@ def _grads(
         diff_inputs,
         [c for _, c in pairs],
         retain_graph=True if retain else None,
-        create_graph=_nested() if create is None else create,
+        create_graph=_keep_graph([o for o, _ in pairs]) if create is None else create,
         allow_unused=True,
     )
     return [pyaten.zeros_like(x) if g is None else g for x, g in zip(diff_inputs, result,
@@ -164,7 +228,7 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
 
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """`(func(*primals), vjp_fn)`: vjp_fn(cotangents) is the vector-Jacobian product."""
-    _DEPTH.value += 1
+    _enter()
     try:
         with pyaten.enable_grad():
             inputs = tree_map(_alias_input, primals)
@@ -173,6 +237,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         flat_in, in_spec = tree_flatten(inputs)
         flat_out, out_spec = tree_flatten(out)
         nested_at_call = _DEPTH.value > 1
+        # level 0's tensors in the graph: the products stay differentiable for them
+        level0 = not nested_at_call and _DEPTH.outer_grad and _reaches_level0(flat_out)
     finally:
         _DEPTH.value -= 1
     for o in flat_out:
@@ -190,20 +256,20 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 f"of outputs to the function. cotangents: {_pprint(ct_spec)}, primal output: "
                 f"{_pprint(out_spec)}"
             )
-        create = nested_at_call or _DEPTH.value > 0
-        grads = _grads(flat_out, flat_in, flat_ct, retain=True, create=create)
+        inside = nested_at_call or _DEPTH.value > 0
+        grads = _grads(flat_out, flat_in, flat_ct, retain=True, create=inside or level0)
         it = iter(grads)
         result = tree_unflatten(
             [next(it) if isinstance(x, pyaten.Tensor) else None for x in flat_in], in_spec
         )
-        if not create:
-            result = tree_map(lambda t: t.detach() if isinstance(t, pyaten.Tensor) else t,
-                              result)
+        if not inside:
+            result = tree_map(_to_level0 if level0 else _detach, result)
         return tuple(result)
 
-    value = out if nested_at_call else tree_map(_detach, out)
+    finish = (lambda t: t) if nested_at_call else _to_level0 if level0 else _detach
+    value = tree_map(finish, out)
     if has_aux:
-        return value, vjp_fn, (aux if nested_at_call else tree_map(_detach, aux))
+        return value, vjp_fn, tree_map(finish, aux)
     return value, vjp_fn
 
 
@@ -224,6 +290,13 @@ def _pprint(spec: Any) -> str:
 
 def _detach(x: Any) -> Any:
     return x.detach() if isinstance(x, pyaten.Tensor) else x
+
+
+def _to_level0(x: Any) -> Any:
+    """A result outside every transform: its history kept where it reaches level 0."""
+    if isinstance(x, pyaten.Tensor) and not _reaches_level0([x]):
+        return x.detach()
+    return x
 
 
 def jvp(
@@ -251,12 +324,14 @@ def jvp(
         flat_t = [t for t in tree_flatten(tangents)[0] if isinstance(t, pyaten.Tensor)]
         flat_out, out_spec = tree_flatten(out)
         dummies = [pyaten.zeros_like(o).requires_grad_(True) for o in flat_out]
+        for d in dummies:
+            d._func_level = _DEPTH.value
         g = _grads(flat_out, flat_in, dummies, retain=True, create=True)
         pairs = [(gi, t) for gi, t in zip(g, flat_t, strict=True) if gi.requires_grad]
         if pairs:
             tangent_outs = pyaten.autograd.grad(
                 [p for p, _ in pairs], dummies, [t for _, t in pairs],
-                create_graph=_nested(), allow_unused=True,
+                create_graph=_keep_graph([p for p, _ in pairs]), allow_unused=True,
             )
         else:
             tangent_outs = [None] * len(dummies)
@@ -307,11 +382,12 @@ def jacrev(
             diff = [args[n] for n in nums]
             flat_in, in_spec = tree_flatten(diff)
             per_output = []
+            create = _keep_graph(flat_out)
             for o in flat_out:
                 rows = []
                 for e in _basis(o):
                     cts = [e if p is o else pyaten.zeros_like(p) for p in flat_out]
-                    rows.append(_grads(flat_out, flat_in, cts, retain=True))
+                    rows.append(_grads(flat_out, flat_in, cts, retain=True, create=create))
                 blocks = []
                 for j, x in enumerate(flat_in):
                     if rows:
@@ -353,7 +429,7 @@ def jacfwd(
         columns: list[list[Any]] = [[] for _ in flat_in]
         out = aux = None
         out_spec = None
-        _DEPTH.value += 1
+        _enter()
         try:
             for j, x in enumerate(flat_in):
                 for e in _basis(x):
