@@ -550,21 +550,73 @@ def test_reset_and_is_compiling():
 
 # -- the default backend ----------------------------------------------------------------------
 
-def test_pointwise_chain_is_one_fused_loop_cached_on_disk():
+@pytest.fixture(params=["c", "numba"])
+def loops(request, monkeypatch):
+    """Which builds the fused loops: the C compiler (the default where one is found) or
+    Numba (PYATEN_NO_CC=1)."""
+    from pyaten._inductor import cloops
+
+    if request.param == "c" and not cloops.available():
+        pytest.skip("no C compiler on this machine")
+    if request.param == "numba":
+        monkeypatch.setenv("PYATEN_NO_CC", "1")
+    return request.param
+
+
+def test_pointwise_chain_is_one_fused_loop_cached_on_disk(loops):
     compiled = pyaten.compile(PROGRAMS["chain"][0](pyaten))
     x = pyaten.tensor(_data((64, 32)))
     compiled(x)
+    _close(compiled(x), PROGRAMS["chain"][0](pyaten)(x))
     run = compiled.last_entry.run
-    assert len(run.groups) == 1 and len(run.groups[0].members) >= 9
+    assert len(run.groups) == 1 and len(run.groups[0].members) >= 9 and run.loops == loops
     source = run.source()
-    assert "@njit(cache=True" in source and "def kernel(n0, n1, in0, out0)" in source
-    folder = pyaten._inductor.cache_dir() / "kernels"
-    assert any(folder.glob("k_*.py"))
-    assert any((folder / "__pycache__").glob("k_*.nbi"))
+    if loops == "numba":
+        assert "@njit(cache=True" in source and "def kernel(n0, n1, in0, out0)" in source
+        folder = pyaten._inductor.cache_dir() / "kernels"
+        assert any(folder.glob("k_*.py"))
+        assert any((folder / "__pycache__").glob("k_*.nbi"))
+    else:
+        assert "void k0(int64_t n0, int64_t n1, const float *restrict in0" in source
+        assert any((pyaten._inductor.cache_dir() / "cloops").glob("g_*.so"))
 
 
-def test_without_numba_the_graph_runs_its_kernels_directly(monkeypatch):
+_FRESH_PROCESS = """
+import sys, numpy as np, pyaten
+f = pyaten.compile(lambda x: ((x * 2 + 1).relu() * x - 0.5).abs() + x)
+x = pyaten.tensor(np.linspace(-2, 2, 96, dtype=np.float32).reshape(8, 12))
+out = f(x)
+assert np.allclose(f(x).numpy(), out.numpy())
+print(f.last_entry.run.loops, "numba" in sys.modules)
+"""
+
+
+def test_a_new_process_loads_the_loops_from_disk_without_numba():
+    from pyaten._inductor import cloops
+
+    if not cloops.available():
+        pytest.skip("no C compiler on this machine")
+    import subprocess
+    import sys
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, PYATEN_CACHE_DIR=cache)
+        outs = []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-c", _FRESH_PROCESS], env=env, timeout=120,
+                                  capture_output=True, text=True, check=True)
+            outs.append(done.stdout.split())
+            libraries = sorted(os.listdir(os.path.join(cache, "cloops")))
+            stamps = [os.stat(os.path.join(cache, "cloops", n)).st_mtime_ns for n in libraries]
+            if len(outs) == 1:
+                first = (libraries, stamps)
+        assert outs == [["c", "False"], ["c", "False"]]
+        assert (libraries, stamps) == first  # the second process built nothing
+
+
+def test_without_a_loop_compiler_the_graph_runs_its_kernels_directly(monkeypatch):
     monkeypatch.setenv("PYATEN_NO_NUMBA", "1")
+    monkeypatch.setenv("PYATEN_NO_CC", "1")
     compiled = pyaten.compile(PROGRAMS["chain"][0](pyaten))
     x = pyaten.tensor(_data((64, 32)))
     compiled(x)
@@ -593,7 +645,7 @@ def test_explain_shows_guards_graph_and_loops():
     compiled = pyaten.compile(PROGRAMS["chain"][0](pyaten))
     text = pyaten._dynamo.explain(compiled)(pyaten.tensor(_data((64, 32))))
     assert "Guards" in str(text) and "size=[64, 32]" in str(text)
-    assert "aten.relu.default" in str(text) and "def kernel" in str(text)
+    assert "aten.relu.default" in str(text) and "*/" in str(text)  # the loop's source
     assert text.graph_count == 1 and text.graph_break_count == 0
     broken = pyaten._dynamo.explain(_branchy)(pyaten.ones(2))
     assert broken.graph_break_count == 1 and "data-dependent" in str(broken)
@@ -612,7 +664,7 @@ def test_explain_block_shows_compiled_calls():
     assert "compiled call of" in text and "Guards:" in text and "Fused loops:" in text
 
 
-def test_transcendentals_fused_when_asked(monkeypatch):
+def test_transcendentals_fused_when_asked(monkeypatch, loops):
     from pyaten._inductor import lowering
 
     monkeypatch.setattr(lowering, "FUSE_TRANSCENDENTALS", True)
@@ -622,7 +674,10 @@ def test_transcendentals_fused_when_asked(monkeypatch):
     compiled(x)
     _close(compiled(x), fn(x))
     source = compiled.last_entry.run.source()
-    assert "_tanh(" in source and "math.exp(" in source
+    if loops == "numba":
+        assert "_tanh(" in source and "math.exp(" in source
+    else:
+        assert "tanhf(" in source and "expf(" in source
     tiny = pyaten.tensor(_data((64, 32), scale=0.01))  # the series branch of _tanh
     _close(compiled(tiny), fn(tiny), tol=1e-5)
 

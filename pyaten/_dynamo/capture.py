@@ -185,8 +185,8 @@ def capture(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, backward: bo
     """Run `fn(*args, **kwargs)` once, recording its ATen calls (Note: capture by running).
     With `backward`, also record the gradients of the outputs that require grad with
     respect to every graph input that requires grad (AOTAutograd's joint graph)."""
+    from pyaten._functionalize import functionalize
     from pyaten.autograd import grad as autograd_grad
-    from pyaten.func import functionalize
 
     flat, spec = _pytree.tree_flatten((args, kwargs))
     graph = Graph()
@@ -285,11 +285,14 @@ def _capture_backward(mode: _BreakingCapture, graph: Graph, out_flat: list[Any],
 def _keep_metadata_only(graph: Graph) -> None:
     """Each node's `val` as a Meta tensor (shape, dtype, strides, no data): the graph must
     not keep the capture run's inputs and activations alive."""
+    import pyaten
     from pyaten.autograd.grad_mode import no_grad
 
     def shell(value: Any) -> Any:
         if isinstance(value, Tensor) and value.device.type != "meta":
-            return value.detach().to("meta")
+            # one factory call, not `detach().to("meta")`'s chain of operators
+            return pyaten.empty_strided(value.shape, value.stride(), dtype=value.dtype,
+                                        device="meta")
         if isinstance(value, (tuple, list)):
             return type(value)(shell(v) for v in value)
         return value

@@ -30,7 +30,8 @@ from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node, map_arg
 from pyaten.native.runtime import wrapped_number
 
-from .codegen import group_source, load_kernel, numba_available
+from . import cloops
+from .codegen import cache_dir, group_source, load_kernel, numba_available
 from .scheduler import FusedGroup, fuse
 
 __all__ = ["CompiledGraph", "compile_graph"]
@@ -58,6 +59,27 @@ def _direct_kernel(node: Node) -> tuple[Callable[..., Any], tuple, dict]:
     return fn, tuple(args), {}
 
 
+def loops_available() -> bool:
+    """Whether fused loops can be built: by the C compiler, else by Numba."""
+    return cloops.available() or numba_available()
+
+
+def _build_loops(groups: list[FusedGroup]) -> tuple[list[Any], list[str], str]:
+    """The groups' loop callables, their source and what built them: one C library per
+    graph where a compiler is found (pyaten/_inductor/cloops.py, Note: why C beside
+    Numba), else Numba loops."""
+    if cloops.available():
+        try:
+            kernels, _ = cloops.load_loops(groups, cache_dir() / "cloops")
+            return kernels, [cloops.group_c_source(g, f"k{i}")
+                             for i, g in enumerate(groups)], "c"
+        except (NotImplementedError, RuntimeError, OSError):
+            if not numba_available():
+                raise
+    sources = [group_source(g) for g in groups]
+    return [load_kernel(s) for s in sources], sources, "numba"
+
+
 def _aliasing_reader(node: Node) -> bool:
     target = node.target
     name = getattr(getattr(target, "overloadpacket", None), "__name__", "")
@@ -73,9 +95,10 @@ class CompiledGraph:
         graph = gm.graph
         self.pool: dict[tuple, list[tuple]] = {}
         self.allocations = 0  # loop outputs allocated (not taken from the pool)
-        self.groups: list[FusedGroup] = fuse(graph) if numba_available() else []
-        self.sources = [group_source(g) for g in self.groups]
-        self.kernels = [load_kernel(s) for s in self.sources]
+        self.groups: list[FusedGroup] = fuse(graph) if loops_available() else []
+        self.loops = "none"
+        if self.groups:
+            self.kernels, self.sources, self.loops = _build_loops(self.groups)
         nodes = graph.nodes
         slot = {n: i for i, n in enumerate(nodes)}
         self.n_slots = len(nodes)

@@ -1,0 +1,214 @@
+"""Fused loops compiled by the C compiler into one shared library per graph, cached on disk.
+
+Note: why C beside Numba
+    A Numba loop costs a new process Numba's import and the loading of its cached machine
+    code on the first call: about a second, however small the graph. Where a C compiler is
+    on the PATH (`CC`, else `cc`), the fused groups of a graph are written as C functions
+    instead: each member's scalar expression (lowering.py, Python syntax) is translated to C
+    through Python's `ast`, the graph's loops go into one source file named by the hash of
+    its text (and of the compiler, its flags and the CPU's features, since the code is built
+    for this CPU), compiled once into `<cache dir>/cloops/g_<hash>.so`, and loaded by ctypes
+    in well under a millisecond by any later process. The loop is the Numba loop's: the
+    arrays seen as 2-d (rows, last dim), inputs read through their strides (a broadcast
+    input has a zero stride), outputs contiguous, float32 arithmetic kept in float32 (C
+    does not widen float operands), a trailing sum or mean accumulated in double. No
+    fast-math: the compiler keeps IEEE results (only `errno` is dropped, so `sqrt` can be
+    vectorized). `PYATEN_NO_CC=1` (or no compiler) leaves the loops to Numba.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from pyaten.fx.node import Node
+
+from .lowering import expression
+from .scheduler import FusedGroup
+
+__all__ = ["available", "c_expression", "group_c_source", "load_loops"]
+
+_FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fPIC", "-shared", "-std=c99")
+_STATE: dict[str, Any] = {}
+_LIBRARIES: dict[str, Any] = {}  # loaded libraries of this process, by hash
+
+# math functions: the double name; float32 adds the `f` suffix
+_FUNCTIONS = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sqrt": "sqrt",
+              "erf": "erf", "abs": "fabs", "_tanh": "tanh", "tanh": "tanh", "sin": "sin",
+              "cos": "cos"}
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+_COMPARE = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "==",
+            ast.NotEq: "!="}
+
+
+def _compiler() -> str | None:
+    if os.environ.get("PYATEN_NO_CC"):
+        return None
+    name = os.environ.get("CC", "cc")
+    if name not in _STATE:
+        _STATE[name] = shutil.which(name)
+    return _STATE[name]
+
+
+def available() -> bool:
+    """Whether fused loops can be built by a C compiler (Note: why C beside Numba)."""
+    return _compiler() is not None
+
+
+def _machine_key() -> str:
+    """The compiler and the CPU's feature flags: `-march=native` code runs only there."""
+    if "machine" not in _STATE:
+        flags = ""
+        try:
+            with open("/proc/cpuinfo") as cpuinfo:
+                flags = next((line for line in cpuinfo if line.startswith("flags")), "")
+        except OSError:
+            pass
+        _STATE["machine"] = f"{_compiler()} {' '.join(_FLAGS)} {flags}"
+    return _STATE["machine"]
+
+
+def c_expression(text: str, f32: bool) -> str:
+    """A Python scalar expression from lowering.py written in C (float32 literals and
+    functions when `f32`)."""
+    return _emit(ast.parse(text, mode="eval").body, f32)
+
+
+def _emit(node: ast.AST, f32: bool) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+            not isinstance(node.value, bool):
+        text = repr(float(node.value))
+        return f"{text}f" if f32 else text
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "math" and node.attr in ("inf", "nan"):
+        value = "INFINITY" if node.attr == "inf" else "NAN"
+        return value if f32 else f"((double){value})"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return f"(-{_emit(node.operand, f32)})"
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return f"({_emit(node.left, f32)} {_BINARY[type(node.op)]} {_emit(node.right, f32)})"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return f"pow{'f' if f32 else ''}({_emit(node.left, f32)}, {_emit(node.right, f32)})"
+    if isinstance(node, ast.IfExp):
+        return (f"({_emit(node.test, f32)} ? {_emit(node.body, f32)} : "
+                f"{_emit(node.orelse, f32)})")
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        return (f"({_emit(node.left, f32)} {_COMPARE[type(node.ops[0])]} "
+                f"{_emit(node.comparators[0], f32)})")
+    if isinstance(node, ast.BoolOp):
+        joint = " || " if isinstance(node.op, ast.Or) else " && "
+        return "(" + joint.join(_emit(v, f32) for v in node.values) + ")"
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "f32":
+            return f"((float){_emit(node.args[0], f32)})"
+        if name in _FUNCTIONS:
+            return f"{_FUNCTIONS[name]}{'f' if f32 else ''}({_emit(node.args[0], f32)})"
+    raise NotImplementedError(f"pyaten._inductor: no C for {ast.dump(node)}")
+
+
+def group_c_source(group: FusedGroup, name: str) -> str:
+    """One C function for the group's loop: `name(n0, n1, in0, in0_s0, in0_s1, ..., out0,
+    ..., red0)`, the strides of the inputs in elements."""
+    f32 = group.dtype.name == "float32"
+    scalar = "float" if f32 else "double"
+    names: dict[Node, str] = {}
+    params = ["int64_t n0", "int64_t n1"]
+    body = []
+    for i, node in enumerate(group.inputs):
+        names[node] = f"in{i}_v"
+        params += [f"const {scalar} *restrict in{i}", f"int64_t in{i}_s0", f"int64_t in{i}_s1"]
+        body.append(f"{scalar} in{i}_v = in{i}[i * in{i}_s0 + j * in{i}_s1];")
+    for i, node in enumerate(group.members):
+        args = [names[a] if isinstance(a, Node) else a for a in node.args]
+        text = expression(node.target, args, dict(node.kwargs))
+        assert text is not None
+        body.append(f"{scalar} t{i} = ({scalar}){c_expression(text, f32)};  /* {node.name} */")
+        names[node] = f"t{i}"
+    for i, node in enumerate(group.outputs):
+        params.append(f"{scalar} *restrict out{i}")
+        body.append(f"out{i}[i * n1 + j] = {names[node]};")
+    reduce = group.reduction is not None
+    if reduce:
+        params.append(f"{scalar} *restrict red0")
+        body.append(f"acc += (double){names[group.reduced]};")
+    lines = [f"/* {', '.join(n.name for n in group.members)}"
+             f"{', ' + group.reduction.name if reduce else ''} */",
+             f"void {name}({', '.join(params)}) {{"]
+    if reduce and group.reduce_all:
+        lines.append("    double acc = 0.0;")
+    lines.append("    for (int64_t i = 0; i < n0; i++) {")
+    if reduce and not group.reduce_all:
+        lines.append("        double acc = 0.0;")
+    lines.append("        for (int64_t j = 0; j < n1; j++) {")
+    lines += [f"            {line}" for line in body]
+    lines.append("        }")
+    if reduce and not group.reduce_all:
+        lines.append(f"        red0[i] = ({scalar})(acc{' / n1' if group.mean else ''});")
+    lines.append("    }")
+    if reduce and group.reduce_all:
+        lines.append(f"    red0[0] = ({scalar})(acc{' / (n0 * n1)' if group.mean else ''});")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def load_loops(groups: list[FusedGroup], folder: Any) -> tuple[list[Callable[..., Any]], str]:
+    """Each group's loop as a callable `kernel(n0, n1, *arrays)` (the Numba loop's
+    signature), from the graph's shared library, built or found in `folder`; and the
+    library's source."""
+    bodies = [group_c_source(g, f"k{i}") for i, g in enumerate(groups)]
+    source = "#include <math.h>\n#include <stdint.h>\n\n" + "\n".join(bodies)
+    key = hashlib.sha1((_machine_key() + source).encode()).hexdigest()[:20]
+    library = _LIBRARIES.get(key)
+    if library is None:
+        path = folder / f"g_{key}.so"
+        if not path.exists():
+            _build(source, folder, key)
+        library = ctypes.CDLL(str(path))
+        _LIBRARIES[key] = library
+    kernels = []
+    for i, group in enumerate(groups):
+        fn = getattr(library, f"k{i}")
+        n_in = len(group.inputs)
+        n_ptr = len(group.outputs) + (group.reduction is not None)
+        fn.argtypes = [ctypes.c_int64] * 2 + [ctypes.c_void_p, ctypes.c_int64,
+                                              ctypes.c_int64] * n_in + [ctypes.c_void_p] * n_ptr
+        fn.restype = None
+        kernels.append(_caller(fn, n_in))
+    return kernels, source
+
+
+def _build(source: str, folder: Any, key: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"g_{key}.{os.getpid()}"
+    c_file = stem.with_suffix(".c")
+    c_file.write_text(source)
+    so_file = stem.with_suffix(".so")
+    done = subprocess.run([_compiler(), *_FLAGS, "-o", str(so_file), str(c_file), "-lm"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"pyaten._inductor: the C compiler failed: {done.stderr[-2000:]}")
+    os.replace(c_file, folder / f"g_{key}.c")  # kept beside the library, for reading
+    os.replace(so_file, folder / f"g_{key}.so")
+
+
+def _caller(fn: Any, n_in: int) -> Callable[..., Any]:
+    def kernel(n0: int, n1: int, *arrays: Any) -> None:
+        args: list[Any] = [n0, n1]
+        for array in arrays[:n_in]:
+            step = array.itemsize
+            stride0, stride1 = array.strides
+            args += [array.ctypes.data, stride0 // step, stride1 // step]
+        args += [array.ctypes.data for array in arrays[n_in:]]
+        fn(*args)
+
+    return kernel
