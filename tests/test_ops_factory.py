@@ -290,7 +290,7 @@ SPACED = {
 @pytest.mark.parametrize("name", sorted(SPACED))
 def test_new_factories_match_torch(name, dtype):
     fn = SPACED[name]
-    # float16/bfloat16 linspace: ATen's vectorised and scalar loops round differently (1 ulp)
+    # exact bits for floating linspace: test_linspace_floating_bit_for_bit
     rtol = {"float16": 2e-3, "bfloat16": 1e-2}.get(dtype, 1e-5)
     assert_same_outcome(
         lambda: fn(pyaten, None if dtype is None else getattr(pyaten, dtype)),
@@ -430,3 +430,26 @@ def test_factory_opinfo_samples(info, dtype):
             lambda theirs=theirs, sample=sample: info.op(*theirs, **sample.kwargs),
             rtol=1e-5, atol=1e-5, strides=True,
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    low=st.floats(-1e6, 1e6, allow_nan=False),
+    high=st.floats(-1e6, 1e6, allow_nan=False),
+    steps=st.one_of(st.integers(0, 40), st.integers(1000, 5000)),
+    name=st.sampled_from(["float32", "float64", "float16", "bfloat16"]),
+)
+def test_linspace_floating_bit_for_bit(low, high, steps, name):
+    # ATen's loop fuses each value's multiply and add (float32/float64) or rounds every
+    # step in the result's dtype (float16/bfloat16): the same bits, not within a tolerance
+    from _helpers import run_both
+
+    pair = run_both(lambda: pyaten.linspace(low, high, steps, dtype=getattr(pyaten, name)),
+                    lambda: torch.linspace(low, high, steps, dtype=getattr(torch, name)))
+    if pair is None:  # torch raised (an endpoint overflows float16), and so did pyaten
+        return
+    ours, theirs = pair
+    assert ours.dtype.itemsize == theirs.dtype.itemsize and ours.shape == theirs.shape
+    bits = {2: (pyaten.int16, torch.int16), 4: (pyaten.int32, torch.int32),
+            8: (pyaten.int64, torch.int64)}[theirs.dtype.itemsize]
+    assert np.array_equal(ours.view(bits[0]).numpy(), theirs.view(bits[1]).numpy())

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 
 from pyaten.core import dtypes as dt
@@ -517,10 +519,127 @@ def _space_dtype(start, end):
     return get_default_dtype()
 
 
-def _space_values(start, end, steps: int, dtype) -> np.ndarray:
+def _split(x: float) -> tuple[float, float]:
+    """x as hi + lo, each of at most 26 significant bits (Veltkamp's split)."""
+    scaled = x * 134217729.0
+    hi = scaled - (scaled - x)
+    return hi, x - hi
+
+
+def fused_multiply_add(a, b: np.ndarray, c, dtype: np.dtype) -> np.ndarray:
+    """`a * b + c` (a scalar, `b` an array of integers, `c` a scalar or array) rounded once
+    into float32 or float64: what ATen's CPU loops compute where the compiler fused the
+    multiply and the add (an FMA instruction). float32 goes through extended precision, where
+    the product is exact; float64 through error-free transformations (Dekker's product,
+    Knuth's sum), with the rare element whose final rounding they leave in doubt computed in
+    exact fractions."""
+    if dtype == np.float32:
+        wide = np.longdouble
+        with np.errstate(all="ignore"):
+            return (wide(a) * np.asarray(b, wide) + wide(c)).astype(np.float32)
+    a = float(a)
+    b = np.asarray(b, np.float64)
+    c = np.broadcast_to(np.asarray(c, np.float64), b.shape)
+    if not math.isfinite(a) or b.size == 0 or np.abs(b).max() >= 2.0**26:
+        return _exact_fma(a, b, c, np.ones(b.shape, bool), a * b + c)
+    hi, lo = _split(a)
+    with np.errstate(all="ignore"):
+        # a * b = p + e exactly: b has at most 26 bits, so hi * b and lo * b are exact
+        p = b * a
+        e = b * hi
+        e -= p
+        spare = b * lo
+        e += spare
+        # p + c = s + t exactly
+        s = p + c
+        v = s - p
+        t = s - v
+        np.subtract(p, t, out=t)
+        np.subtract(c, v, out=spare)
+        t += spare
+        # t + e = u + w exactly: the result s + u + w, where only w != 0 can round twice
+        u = t + e
+        np.subtract(u, t, out=v)
+        np.subtract(u, v, out=spare)
+        np.subtract(t, spare, out=spare)
+        np.subtract(e, v, out=v)
+        spare += v
+        result = np.add(s, u, out=p)
+        doubt = spare != 0
+        doubt |= ~np.isfinite(result)
+    return _exact_fma(a, b, c, doubt, result)
+
+
+def _exact_fma(a: float, b: np.ndarray, c: np.ndarray, doubt: np.ndarray,
+               result: np.ndarray) -> np.ndarray:
+    """`result` with the elements marked in `doubt` recomputed as exact fractions, rounded
+    once (those that are not finite numbers as IEEE arithmetic gives them)."""
+    result = np.array(result, np.float64)
+    exact_a = Fraction(a) if math.isfinite(a) else None
+    for i in np.flatnonzero(doubt):
+        bi, ci = float(b.flat[i]), float(c.flat[i])
+        if exact_a is None or not (math.isfinite(bi) and math.isfinite(ci)):
+            result.flat[i] = a * bi + ci
+            continue
+        try:
+            result.flat[i] = float(exact_a * Fraction(bi) + Fraction(ci))
+        except OverflowError:
+            result.flat[i] = math.copysign(math.inf, a * bi + ci)
+    return result
+
+
+def _half_steps(low, high, steps: int, dtype: np.dtype, first, count) -> np.ndarray:
+    start, end = np.asarray(low, dtype), np.asarray(high, dtype)
+    step = (end - start) / dtype.type(steps - 1) if steps > 1 else dtype.type(0)
+    return np.where(first, start + step * count.astype(dtype),
+                    end - step * count.astype(dtype)).astype(dtype)
+
+
+def linspace_values(low: float, high: float, steps: int, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's CPU `linspace` into a floating `dtype`, bit for bit: the first half counts up
+    from `low`, the second down from `high`, `steps // 2` values each side. float32 and
+    float64 take one fused multiply-add per value (ATen's loop compiles to FMA);
+    float16/bfloat16 round after every step, in their own dtype."""
+    i = np.arange(steps)
+    first = (i < steps // 2) | (steps == 1)
+    count = np.where(first, i, steps - 1 - i)
+    if dtype.itemsize < 4:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _half_steps(low, high, steps, dtype, first, count)
+    start, end = dtype.type(low), dtype.type(high)
+    step = (end - start) / dtype.type(steps - 1) if steps > 1 else dtype.type(0)
+    half = int(first.sum())
+    counts = count.astype(np.float64)
+    values = np.empty(steps, dtype)
+    values[:half] = fused_multiply_add(step, counts[:half], start, dtype)
+    # the second half as `-step * k + end` (a negated product: end - 0 * step keeps +0.0)
+    values[half:] = fused_multiply_add(-step, counts[half:], end, dtype)
+    return values
+
+
+# linspace reads its endpoints as the result's type, checked (c10's Scalar::to<T>): a finite
+# value beyond the type's largest raises, even where it would round to it
+_ENDPOINT_TYPES = {
+    dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float",
+}
+
+
+def _check_endpoint(value, dtype) -> None:
+    name = _ENDPOINT_TYPES.get(dtype)
+    if name is None or isinstance(value, complex):
+        return
+    largest = float(ml_dtypes.finfo(dtype.numpy).max)
+    if math.isfinite(value) and abs(value) > largest:
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def _space_values(start, end, steps: int, dtype, fused: bool = True) -> np.ndarray:
     """linspace's values as ATen computes them: `start + step * i` for the first half and
     `end - step * (steps - 1 - i)` for the second, in the step type (double for integer
-    results, else the result's type; float32 for float16 and bfloat16)."""
+    results, else the result's type; float32 for float16 and bfloat16). `fused`: floating
+    results as `linspace_values` (linspace's loop); logspace's exponents are not fused."""
+    if fused and dtype.is_floating_point:
+        return linspace_values(start, end, steps, np.dtype(dtype.numpy))
     if dtype.is_complex:
         acc = np.complex128 if dtype is dt.complex128 else np.complex64
     elif dtype.is_floating_point:
@@ -558,8 +677,11 @@ def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tens
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{d.scalar_name}'")
     if out._sizes != (steps,):
         resize_tensor_(out, (steps,))
+    if base is None and d.is_floating_point:
+        for value in (start, end):
+            _check_endpoint(value, d)
     if out.device.type != "meta" and steps:
-        values = _space_values(start, end, steps, d)
+        values = _space_values(start, end, steps, d, fused=base is None)
         if base is not None:
             wide = np.complex128 if d.is_complex else np.float64
             with np.errstate(over="ignore"):

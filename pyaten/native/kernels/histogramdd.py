@@ -7,18 +7,16 @@ kernel and no derivative, as in PyTorch (their outputs carry a NotImplemented no
 
 Note: the edges and the bins, bit for bit. The outer edges are each dimension's min and max (or
 the given range), widened by 0.5 on both sides when they are equal, and the edges between come
-from PyTorch's CPU `linspace` in the input's dtype (`_linspace` below). A point belongs to the
-bin whose left edge is the last edge at or below it (the rightmost bin also holds its right
-edge); points outside the outer edges, or NaN in any coordinate, are left out. Each point adds
-its weight (or 1) to its bin in the input's dtype, in order, as ATen's loop does. `density`
-divides by the total and then by each dimension's bin widths, in the input's dtype, in that
-order, as ATen's kernel does; the total itself is summed in float64 and rounded, where ATen's
-vectorized float sum may differ in the last bit when fractional weights are summed.
+from PyTorch's CPU `linspace` in the input's dtype (`factory.linspace_values`). A point belongs
+to the bin whose left edge is the last edge at or below it (the rightmost bin also holds its
+right edge); points outside the outer edges, or NaN in any coordinate, are left out. Each point
+adds its weight (or 1) to its bin in the input's dtype, in order, as ATen's loop does.
+`density` divides by the total and then by each dimension's bin widths, in the input's dtype,
+in that order, as ATen's kernel does; the total itself is summed in float64 and rounded, where
+ATen's vectorized float sum may differ in the last bit when fractional weights are summed.
 """
 
 from __future__ import annotations
-
-from fractions import Fraction
 
 import numpy as np
 
@@ -27,6 +25,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
 from pyaten.native.family import unsupported_dtype
 from pyaten.native.kernels.copy import _CPP_TYPE_NAMES
+from pyaten.native.kernels.factory import linspace_values
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.kernels.sorting import _ordered, _store
 from pyaten.native.kernels.view_ops import _copy_pieces_out
@@ -136,31 +135,6 @@ def _outer_edges(self: Tensor, bin_range) -> list[tuple[float, float]]:
     return edges
 
 
-def _linspace(low: float, high: float, steps: int, dtype: np.dtype) -> np.ndarray:
-    """PyTorch's CPU `linspace` into `dtype`, bit for bit: the first half counts up from `low`,
-    the second down from `high`. float32/float64 each take one fused multiply-add (ATen's
-    vectorized loop compiles to FMA), computed here exactly (extended precision for float32,
-    fractions for float64); float16/bfloat16 round after every step, in their own dtype."""
-    i = np.arange(steps)
-    first = i < steps // 2
-    count = np.where(first, i, steps - 1 - i)
-    if dtype.itemsize < 4:
-        start, end = np.asarray(low, dtype), np.asarray(high, dtype)
-        step = (end - start) / dtype.type(steps - 1) if steps > 1 else dtype.type(0)
-        return np.where(first, start + step * count.astype(dtype),
-                        end - step * count.astype(dtype)).astype(dtype)
-    start, end = dtype.type(low), dtype.type(high)
-    step = (end - start) / dtype.type(steps - 1) if steps > 1 else dtype.type(0)
-    signed = np.where(first, count, -count)
-    base = np.where(first, start, end)
-    if dtype == np.float32:
-        exact = np.longdouble(step) * signed.astype(np.longdouble) + base.astype(np.longdouble)
-        return exact.astype(dtype)
-    fstep = Fraction(float(step))
-    return np.array([float(fstep * int(m) + Fraction(float(b)))
-                     for m, b in zip(signed.tolist(), base.tolist())], dtype)
-
-
 def _numpy_dtype(self: Tensor) -> np.dtype:
     return self._numpy().dtype
 
@@ -184,7 +158,7 @@ def _edge_arrays(self: Tensor, bins: list[int], bin_range) -> list[np.ndarray]:
                                 self._dtype)
     outer = _outer_edges(self, bin_range)
     dtype = _numpy_dtype(self)
-    return [_linspace(lo, hi, count + 1, dtype) for (lo, hi), count in zip(outer, bins)]
+    return [linspace_values(lo, hi, count + 1, dtype) for (lo, hi), count in zip(outer, bins)]
 
 
 def _counts(self: Tensor, edges: list[np.ndarray], weight: Tensor | None,
