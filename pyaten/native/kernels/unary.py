@@ -29,6 +29,7 @@ from pyaten.core.tensor import write_fresh
 from pyaten.core.views import empty_tensor
 from pyaten.dispatch import trace as _trace
 from pyaten.native import family, fastpath
+from pyaten.native.kernels import vector_loops
 from pyaten.native.kernels.shape import aten_ops
 from pyaten.native.registry import native
 from pyaten.native.runtime import wrapped_number
@@ -187,6 +188,14 @@ def _signbit_output(op: TensorIteratorMeta, self) -> None:
         raise RuntimeError("signbit does not support non-boolean outputs.")
 
 
+def _exp(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """np.exp, or the compiled float32 loop on large row-major arrays (Note: vectorised
+    float32 exp, in kernels/vector_loops.py)."""
+    if out is not None and vector_loops.exp_into(a, out):
+        return out
+    return np.exp(a, out=out)
+
+
 # --- the family table -----------------------------------------------------------------------
 
 _FLOAT = family.FLOATING_COMPLEX_AND_REDUCED  # after `"float"` promotion, every input is one
@@ -198,7 +207,7 @@ def _float_row(name: str, fn, **options) -> family.Pointwise:
     return family.Pointwise(name, fn, _FLOAT, build="float", **options)
 
 
-family.register(
+_STUBS = family.register(
     # abs.out is a structured group of its own: PyTorch's abs/abs_ are composites over it.
     family.Pointwise("abs.out", np.abs, _SAME | {dt.complex32}, build="complex_to_real"),
     family.Pointwise("neg", np.negative, _SAME | {dt.complex32}, check=_refuse_bool_negation),
@@ -241,7 +250,7 @@ family.register(
         impl="round_decimals_out", stub="round_decimals_stub", dispatch_name="round_cpu",
     ),
     family.Pointwise("frac", _frac, family.FLOATING_AND_REDUCED, takes_out=True),
-    _float_row("exp", np.exp),
+    _float_row("exp", _exp, takes_out=True),
     _float_row("exp2", _exp2, takes_out=True),
     _float_row("expm1", np.expm1),
     _float_row("log", np.log),
@@ -263,6 +272,13 @@ family.register(
     _float_row("asinh", np.arcsinh),
     _float_row("acosh", np.arccosh),
     _float_row("atanh", np.arctanh),
+)
+
+
+# exp's row function is not a ufunc, so its fast functions are registered here.
+fastpath.register(
+    "exp", *fastpath.unary(_exp, _STUBS["exp_stub"], fastpath.FLOATS | fastpath.COMPLEX),
+    family.caller_site(1),
 )
 
 
@@ -299,11 +315,14 @@ def _sigmoid(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
             _EXPIT.append(expit)
         return _EXPIT[0](a, out=_output(a, out))
+    result = _output(a, out)
+    if vector_loops.sigmoid_into(a, result):  # float32 (Note: vectorised float32 exp)
+        return result
     # PyTorch's formula, 1 / (1 + exp(-a)), each step a ufunc in place in the result: four
     # passes and no temporary. Measured on 4M float32 it is 1.5-2.5x faster than SciPy's
-    # expit (one pass, but a scalar libm exp per element) and than a Numba loop; blocking the
-    # passes into cache-sized chunks did not help (the exp, not memory, is the cost).
-    result = np.negative(a, out=_output(a, out))
+    # expit (one pass, but a scalar libm exp per element) and than a Numba loop calling
+    # libm's exp; blocking the passes into cache-sized chunks did not help.
+    result = np.negative(a, out=result)
     np.exp(result, out=result)
     np.add(result, constant(1, a.dtype), out=result)
     return np.reciprocal(result, out=result)

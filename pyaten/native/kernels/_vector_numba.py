@@ -1,0 +1,159 @@
+"""The Numba loops behind pyaten/native/kernels/vector_loops.py (see Note: vectorised float32
+exp there). Imported only when Numba is installed and the compiled loops are on."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+# error_model="numpy": a division by zero gives inf/NaN instead of a branch that raises,
+# which is what lets LLVM vectorise the loops; "contract": a * b + c may be one FMA.
+jit = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+# For sums only: reassociation lets LLVM keep several vector accumulators.
+jit_sum = numba.njit(cache=True, nogil=True, error_model="numpy",
+                     fastmath={"contract", "reassoc"})
+
+_F32 = np.float32
+_ONE, _HALF = _F32(1.0), _F32(0.5)
+_LOG2E = _F32(1.44269504088896341)
+_LN2_HIGH, _LN2_LOW = _F32(0.693359375), _F32(-2.12194440e-4)
+# Cephes' expf polynomial on [-ln2/2, ln2/2]
+_P0, _P1, _P2 = _F32(1.9875691500e-4), _F32(1.3981999507e-3), _F32(8.3334519073e-3)
+_P3, _P4, _P5 = _F32(4.1665795894e-2), _F32(1.6666665459e-1), _F32(5.0000001201e-1)
+_ROUNDER = _F32(12582912.0)  # 1.5 * 2**23: adding and subtracting it rounds to an integer
+_HIGH = _F32(89.0)  # exp is inf from 88.73 on
+_LOW = _F32(-104.0)  # and 0 below -103.97
+
+
+@intrinsic
+def _bits_to_f32(typingctx, bits):
+    """The float32 whose bits are the int32 `bits` (a register move, no memory)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.int32), codegen
+
+
+@numba.njit(inline="always", error_model="numpy", fastmath={"contract"})
+def expf(x):
+    """exp of a float32, within one ulp, written so that a loop of it vectorises (no libm
+    call, no branch): x = n ln2 + r, exp(r) by Cephes' polynomial, 2^n from exponent bits
+    in two halves (so that n = 128 overflows to inf and n < -126 gives subnormals)."""
+    x = _LOW if x < _LOW else x
+    x = _HIGH if x > _HIGH else x  # (NaN passes both tests and stays NaN)
+    n = (x * _LOG2E + _ROUNDER) - _ROUNDER
+    r = x - n * _LN2_HIGH - n * _LN2_LOW
+    p = ((((_P0 * r + _P1) * r + _P2) * r + _P3) * r + _P4) * r + _P5
+    p = p * (r * r) + r + _ONE
+    k = np.int32(n)
+    half = k >> np.int32(1)
+    scale_a = _bits_to_f32((half + np.int32(127)) << np.int32(23))
+    scale_b = _bits_to_f32((k - half + np.int32(127)) << np.int32(23))
+    return (p * scale_a) * scale_b
+
+
+@jit
+def exp_f32(x, out):
+    """out = exp(x), 1-d float32."""
+    for i in range(x.size):
+        out[i] = expf(x[i])
+
+
+@jit
+def sigmoid_f32(x, out):
+    """out = 1 / (1 + exp(-x)), PyTorch's formula, 1-d float32."""
+    for i in range(x.size):
+        out[i] = _ONE / (_ONE + expf(-x[i]))
+
+
+@jit
+def silu_f32(x, out):
+    """out = x / (1 + exp(-x)), 1-d float32."""
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v / (_ONE + expf(-v))
+
+
+@jit
+def silu_backward_f32(grad, x, out):
+    """out = grad * s * (1 + x * (1 - s)), s = sigmoid(x), 1-d float32."""
+    for i in range(x.size):
+        v = x[i]
+        s = _ONE / (_ONE + expf(-v))
+        out[i] = grad[i] * s * (_ONE + v * (_ONE - s))
+
+
+@jit_sum
+def _sum_f32(a):
+    total = _F32(0.0)
+    for i in range(a.size):
+        total += a[i]
+    return total
+
+
+@jit_sum
+def _max_f32(a):
+    """The row's max; NaN if any element is NaN."""
+    top = a[0]
+    nan = False
+    for i in range(a.size):
+        v = a[i]
+        top = v if v > top else top
+        nan |= v != v
+    return np.float32(np.nan) if nan else top
+
+
+@jit
+def _shifted_exp(a, shift, out):
+    for i in range(a.size):
+        out[i] = expf(a[i] - shift)
+
+
+@jit
+def _scale(a, factor):
+    for i in range(a.size):
+        a[i] = a[i] * factor
+
+
+@jit
+def _subtract(a, top, log_total, out):
+    for i in range(a.size):
+        out[i] = (a[i] - top) - log_total  # (in this order: x - max is exact)
+
+
+@jit
+def softmax_rows_f32(x, out, log):
+    """softmax (or log_softmax) of each row of x (m, n) float32 into out: the row's max
+    subtracted (NaN propagates), the exponentials summed in float32 as PyTorch does."""
+    for i in range(x.shape[0]):
+        row, target = x[i], out[i]
+        top = _max_f32(row)
+        _shifted_exp(row, top, target)  # (kept: LLVM does not vectorise expf into a sum)
+        total = _sum_f32(target)
+        if log:
+            _subtract(row, top, np.float32(math.log(total)), target)
+        else:
+            _scale(target, _ONE / total)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def max_pool2d_backward(grad, indices, grad_input):
+    """grad_input (B, H*W) = 0, then += grad (B, L) at indices (B, L); False (nothing
+    written) when an index is outside the plane."""
+    plane = grad_input.shape[1]
+    for c in range(indices.shape[0]):
+        for k in range(indices.shape[1]):
+            j = indices[c, k]
+            if j < 0 or j >= plane:
+                return False
+    grad_input[...] = 0
+    for c in range(grad.shape[0]):
+        for k in range(grad.shape[1]):
+            grad_input[c, indices[c, k]] += grad[c, k]
+    return True
