@@ -9,11 +9,9 @@ import pyaten as torch
 from pyaten.distributions import constraints
 from pyaten.distributions.exp_family import ExponentialFamily
 from pyaten.distributions.utils import (
+    binary_parameters,
     broadcast_all,
     expand_param,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 from pyaten.nn.functional import binary_cross_entropy_with_logits
 
@@ -25,6 +23,7 @@ def _either(probs, logits) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
+@binary_parameters
 class Bernoulli(ExponentialFamily):
     """Bernoulli(probs) or Bernoulli(logits=...): 1 with probability `probs`."""
 
@@ -53,9 +52,6 @@ class Bernoulli(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
     @property
     def mean(self):
         return self.probs
@@ -69,18 +65,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -6,10 +6,8 @@ import pyaten as torch
 from pyaten.distributions import constraints
 from pyaten.distributions.distribution import Distribution
 from pyaten.distributions.utils import (
+    binary_parameters,
     expand_param,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
     set_count_and_param,
 )
 
@@ -21,6 +19,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
+@binary_parameters
 class Binomial(Distribution):
     """Binomial(total_count, probs) or Binomial(total_count, logits=...)."""
 
@@ -44,9 +43,6 @@ class Binomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
@@ -62,18 +58,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

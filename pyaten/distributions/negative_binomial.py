@@ -8,16 +8,16 @@ from pyaten.distributions import constraints
 from pyaten.distributions.distribution import Distribution
 from pyaten.distributions.gamma import Gamma
 from pyaten.distributions.utils import (
+    binary_parameters,
     expand_param,
     lazy_property,
-    logits_to_probs,
-    probs_to_logits,
     set_count_and_param,
 )
 
 __all__ = ["NegativeBinomial"]
 
 
+@binary_parameters
 class NegativeBinomial(Distribution):
     """NegativeBinomial(total_count, probs | logits); `probs` is each trial's probability
     of success. Samples as a Poisson of a Gamma (PyTorch's order of draws)."""
@@ -42,9 +42,6 @@ class NegativeBinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
     @property
     def mean(self):
         return self.total_count * torch.exp(self.logits)
@@ -56,18 +53,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / torch.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

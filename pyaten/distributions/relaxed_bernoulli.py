@@ -10,17 +10,16 @@ from pyaten.distributions.distribution import Distribution
 from pyaten.distributions.transformed_distribution import TransformedDistribution
 from pyaten.distributions.transforms import SigmoidTransform
 from pyaten.distributions.utils import (
+    binary_parameters,
     broadcast_all,
     clamp_probs,
     expand_param,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
+@binary_parameters
 class LogitRelaxedBernoulli(Distribution):
     """The logit of a RelaxedBernoulli sample: (logistic noise + logits) / temperature."""
 
@@ -49,21 +48,6 @@ class LogitRelaxedBernoulli(Distribution):
         super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -96,6 +96,33 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
+def binary_parameters(cls):
+    """Class decorator for a distribution over 0/1 trials given by `probs` or `logits`
+    (Bernoulli, Binomial, NegativeBinomial, LogitRelaxedBernoulli): the one not given is
+    derived from the other on first use (each a `lazy_property` in the class's own dict, as
+    PyTorch's); `_param` is the one given."""
+
+    def _new(self, *args, **kwargs):
+        return self._param.new_empty(*args, **kwargs)
+
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    def param_shape(self):
+        return self._param.size()
+
+    for function in (_new, logits, probs, param_shape):
+        function.__qualname__ = f"{cls.__qualname__}.{function.__name__}"
+    cls._new = _new
+    cls.logits = lazy_property(logits)
+    cls.probs = lazy_property(probs)
+    cls.param_shape = property(param_shape)
+    return cls
+
+
 def tril_matrix_to_vec(mat, diag: int = 0):
     """The lower triangle (from diagonal `diag`) of each matrix, row by row, as a vector."""
     n = mat.shape[-1]
