@@ -35,7 +35,10 @@ def _identity(gm: GraphModule) -> Callable[..., Any]:
 
 def _inductor(gm: GraphModule) -> Callable[..., Any]:
     from pyaten._inductor import compile_graph
+    from pyaten._inductor.dynamic import DynamicCompiledGraph, is_symbolic_graph
 
+    if is_symbolic_graph(gm):  # dynamic shapes: compiled per size (pyaten/_inductor/dynamic.py)
+        return DynamicCompiledGraph(gm)
     return compile_graph(gm)
 
 

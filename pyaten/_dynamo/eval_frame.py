@@ -28,7 +28,8 @@ from . import config
 from .backends import BACKENDS, build
 from .capture import Capture, capture
 from .exc import InvalidBackend
-from .guards import GuardSet, build_guards
+from .guards import DynamicGuardSet, GuardSet, build_dynamic_guards, build_guards
+from .symbolic_capture import capture_symbolic
 
 __all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFunction"]
 
@@ -98,11 +99,13 @@ class CompiledFunction:
     """A compiled function (what `pyaten.compile(fn)` returns)."""
 
     def __init__(self, fn: Callable[..., Any], backend: Any, fullgraph: bool,
-                 module: Any = None) -> None:
+                 module: Any = None, dynamic: bool | None = None) -> None:
         self._fn = fn
         self._backend = backend
         self._fullgraph = fullgraph
         self._module = module
+        self._dynamic = dynamic
+        self._dynamic_marks: dict[int, set[int]] = {}  # automatic dynamic: dims seen to vary
         self._entries: list[_Entry] = []
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
         backend_name = backend if isinstance(backend, str) else getattr(
@@ -154,6 +157,9 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             if failure is not None:
                 self.report.guard_failures.append(failure)
+            dims = self._dynamic_dims(spec, flat)
+            if dims is not None:
+                return self._capture_dynamic(args, kwargs, spec, flat, grad, dims)
             return self._capture(args, kwargs, spec, flat, grad)
         self.last_entry = entry
         if entry.run is None:
@@ -187,6 +193,56 @@ class CompiledFunction:
         return result
 
 
+    def _dynamic_dims(self, spec: Any, flat: list[Any]) -> dict[int, Any] | None:
+        """Which dims of which tensor arguments a new capture gives symbols (Note: a dynamic
+        capture, pyaten/_dynamo/symbolic_capture.py): every dim with `dynamic=True`; with
+        `dynamic=None` the dims whose size differs from a static capture of the same
+        arguments' structure and ranks (PyTorch's automatic dynamic shapes); None for a
+        static capture."""
+        if self._dynamic is False:
+            return None
+        if self._dynamic:
+            return {i: None for i, v in enumerate(flat) if isinstance(v, Tensor)}
+        for entry in self._entries:
+            guards = entry.guards
+            if isinstance(guards, DynamicGuardSet) or guards.spec != spec or \
+                    len(guards.leaves) != len(flat):
+                continue
+            for i, (value, key) in enumerate(zip(flat, guards.leaves)):
+                if isinstance(value, Tensor) and key[0] == "tensor" and \
+                        len(key[2]) == value.dim():
+                    changed = {d for d, (a, b) in enumerate(zip(key[2], value.shape)) if a != b}
+                    if changed:
+                        self._dynamic_marks.setdefault(i, set()).update(changed)
+        if not self._dynamic_marks:
+            return None
+        return {i: frozenset(dims) for i, dims in self._dynamic_marks.items()}
+
+    def _capture_dynamic(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
+                         grad: tuple, dims: dict[int, Any]) -> Any:
+        start = time.perf_counter()
+        backward = self._backend != "eager"
+        cap = capture_symbolic(self._fn, args, kwargs, fullgraph=self._fullgraph,
+                               backward=backward, dynamic_dims=dims)
+        self.report.captures += 1
+        guards = build_dynamic_guards(spec, flat, grad, self._module, cap.fakes, cap.shape_env)
+        tensors = [v for v in flat if isinstance(v, Tensor)]
+        if cap.graph is None:
+            self.report.graph_breaks.append(GraphBreak(cap.break_op or "?",
+                                                       cap.break_reason or "?"))
+            entry = _Entry(guards, None, cap, "eager (graph break)", [])
+        else:
+            run, how = build(self._backend, cap, tensors + cap.constants)
+            entry = _Entry(guards, run, cap, f"{how}, dynamic shapes", cap.constants,
+                           tuple(c.requires_grad for c in cap.constants))
+        self.report.capture_seconds.append(time.perf_counter() - start)
+        self._entries.append(entry)
+        self.last_entry = entry
+        if entry.run is None:
+            return self._fn(*args, **kwargs)
+        return _rebuild(cap, entry.run(*tensors, *entry.constants))
+
+
 def _global_state() -> tuple:
     """The thread state a graph bakes in: grad mode, and CPU autocast with its dtype."""
     from pyaten.amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
@@ -214,14 +270,15 @@ class OptimizedModule(Module):
     _opt_mod_attributes = frozenset({"_orig_mod", "_compiled", "forward", "__dict__",
                                      "_super_module_initialized"})
 
-    def __init__(self, module: Module, backend: Any, fullgraph: bool) -> None:
+    def __init__(self, module: Module, backend: Any, fullgraph: bool,
+                 dynamic: bool | None = None) -> None:
         object.__setattr__(self, "_orig_mod", module)  # attribute reads need it from now on
         object.__setattr__(self, "_super_module_initialized", False)
         super().__init__()
         object.__setattr__(self, "_super_module_initialized", True)
         del self.__dict__["_orig_mod"]
         self._modules["_orig_mod"] = module
-        compiled = CompiledFunction(module, backend, fullgraph, module=module)
+        compiled = CompiledFunction(module, backend, fullgraph, module=module, dynamic=dynamic)
         object.__setattr__(self, "_compiled", compiled)
         object.__setattr__(self, "forward", compiled)
 
@@ -286,10 +343,11 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
     if disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, backend, fullgraph)
+        return OptimizedModule(model, backend, fullgraph, dynamic)
     owner = getattr(model, "__self__", None)  # a module's bound method: guard the module too
     return CompiledFunction(model, backend, fullgraph,
-                            module=owner if isinstance(owner, Module) else None)
+                            module=owner if isinstance(owner, Module) else None,
+                            dynamic=dynamic)
 
 
 def compile_report() -> CompileReport:

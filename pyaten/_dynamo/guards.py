@@ -17,7 +17,7 @@ from typing import Any
 
 from pyaten.core.tensor import Tensor
 
-__all__ = ["GuardSet", "build_guards"]
+__all__ = ["DynamicGuardSet", "GuardSet", "build_dynamic_guards", "build_guards"]
 
 _VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -77,25 +77,99 @@ class GuardSet:
         lines = [f"grad mode is {'enabled' if self.grad_enabled else 'disabled'}"]
         if self.state[1]:
             lines.append(f"CPU autocast to {self.state[2]}")
-        for i, key in enumerate(self.leaves):
-            if key[0] == "tensor":
-                _, kind, shape, stride, dtype, device, requires_grad = key
-                lines.append(
-                    f"input {i}: {kind.__name__} size={list(shape)} stride={list(stride)} "
-                    f"dtype={dtype} device={device} requires_grad={requires_grad}")
-            elif key[0] == "value":
-                lines.append(f"input {i}: {key[1].__name__} == {key[2]!r}")
-            else:
-                lines.append(f"input {i}: the same object (id {key[1]})")
+        lines += [_leaf_line(i, key) for i, key in enumerate(self.leaves)]
         if self.module_state:
-            params, buffers, training = self.module_state
-            lines.append(f"module: the same {len(params)} parameters and {len(buffers)} "
-                         f"buffers; training flags {list(training)}")
+            lines.append(_module_line(self.module_state))
         return lines
+
+
+def _leaf_line(i: int, key: tuple) -> str:
+    if key[0] == "tensor":
+        _, kind, shape, stride, dtype, device, requires_grad = key
+        return (f"input {i}: {kind.__name__} size={list(shape)} stride={list(stride)} "
+                f"dtype={dtype} device={device} requires_grad={requires_grad}")
+    if key[0] == "value":
+        return f"input {i}: {key[1].__name__} == {key[2]!r}"
+    return f"input {i}: the same object (id {key[1]})"
+
+
+def _module_line(module_state: tuple) -> str:
+    params, buffers, training = module_state
+    return (f"module: the same {len(params)} parameters and {len(buffers)} buffers; "
+            f"training flags {list(training)}")
 
 
 def build_guards(spec: Any, flat: list[Any], state: tuple, module: Any = None) -> GuardSet:
     return GuardSet(spec, tuple(_leaf_key(v) for v in flat), state, _module_state(module))
+
+
+def _dynamic_key(t: Tensor) -> tuple:
+    return ("tensor", type(t), t.dim(), t.dtype, t.device, t.requires_grad)
+
+
+@dataclass(frozen=True)
+class DynamicGuardSet(GuardSet):
+    """The guards of a dynamic capture (pyaten/_dynamo/symbolic_capture.py): for a tensor
+    input its type, rank, dtype, device and `requires_grad`, and its sizes and strides
+    through the ShapeEnv (each equal to its expression, every recorded guard holding);
+    everything else as `GuardSet`."""
+
+    fakes: tuple = ()  # per flattened argument: its FakeTensor, or None
+    shape_env: Any = None
+
+    def check(self, spec: Any, flat: list[Any], state: tuple,
+              module: Any = None) -> str | None:
+        if state != self.state:
+            return GuardSet.check(self, spec, flat, state, module)
+        if spec != self.spec or len(flat) != len(self.leaves):
+            return "the structure of the arguments changed"
+        pairs: list[tuple[Any, int]] = []
+        for i, (value, expected, fake) in enumerate(zip(flat, self.leaves, self.fakes)):
+            if fake is None:
+                got = _leaf_key(value)
+                if got != expected:
+                    return _describe(i, expected, got)
+                continue
+            if not isinstance(value, Tensor):
+                return f"input {i}: expected a tensor, got {_kind(_leaf_key(value))}"
+            got = _dynamic_key(value)
+            if got != expected:
+                names = ("type", "dim", "dtype", "device", "requires_grad")
+                for name, a, b in zip(names, expected[1:], got[1:]):
+                    if a != b:
+                        return f"tensor input {i}: {name} mismatch, expected {a}, actual {b}"
+            pairs += zip(fake._sizes, value.shape)
+            pairs += zip(fake._strides, value.stride())
+        why = self.shape_env.check(pairs)
+        if why is not None:
+            return why
+        if module is not None and _module_state(module) != self.module_state:
+            return _describe_module(self.module_state, _module_state(module))
+        return None
+
+    def describe(self) -> list[str]:
+        lines = [f"grad mode is {'enabled' if self.grad_enabled else 'disabled'}"]
+        if self.state[1]:
+            lines.append(f"CPU autocast to {self.state[2]}")
+        for i, (key, fake) in enumerate(zip(self.leaves, self.fakes)):
+            if fake is None:
+                lines.append(_leaf_line(i, key))
+                continue
+            _, kind, _, dtype, device, requires_grad = key
+            lines.append(f"input {i}: {kind.__name__} size={list(fake.shape)} "
+                         f"stride={list(fake.stride())} dtype={dtype} device={device} "
+                         f"requires_grad={requires_grad}")
+        lines += [f"shape: {g}" for g in self.shape_env.format_guards()]
+        if self.module_state:
+            lines.append(_module_line(self.module_state))
+        return lines
+
+
+def build_dynamic_guards(spec: Any, flat: list[Any], state: tuple, module: Any,
+                         fakes: list[Any], shape_env: Any) -> DynamicGuardSet:
+    leaves = tuple(_dynamic_key(v) if fake is not None else _leaf_key(v)
+                   for v, fake in zip(flat, fakes))
+    return DynamicGuardSet(spec, leaves, state, _module_state(module), tuple(fakes), shape_env)
 
 
 def _describe(i: int, expected: tuple, got: tuple) -> str:

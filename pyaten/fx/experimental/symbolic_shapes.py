@@ -211,3 +211,68 @@ def hint_int(a: Any) -> int:
 def guard_int(a: Any) -> int:
     """`a` as a plain int, recording the guard that specialises it."""
     return int(a)
+
+
+def _concrete(value: Any, values: dict[str, int]) -> Any:
+    """`value` with every symbolic size evaluated for these symbol values."""
+    if isinstance(value, SymInt):
+        return value.node.expr.evaluate(values)
+    if isinstance(value, Tensor):
+        if not has_symbolic_sizes(value) and not any(isinstance(s, SymInt)
+                                                      for s in value._strides):
+            return value
+        from pyaten.core.views import empty_tensor
+
+        return empty_tensor(_concrete(tuple(value._sizes), values), value.dtype,
+                            value.device, _concrete(tuple(value._strides), values))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_concrete(v, values) for v in value)
+    if isinstance(value, dict):
+        return {k: _concrete(v, values) for k, v in value.items()}
+    return value
+
+
+def symbol_values(gm: Any, inputs: tuple) -> dict[str, int] | str:
+    """The symbol values a call of the symbolic graph `gm` has, read from its inputs'
+    sizes and strides (a string says why they do not fit the graph)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    pairs: list[tuple[Any, int]] = []
+    for node, value in zip(placeholders, inputs):
+        expected = node.meta.get("val")
+        if isinstance(expected, Tensor) and isinstance(value, Tensor):
+            pairs += zip(expected._sizes, value.shape)
+            pairs += zip(expected._strides, value.stride())
+        elif isinstance(expected, SymInt):
+            pairs.append((expected, value))
+    env = next((e.node.shape_env for e, _ in pairs if isinstance(e, SymInt)), None)
+    if env is None:
+        return {}
+    return env.bind(pairs)
+
+
+def specialize_graph(gm: Any, values: dict[str, int]) -> Any:
+    """A copy of the symbolic graph `gm` for one set of symbol values: sizes read or
+    computed (`sym_size.int`, arithmetic on sizes) become the numbers they are, and every
+    node's `val`/`tensor_meta` gets concrete sizes (what a shape-specialising compiler
+    reads)."""
+    from pyaten.fx.graph import Graph
+    from pyaten.fx.graph_module import GraphModule
+    from pyaten.fx.node import Node, map_arg
+
+    graph = Graph()
+    env: dict[Node, Any] = {}
+
+    def substitute(value: Any) -> Any:
+        return _concrete(map_arg(value, env.__getitem__), values)
+
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "call_function" and isinstance(val, SymInt):
+            env[node] = val.node.expr.evaluate(values)  # a size: a number in this copy
+            continue
+        new = graph.create_node(node.op, node.target, substitute(node.args),
+                                substitute(node.kwargs), name=node.name)
+        new.meta = {k: _concrete(v, values) for k, v in node.meta.items()}
+        env[node] = new
+    graph.eliminate_dead_code()
+    return GraphModule({}, graph, class_name=type(gm).__name__)
