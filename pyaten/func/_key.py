@@ -33,7 +33,7 @@ from pyaten.autograd.grad_mode import GRAD
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import tls, trace
 from pyaten.dispatch.fallbacks import set_batched_kernel, set_layer_back_kernel
-from pyaten.dispatch.keys import KEY_BY_NAME, full_after
+from pyaten.dispatch.keys import KEY_BY_NAME, full_after, functionality_bit
 from pyaten.dispatch.rules import RUNTIME_KEYS
 from pyaten.func._batched import BatchedTensor, level_info
 from pyaten.func._rules import BatchedCall, dispatch_batched
@@ -162,12 +162,31 @@ def layer_back_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     state = tls.STATE
     here = (state.included, state.excluded)
     _ENTRY.saved = None
-    tls._set(*saved)
+    tls._set(saved[0] & ~_VMAP_MODE, saved[1])
     try:
         return dispatch_batched(func, args, kwargs)
     finally:
         tls._set(*here)
         _ENTRY.saved = saved
+
+
+_VMAP_MODE = functionality_bit("FuncTorchVmapMode")
+
+
+def _outside_vmap_mode(fn: Any, *args: Any) -> Any:
+    """`fn(*args)` with FuncTorchVmapMode off: a rule's calls on the physical values are
+    no random factories of the user's to batch, and with the thread's key sets back to
+    their defaults they take the operators' fast paths."""
+    state = tls.STATE
+    included = state.included
+    if not included & _VMAP_MODE:
+        return fn(*args)
+    excluded = state.excluded
+    tls._set(included & ~_VMAP_MODE, excluded)
+    try:
+        return fn(*args)
+    finally:
+        tls._set(included, excluded)
 
 
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
@@ -187,7 +206,7 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
         args, kwargs = python_arguments(op, values)
         level = _level_of(args)
         call = BatchedCall(func, args, kwargs, level, level_info(level).batch_size)
-        out = whole(call)
+        out = _outside_vmap_mode(whole, call)
         if out is not NotImplemented:
             if trace.ACTIVE:
                 trace.note("vmap", level=level, ran=f"rule {whole.__name__.lstrip('_')} "
@@ -195,7 +214,7 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
             return BatchedTensor(out, level)
         return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
     args, kwargs = python_arguments(op, values)
-    return dispatch_batched(func, args, kwargs)
+    return _outside_vmap_mode(dispatch_batched, func, args, kwargs)
 
 
 set_batched_kernel(batched_kernel)

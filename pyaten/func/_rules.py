@@ -213,15 +213,42 @@ def fallback(call: BatchedCall, *, warn: bool = True) -> Any:
     if warn and name not in _WARNED:
         _WARNED.add(name)
         warnings.warn(_SAMPLE_WARNING.format(op=name), UserWarning, stacklevel=2)
-    flat, spec = tree_flatten((call.args, call.kwargs))
-    results = []
-    for i in range(call.batch_size):
-        sample = [x.value[i] if call.batched(x) else x for x in flat]
-        args, kwargs = tree_unflatten(sample, spec)
-        results.append(call.func(*args, **kwargs))
-    if _is_inplace(call.func):
+    func = call.func
+    results = [func(*args, **kwargs) for args, kwargs in _samples(call)]
+    if _is_inplace(func):
         return call.args[0]
     return _stack_results(results, call)
+
+
+def _samples(call: BatchedCall) -> list[tuple[list, dict]]:
+    """Each sample's (args, kwargs): the batched arguments split once with `unbind` (one
+    call, views of the batch), the others as they are."""
+    args, kwargs, level = call.args, call.kwargs, call.level
+    flat_top = [*args, *kwargs.values()]
+    if any(isinstance(x, (list, tuple)) and any(isinstance(y, BatchedTensor) for y in x)
+           for x in flat_top):
+        flat, spec = tree_flatten((args, kwargs))
+        columns = [x.value.unbind(0) if isinstance(x, BatchedTensor) and x.level == level
+                   else None for x in flat]
+        return [tree_unflatten([x if c is None else c[i] for x, c in
+                                zip(flat, columns, strict=True)], spec)
+                for i in range(call.batch_size)]
+    split_args = [(j, x.value.unbind(0)) for j, x in enumerate(args)
+                  if isinstance(x, BatchedTensor) and x.level == level]
+    split_kwargs = [(k, x.value.unbind(0)) for k, x in kwargs.items()
+                    if isinstance(x, BatchedTensor) and x.level == level]
+    samples = []
+    for i in range(call.batch_size):
+        sample_args = list(args)
+        for j, column in split_args:
+            sample_args[j] = column[i]
+        sample_kwargs = kwargs
+        if split_kwargs:
+            sample_kwargs = dict(kwargs)
+            for k, column in split_kwargs:
+                sample_kwargs[k] = column[i]
+        samples.append((sample_args, sample_kwargs))
+    return samples
 
 
 def _stack_results(results: list[Any], call: BatchedCall) -> Any:
@@ -243,12 +270,9 @@ def _random(call: BatchedCall, randomness: str) -> Any:
         return fallback(call, warn=False)
     # "same": every sample draws from the same generator state.
     state = pyaten.get_rng_state()
-    flat, spec = tree_flatten((call.args, call.kwargs))
     results = []
-    for i in range(call.batch_size):
+    for args, kwargs in _samples(call):
         pyaten.set_rng_state(state)
-        sample = [x.value[i] if call.batched(x) else x for x in flat]
-        args, kwargs = tree_unflatten(sample, spec)
         results.append(call.func(*args, **kwargs))
     if _is_inplace(call.func):
         return call.args[0]
