@@ -2,6 +2,7 @@
 time of `import pyaten` beside `import torch` (each in a fresh interpreter).
 
 Run: .venv/bin/python benchmarks/bench_ops.py [--quick]
+     PYATEN_NO_ACCEL=1 .venv/bin/python benchmarks/bench_ops.py   # the pure-Python path
 
 Two tables: no grad, then with inputs requiring grad; each ends with the geometric mean of
 pyaten/PyTorch latency (issue 23's goals: <= 1.3 and <= 1.5, no op above 2).
@@ -108,6 +109,12 @@ def main() -> int:
 
     torch.set_num_threads(1)
     import pyaten
+    from pyaten.core import accel
+
+    pyaten.set_num_threads(1)  # NumPy's BLAS pool too (mm, linear)
+    print("compiled accelerator (Note: the accelerator):",
+          "loaded" if accel.ACCEL is not None else
+          "off (PYATEN_NO_ACCEL)" if accel.DISABLED else f"not built ({accel.LOAD_ERROR})")
 
     ours = _cases(pyaten, lambda s: pyaten.ones(*s))
     _table(
