@@ -8,6 +8,7 @@ parses neither file. Each kernel is registered at the `Autograd` alias key.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 import threading
@@ -16,6 +17,7 @@ from types import ModuleType
 
 from pyaten.dispatch import registry as dispatch_registry
 from pyaten.dispatch.keys import parse_dispatch_key
+from pyaten.native import lazy_code
 from pyaten.native import loader as native_loader
 
 DERIVATIVES_YAML = Path(__file__).with_name("derivatives.yaml")
@@ -25,13 +27,15 @@ _INPUTS = ("schema", "declarations", "codegen")
 _LOADED: ModuleType | None = None
 _LOCK = threading.Lock()
 HANDLES: list = []
+_AUTOGRAD = parse_dispatch_key("Autograd")
+_AUTOGRAD_KEYS = (_AUTOGRAD,)
 
 
 def _cache_key(texts: list[str]) -> str:
     digest = hashlib.sha256()
     for text in texts:
         digest.update(text.encode())
-    sources = [Path(__file__)]
+    sources = [Path(__file__), Path(lazy_code.__file__)]  # and the split kept beside it
     for folder in _INPUTS:
         sources += sorted((_PACKAGE / folder).glob("*.py"))
     for path in sources:
@@ -49,6 +53,7 @@ def _prune_old(current: Path, keep: int = 4) -> None:
             if path != current:
                 path.unlink(missing_ok=True)
                 path.with_suffix(".code").unlink(missing_ok=True)
+                path.with_suffix(".lazy").unlink(missing_ok=True)
     except OSError:
         pass  # another process pruned at the same time
 
@@ -76,15 +81,23 @@ def load() -> ModuleType:
         if not path.exists():
             native_loader._write_atomic(path, generated_source())
             _prune_old(path)
-        # marshalled beside the source, as the native module is (no .pyc needed)
+        # split beside the source, as the native module is (no .pyc needed; its functions
+        # and classes are defined on first use)
         module = native_loader._exec_cached("pyaten._generated.autograd", path)
-        key = parse_dispatch_key("Autograd")
         with dispatch_registry.batch():
-            for operator, kernel, site in module.REGISTRATIONS:
-                if dispatch_registry.get_operator(operator) is None:
+            for row in module.REGISTRATIONS:
+                if dispatch_registry.get_operator(row[0]) is None:
                     continue
-                HANDLES.append(dispatch_registry.register_kernel(
-                    operator, key, getattr(module, kernel), debug=f"registered at {site}",
-                ))
+                # registered on the operator's first use (registry.defer_kernels)
+                dispatch_registry.defer_kernels(
+                    row[0], _AUTOGRAD_KEYS, functools.partial(_register, module, row)
+                )
         _LOADED = module
         return module
+
+
+def _register(module: ModuleType, row: tuple[str, str, str]) -> None:
+    operator, kernel, site = row
+    HANDLES.append(dispatch_registry.register_kernel(
+        operator, _AUTOGRAD, getattr(module, kernel), debug=f"registered at {site}",
+    ))

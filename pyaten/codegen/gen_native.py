@@ -637,7 +637,11 @@ def module_source(
     entries = sorted(kernels.entries | bindings.emitted.entries, key=_short)
     lines = [HEADER.format(path=path)]
     lines.append("# Kernels named in the YAML, from the @native registry (None when missing).")
-    lines += [f"{name} = K.get({name!r})" for name in sorted(kernels.kernels)]
+    # A kernel named like a Python binding (`linear`) gets no global: the binding's def, later
+    # in the module, replaces it, and the dead store would keep that def from being lazy
+    # (Note: a generated module's units are defined on first use, native/lazy_code.py).
+    bound = set(bindings.functions)
+    lines += [f"{name} = K.get({name!r})" for name in sorted(kernels.kernels) if name not in bound]
     lines.append("")
     lines.append("# Operator entries, filled by setup() once the operators are defined.")
     lines += [f"{naming.entry_global(name)} = None" for name in entries]

@@ -19,8 +19,11 @@ Note: nothing per operator is built before it is needed
     generated on its first call (`set_schema` installs `_first_call`, which builds the real
     one and replaces itself); and a `batch()` of registrations marks each touched entry stale
     instead of computing its table (the `table` property and `dispatch_keyset` compute it on
-    first use, under the lock). What a caller, `dump_table` or a trace sees is the same as if
-    all three had been built eagerly.
+    first use, under the lock). The kernels the generated modules declare are not even
+    registered at import: `registry.defer_kernels` leaves a function on the entry that the
+    `kernels` property runs first, so every reader and every later registration sees the
+    stacks in the order eager registration would have built. What a caller, `dump_table`
+    or a trace sees is the same as if all four had been built eagerly.
 """
 
 from __future__ import annotations
@@ -75,7 +78,9 @@ class OperatorEntry:
         self._defined_by: Any = None  # what `define` was given, for its handle's undo
         self.schema_debug = ""
         self.tags: tuple[str, ...] = ()
-        self.kernels: dict[DispatchKey, list[Kernel]] = {}
+        self._kernels: dict[DispatchKey, list[Kernel]] = {}
+        # Registrations deferred to first use (registry.defer_kernels), run by `kernels`.
+        self._deferred: Callable[[OperatorEntry], None] | None = None
         self._table: tuple[Resolution, ...] = ()
         self._masks: tuple[int, ...] = (FULL_RAW,) * NUM_BACKENDS
         self._stale = False  # a global fallback changed since the table was computed
@@ -134,6 +139,16 @@ class OperatorEntry:
         self.schema_debug = ""
         self.tags = ()
         self.call = self._undefined_call
+
+    @property
+    def kernels(self) -> dict[DispatchKey, list[Kernel]]:
+        """The kernel stacks by key (newest last); registrations deferred at import are made
+        first (Note: nothing per operator is built before it is needed)."""
+        if self._deferred is not None:
+            with LOCK:
+                if self._deferred is not None:
+                    self._deferred(self)  # clears `_deferred` (registry._run_deferred)
+        return self._kernels
 
     def active_kernels(self) -> dict[DispatchKey, Kernel]:
         return {key: stack[-1] for key, stack in self.kernels.items() if stack}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pyaten.dispatch import trace
@@ -178,7 +178,9 @@ def register_kernel(
     kernel = Kernel(fn, key, fallthrough=fallthrough, with_keyset=with_keyset, debug=debug)
     with LOCK:
         entry = _entry(name)
-        stack = entry.kernels.setdefault(key, [])
+        if entry._deferred is not None:  # those deferred at this key go first
+            _run_deferred(entry, key)
+        stack = entry._kernels.setdefault(key, [])
         if stack and not _override_warned and key not in _NO_OVERRIDE_WARNING:
             _override_warned = True
             schema = entry.schema if entry.schema is not None else name
@@ -210,6 +212,52 @@ def register_kernel(
             _forget_if_empty(entry)
 
     return RegistrationHandle(undo, f"impl {name} at {key.name}")
+
+
+# Registrations waiting for their operator's first use, by operator name: (the keys each one
+# registers, the function that registers them), in the order they were deferred.
+_DEFERRED: dict[str, list[tuple[frozenset[DispatchKey], Callable[[], None]]]] = {}
+_RUNNING_DEFERRED = [False]
+
+
+def defer_kernels(name: str, keys: Iterable[DispatchKey], register: Callable[[], None]) -> None:
+    """Run `register()`, which registers kernels for the operator `name` at `keys`, when the
+    operator's kernels are first read (its table computed, `dump_table`) or another kernel is
+    registered for it at one of `keys`: import declares ~5,000 kernels and a program uses a
+    few hundred operators (operator.py's Note: nothing per operator is built before it is
+    needed). Each key's stack ends up in the order of eager registration."""
+    with LOCK:
+        entry = _entry(name)
+        _DEFERRED.setdefault(name, []).append((frozenset(keys), register))
+        entry._deferred = _run_deferred
+        entry.mark_stale(_FALLBACKS)
+
+
+def _run_deferred(entry: OperatorEntry, key: DispatchKey | None = None) -> None:
+    """Run the entry's deferred registrations: all of them, or (`key`) those up to the last
+    one that registers at `key`. With LOCK held; clears `entry._deferred` when none wait."""
+    waiting = _DEFERRED.get(entry.name)
+    if not waiting or _RUNNING_DEFERRED[0]:
+        return
+    upto = len(waiting)
+    if key is not None:
+        upto = next((i + 1 for i in range(len(waiting) - 1, -1, -1) if key in waiting[i][0]), 0)
+        if not upto:
+            return
+    run, rest = waiting[:upto], waiting[upto:]
+    if rest:
+        _DEFERRED[entry.name] = rest
+        entry._deferred = _run_deferred
+    else:
+        del _DEFERRED[entry.name]
+        entry._deferred = None
+    _RUNNING_DEFERRED[0] = True  # they register in their own order, not each other's
+    try:
+        with batch():
+            for _, register in run:
+                register()
+    finally:
+        _RUNNING_DEFERRED[0] = False
 
 
 def fallback_slots(key: DispatchKey) -> list[int]:

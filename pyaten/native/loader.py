@@ -5,9 +5,10 @@
 2. generates the module source with `pyaten.codegen.gen_native.generate` from the YAML's
    records (`pyaten.declarations.load_native_functions`) - or reuses the copy cached in
    `pyaten/_generated/` (see Note: the generated-code cache);
-3. defines every schema the module lists (`DEFINITIONS`) in the dispatcher and registers the
-   kernels it lists (`REGISTRATIONS`); a declared kernel the registry lacks fails the import
-   (see Note: a declared kernel must exist);
+3. defines every schema the module lists (`DEFINITIONS`) in the dispatcher, and defers the
+   registration of the kernels it lists (`REGISTRATIONS`) to each operator's first use
+   (`registry.defer_kernels`); a declared kernel the registry lacks fails the import (see
+   Note: a declared kernel must exist);
 4. builds the parsed signatures of each Python name (when first called) and attaches the
    methods and operators to `Tensor`. The functions are returned for `pyaten/__init__.py`.
 
@@ -15,7 +16,9 @@ Note: the generated-code cache
     The generated module is a pure function of the YAML and of the code that reads it and
     writes it: `schema/` (parsing, printing), `declarations/` (records, autogen, tags),
     `codegen/`, and this loader (what it passes to the generator). `_cache_key` hashes all of
-    them, so editing any one regenerates; the module holds no absolute path (declaration sites
+    them and `lazy_code.py` (which splits the module into the `.lazy` file kept beside it:
+    Note: a generated module's units are defined on first use), so editing any one
+    regenerates; the module holds no absolute path (declaration sites
     are package-relative), so a moved checkout reuses it. The module lists what to define and
     register, as torchgen's generated registration code does, so a cached import needs no
     records: `Loaded.records` reads the YAML only when asked.
@@ -35,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import marshal
 import os
 import sys
 import threading
@@ -49,7 +51,7 @@ from pyaten.codegen.python_signature import group_signatures
 from pyaten.dispatch import registry as dispatch_registry
 from pyaten.dispatch.keys import parse_dispatch_key
 from pyaten.dispatch.operator import UnparsedSchema
-from pyaten.native import gen_support, registry, tensor_api
+from pyaten.native import gen_support, lazy_code, registry, tensor_api
 from pyaten.native.arg_parser import ParsedSignature
 from pyaten.native.runtime import Tensor
 from pyaten.schema import FunctionSchema, parse
@@ -122,7 +124,7 @@ _LOCK = threading.Lock()
 def _cache_key(yaml_text: str) -> str:
     """A hash of everything that shapes the generated module (Note: the generated-code cache)."""
     digest = hashlib.sha256(yaml_text.encode())
-    sources = [Path(__file__)]
+    sources = [Path(__file__), Path(lazy_code.__file__)]  # and the split kept beside it
     for folder in _GENERATOR_INPUTS:
         sources += sorted((_PACKAGE / folder).glob("*.py")) + sorted(
             (_PACKAGE / folder).glob("*.yaml")
@@ -201,23 +203,43 @@ def _register_all(
         loaded.handles.append(dispatch_registry.define(
             schema, debug=f"registered at {source}", tags=tuple(tags),
         ))
-    for operator, key, kernel, needs, kind, source in module.REGISTRATIONS:
-        lacking = [n for n in needs if registry.lookup(n) is None]
+    by_operator: dict[str, list[tuple]] = {}
+    known = registry.NATIVE
+    for row in module.REGISTRATIONS:
+        operator, key, kernel, needs, kind, source = row
+        lacking = [n for n in needs if n not in known]
         if lacking:
             loaded.missing.append(f"{operator} [{key}]: no @native kernel {', '.join(lacking)}")
             loaded.missing_kernels += [(operator, key, n, source) for n in lacking]
-            continue
-        fn = getattr(module, kernel) if kind in GENERATED_KINDS else registry.lookup(kernel)
-        where = registry.site(needs[-1]) if needs else source
-        loaded.handles.append(
-            dispatch_registry.register_kernel(
-                operator,
-                parse_dispatch_key(key),
-                fn,
-                debug=f"{kind} kernel {kernel} at {where} (declared at {source})",
-            )
+        elif lazy:
+            by_operator.setdefault(operator, []).append(row)
+        else:
+            _register_row(module, loaded, row)
+    for operator, rows in by_operator.items():  # registered on the operator's first use
+        dispatch_registry.defer_kernels(
+            operator, [parse_dispatch_key(row[1]) for row in rows],
+            functools.partial(_register_rows, module, loaded, rows),
         )
     return schemas
+
+
+def _register_rows(module: ModuleType, loaded: Loaded, rows: list[tuple]) -> None:
+    for row in rows:
+        _register_row(module, loaded, row)
+
+
+def _register_row(module: ModuleType, loaded: Loaded, row: tuple) -> None:
+    operator, key, kernel, needs, kind, source = row
+    fn = getattr(module, kernel) if kind in GENERATED_KINDS else registry.lookup(kernel)
+    where = registry.site(needs[-1]) if needs else source
+    loaded.handles.append(
+        dispatch_registry.register_kernel(
+            operator,
+            parse_dispatch_key(key),
+            fn,
+            debug=f"{kind} kernel {kernel} at {where} (declared at {source})",
+        )
+    )
 
 
 def _unparsed(text: str, namespace: str) -> UnparsedSchema:
@@ -310,29 +332,36 @@ def _prune_old_caches(current: Path, keep: int = 4) -> None:
             if old != current:
                 old.unlink(missing_ok=True)
                 old.with_suffix(".code").unlink(missing_ok=True)
+                old.with_suffix(".lazy").unlink(missing_ok=True)
     except OSError:
         pass  # another process pruned at the same time
 
 
 def _exec_cached(name: str, source_path: Path) -> ModuleType:
-    """Run the generated module from its marshalled code object (compiled once and kept next
-    to the source, whether or not Python writes .pyc files here)."""
-    code_path = source_path.with_suffix(".code")
-    code = None
-    if code_path.exists():
+    """Run the generated module from its split code (Note: a generated module's units are
+    defined on first use, in pyaten/native/lazy_code.py), made once and kept next to the
+    source, whether or not Python writes .pyc files here."""
+    split_path = source_path.with_suffix(".lazy")
+    parts = None
+    if split_path.exists():
         try:
-            code = marshal.loads(code_path.read_bytes())
-        except (EOFError, ValueError, TypeError):
-            code = None
-    if code is not None and code.co_filename != str(source_path):
-        code = None  # compiled in a checkout that has moved: tracebacks would name the old one
-    if code is None:
-        code = compile(source_path.read_text(), str(source_path), "exec")
+            parts = lazy_code.read(split_path)
+        except (EOFError, ValueError, TypeError, OSError):
+            parts = None
+    if parts is not None and parts[0].co_filename != str(source_path):
+        parts = None  # made in a checkout that has moved: tracebacks would name the old one
+    if parts is None:
+        data = lazy_code.split(source_path.read_text(), str(source_path))
         try:
-            _write_atomic_bytes(code_path, marshal.dumps(code))
+            _write_atomic_bytes(split_path, data)
         except OSError:
-            pass  # a read-only install: compile each time
-    return _exec_code(name, code, str(source_path))
+            pass  # a read-only install: split each time
+        parts = lazy_code.load(data)
+    module = ModuleType(name)
+    module.__file__ = str(source_path)
+    sys.modules[name] = module
+    lazy_code.define(module, parts)
+    return module
 
 
 def _exec_code(name: str, code: Any, file: str) -> ModuleType:
