@@ -162,3 +162,44 @@ def test_compiled_equals_numpy_path_within_an_ulp(values):
             compiled.set_enabled(None)
     for fast, slow in zip(results[True], results[False]):
         np.testing.assert_allclose(fast, slow, rtol=2.5e-7, atol=1e-44)
+
+
+@pytest.mark.parametrize("options", [{}, {"weight_decay": 0.1}, {"maximize": True},
+                                     {"amsgrad": True}], ids=str)
+def test_adam_steps(path, options):
+    g = torch.Generator().manual_seed(7)
+    weights = [torch.randn(64, 70, generator=g), torch.randn(64, generator=g)]
+    theirs = [torch.nn.Parameter(w.clone()) for w in weights]
+    ours = [pyaten.nn.Parameter(from_torch(w.clone())) for w in weights]
+    opt_theirs = torch.optim.Adam(theirs, lr=0.01, **options)
+    opt_ours = pyaten.optim.Adam(ours, lr=0.01, **options)
+    for _ in range(4):
+        for a, b in zip(ours, theirs):
+            grad = torch.randn(b.shape, generator=g)
+            b.grad = grad.clone()
+            a.grad = from_torch(grad.clone())
+        opt_theirs.step()
+        opt_ours.step()
+    for a, b in zip(ours, theirs):
+        assert_same(a.detach(), b.detach())
+        assert a._version == b._version
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert_same(opt_ours.state[a][key], opt_theirs.state[b][key])
+
+
+def test_adam_under_a_dispatch_mode_runs_the_operators(path):
+    from pyaten.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    p = pyaten.nn.Parameter(pyaten.ones(5000))
+    p.grad = pyaten.ones(5000)
+    opt = pyaten.optim.Adam([p])
+    with Record():
+        opt.step()
+    assert any("addcdiv_" in name for name in seen), seen

@@ -157,3 +157,21 @@ def max_pool2d_backward(grad, indices, grad_input):
         for k in range(grad.shape[1]):
             grad_input[c, indices[c, k]] += grad[c, k]
     return True
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def adam_step(param, grad, exp_avg, exp_avg_sq, weight, beta2, rest, step_size, bias2_sqrt,
+              eps):
+    """One Adam update of 1-d arrays in one pass, each step as PyTorch's single-tensor Adam
+    writes it (the scalars in the arrays' dtype; weight = 1 - beta1, rest = 1 - beta2):
+    lerp_, mul_ and addcmul_, sqrt, div_ and add_, addcdiv_."""
+    for i in range(param.size):
+        g = grad[i]
+        m = exp_avg[i]
+        m = m + weight * (g - m)
+        v = exp_avg_sq[i] * beta2
+        v = v + rest * g * g
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+        denom = math.sqrt(v) / bias2_sqrt + eps
+        param[i] = param[i] + step_size * m / denom

@@ -25,7 +25,7 @@ import numpy as np
 
 from pyaten.native import compiled
 
-__all__ = ["exp_into", "fresh", "loops_for", "max_pool2d_backward", "sigmoid_into",
+__all__ = ["adam_step", "exp_into", "fresh", "loops_for", "max_pool2d_backward", "sigmoid_into",
            "silu_backward", "silu_into", "softmax_rows"]
 
 _F32 = np.dtype(np.float32)
@@ -122,3 +122,26 @@ def max_pool2d_backward(grad: np.ndarray, indices: np.ndarray, grad_input: np.nd
     if fast is None:
         return False
     return bool(fast.max_pool2d_backward(grad, indices, grad_input))
+
+
+def adam_step(param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray,
+              exp_avg_sq: np.ndarray, beta1: float, beta2: float, step_size: float,
+              bias2_sqrt: float, eps: float) -> bool:
+    """Adam's update of row-major arrays of one float dtype and shape in one compiled pass
+    (`step_size` signed: -lr / bias_correction1); False: not applicable (nothing written)."""
+    dtype = param.dtype
+    if dtype.kind != "f" or dtype.itemsize < 4:
+        return False
+    for a in (param, grad, exp_avg, exp_avg_sq):
+        if a.dtype != dtype or a.shape != param.shape or not a.flags.c_contiguous:
+            return False
+    if compiled.available() is None:  # any size: one call instead of six NumPy passes
+        return False
+    fast = _module()
+    if fast is None:
+        return False
+    kind = dtype.type
+    fast.adam_step(param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1),
+                   exp_avg_sq.reshape(-1), kind(1 - beta1), kind(beta2), kind(1 - beta2),
+                   kind(step_size), kind(bias2_sqrt), kind(eps))
+    return True
