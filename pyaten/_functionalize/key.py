@@ -11,7 +11,10 @@ Note: the Functionalize key
     same `Functionalizer` as the mode: a mutation runs its functional variant and commits the
     result to the written wrapper and its storage; a view records a ViewMeta on a new wrapper
     of the same storage; anything else syncs its wrappers and runs on their values, its
-    results wrapped as new bases.
+    results wrapped as new bases. A call with tensor arguments none of which is functional
+    goes on below the key as written, its results plain, as ATen's fallback leaves them (so a
+    transform's wrapper, a BatchedTensor, reaches its own kernel with the thread's included
+    set as it was); a factory's results are wrapped.
 
     Its own calls run with Functionalize excluded (ATen's AutoDispatchSkipFunctionalize), so
     they reach the keys below: a logging mode or `make_fx` around a functionalized program
@@ -33,11 +36,12 @@ from typing import Any
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import tls
 from pyaten.dispatch.fallbacks import set_functionalize_kernel
+from pyaten.dispatch.keys import full_after
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
 from .mode import Functionalizer
 from .tensor_wrapper import FUNCTIONALIZE_BIT, FunctionalTensorWrapper
-from .wrapper import FunctionalStorage, FunctionalTensor
+from .wrapper import FunctionalStorage, FunctionalTensor, FunctionalValue
 
 __all__ = [
     "functionalize_kernel",
@@ -53,6 +57,7 @@ __all__ = [
 ]
 
 _AUTOGRAD_KEYS = tls.AUTOGRAD_BITS | tls.AD_INPLACE_OR_VIEW_BIT
+_BELOW_KEY = full_after("Functionalize").raw
 
 
 class _Settings(threading.local):
@@ -90,8 +95,24 @@ class _BelowFunctionalize(tls._Guard):
         return included & ~FUNCTIONALIZE_BIT, excluded
 
 
+def _has_functional_and_tensor(values: tuple) -> tuple[bool, bool]:
+    functional = tensor = False
+    for v in values:
+        for t in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(t, Tensor):
+                tensor = True
+                if isinstance(t, FunctionalValue):
+                    functional = True
+    return functional, tensor
+
+
 def functionalize_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     """The Functionalize fallback (Note: the Functionalize key)."""
+    functional, tensor = _has_functional_and_tensor(values)
+    if tensor and not functional:
+        # plain tensors (reaching the key through the thread's included set): the operator
+        # runs as written and its results stay plain, as ATen's fallback leaves them
+        return op.redispatch(keyset.raw & _BELOW_KEY, *values)
     func = overload_of(op)
     args, kwargs = python_arguments(op, values)
     with _BelowFunctionalize():

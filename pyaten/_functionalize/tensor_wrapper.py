@@ -2,7 +2,8 @@
 
 Note: the wrapper on the Functionalize key
     PyTorch's C++ FunctionalTensorWrapper, in Python: a `Tensor` whose key set is its value's
-    plus Functionalize (less the Python keys, as ATen's constructor removes them), so every
+    plus Functionalize (less the Python and functorch transform keys, as ATen's constructor
+    removes them), so every
     operator on it reaches the Functionalize key's kernel (key.py) after autograd and
     ADInplaceOrView. It holds `elem`, its current value, which nobody writes, and shares a
     `FunctionalStorage` (the base's value and the writes not yet applied) with its views; the
@@ -31,6 +32,11 @@ from .wrapper import FunctionalStorage, FunctionalValue, ViewMeta
 __all__ = ["FunctionalTensorWrapper", "FUNCTIONALIZE_BIT"]
 
 FUNCTIONALIZE_BIT = functionality_bit("Functionalize")
+# Keys of the value a wrapper does not carry, as ATen's constructor drops them: the Python
+# keys and functorch's transform keys (c10::functorch_transforms_ks).
+_DROPPED_KEYS = PYTHON_KEYS | functionality_bit("FuncTorchBatched") | functionality_bit(
+    "FuncTorchVmapMode") | functionality_bit("Batched") | functionality_bit(
+    "VmapMode") | functionality_bit("FuncTorchGradWrapper")
 _new = object.__new__
 _LOCAL_SCALAR_DENSE = aten._local_scalar_dense.default
 
@@ -59,7 +65,7 @@ class FunctionalTensorWrapper(FunctionalValue, Tensor):
         t._offset = elem._offset
         t._dtype = elem._dtype
         t._device = device
-        t._keyset = (elem._keyset & ~PYTHON_KEYS) | FUNCTIONALIZE_BIT
+        t._keyset = (elem._keyset & ~_DROPPED_KEYS) | FUNCTIONALIZE_BIT
         t._np = None
         t._vc = None
         t._base = None
