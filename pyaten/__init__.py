@@ -2,6 +2,28 @@
 
 __version__ = "0.1.0"
 
+# --- no cyclic garbage collection while the package loads: import allocates ~300,000 objects
+# that all live on (tables, schemas, functions), and the collector's passes over them were
+# ~15% of `import pyaten` (docs/performance.md, "Import"). Restored at the end of this file,
+# and by `_GcPaused.__del__` if the import fails before it.
+import gc as _gc  # noqa: E402
+
+
+class _GcPaused:
+    def __init__(self) -> None:
+        self.was_enabled = _gc.isenabled()
+        _gc.disable()
+
+    def resume(self) -> None:
+        if self.was_enabled:
+            self.was_enabled = False
+            _gc.enable()
+
+    __del__ = resume
+
+
+_gc_paused = _GcPaused()
+
 # --- glibc's thresholds raised only on request: PYATEN_MALLOC_TUNING=1 (Note: freed memory kept)
 from pyaten.core.memory import tune_from_environment as _tune_from_environment  # noqa: E402
 
@@ -183,6 +205,15 @@ def _install_placeholders() -> None:
 
 
 _install_placeholders()
+_gc_paused.resume()
+del _gc_paused
+
+
+_FUNCTIONALIZATION_HELPERS = frozenset((
+    "_to_functional_tensor", "_from_functional_tensor", "_is_functional_tensor", "_sync",
+    "_functionalize_sync", "_functionalize_replace", "_functionalize_commit_update",
+    "_enable_functionalization", "_disable_functionalization",
+))
 
 
 def __getattr__(name: str) -> object:
@@ -213,6 +244,10 @@ def __getattr__(name: str) -> object:
         import pyaten.distributed as distributed
 
         return distributed
+    if name in _FUNCTIONALIZATION_HELPERS:  # torch._to_functional_tensor... (docs/functionalize.md)
+        import pyaten._functionalize as functionalization
+
+        return getattr(functionalization, name)
     if name in ("save", "load"):  # loaded on first use (docs/serialization.md)
         import pyaten.serialization as serialization
 

@@ -321,3 +321,55 @@ def test_gradients_through_the_key_equal_torch(name, factory, shapes, remove):
                and np.allclose(mine, theirs, rtol=1e-5, atol=1e-6)
                for reference in references for theirs, mine in zip(reference, ours))
     assert same == ((name, remove) not in PYATEN_DIFFERS)
+
+
+# -- what gets wrapped, and composition with vmap ----------------------------------------------
+
+
+def _wrapped_flags(P, is_functional):
+    closed_over = P.ones(2)
+
+    def f(x):
+        flags = [is_functional(closed_over * 2),  # plain inputs only: a plain result
+                 is_functional(P.ones(2)),        # a factory: wrapped
+                 is_functional(x + closed_over),  # a functional input: wrapped
+                 is_functional(x)]
+        return x, flags
+
+    return f
+
+
+def test_results_are_wrapped_as_torchs():
+    _, theirs = torch.func.functionalize(_wrapped_flags(torch, torch._is_functional_tensor))(
+        torch.ones(2))
+    _, ours = functionalize(_wrapped_flags(pyaten, _is_functional_tensor))(pyaten.ones(2))
+    assert ours == theirs == [False, True, True, True]
+
+
+def _batched_program(P):
+    def f(x):
+        y = x.clone()
+        y[1:].mul_(2)
+        x.add_(1)
+        return y * x
+    return f
+
+
+def test_functionalize_of_vmap_matches_torch():
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)
+    theirs_in, ours_in = torch.from_numpy(array.copy()), pyaten.tensor(array.copy())
+    theirs = torch.func.functionalize(torch.vmap(_batched_program(torch)))(theirs_in)
+    with _Record() as mode:
+        ours = functionalize(pyaten.func.vmap(_batched_program(pyaten)))(ours_in)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(ours_in.numpy(), theirs_in.numpy())
+    assert [c for c in mode.calls if _is_mutating(_op(c))] == ["aten.copy_.default"]
+
+
+def test_top_level_helpers_are_torchs_names():
+    for name in ("_to_functional_tensor", "_from_functional_tensor", "_is_functional_tensor",
+                 "_sync", "_functionalize_sync", "_functionalize_replace",
+                 "_functionalize_commit_update", "_enable_functionalization",
+                 "_disable_functionalization"):
+        assert hasattr(torch, name)
+        assert getattr(pyaten, name) is getattr(pyaten_functionalize, name)
