@@ -373,3 +373,16 @@ def test_top_level_helpers_are_torchs_names():
                  "_disable_functionalization"):
         assert hasattr(torch, name)
         assert getattr(pyaten, name) is getattr(pyaten_functionalize, name)
+
+
+def test_explain_notes_what_the_key_did():
+    def f(x):
+        x[1:].add_(1)
+        return x * 2
+
+    with pyaten.explain() as report:
+        functionalize(f)(pyaten.ones(3))
+    text = " ".join(str(report).split())
+    assert "kernel functionalize_fallback" in text
+    assert "mutation: runs aten.add.Tensor and commits the result" in text
+    assert "view: a new functional tensor of the same storage" in text

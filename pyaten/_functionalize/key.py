@@ -34,12 +34,12 @@ import threading
 from typing import Any
 
 from pyaten.core.tensor import Tensor
-from pyaten.dispatch import tls
+from pyaten.dispatch import tls, trace
 from pyaten.dispatch.fallbacks import set_functionalize_kernel
 from pyaten.dispatch.keys import full_after
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
-from .mode import Functionalizer
+from .mode import Functionalizer, _classify
 from .tensor_wrapper import FUNCTIONALIZE_BIT, FunctionalTensorWrapper
 from .wrapper import FunctionalStorage, FunctionalTensor, FunctionalValue
 
@@ -112,14 +112,31 @@ def functionalize_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     if tensor and not functional:
         # plain tensors (reaching the key through the thread's included set): the operator
         # runs as written and its results stay plain, as ATen's fallback leaves them
+        if trace.ACTIVE:
+            trace.note("functionalize", ran="no functional argument: passed below the key")
         return op.redispatch(keyset.raw & _BELOW_KEY, *values)
     func = overload_of(op)
     args, kwargs = python_arguments(op, values)
+    if trace.ACTIVE:
+        trace.note("functionalize", ran=_explain(func))
     with _BelowFunctionalize():
         return _FUNCTIONALIZER._dispatch(func, args, kwargs)
 
 
 set_functionalize_kernel(functionalize_kernel)
+
+
+def _explain(func: Any) -> str:
+    """What the kernel does with `func`, for explain()'s notes."""
+    kind, functional = _classify(func)
+    if kind == "mutation":
+        return (f"mutation: runs {functional} and commits the result to the written tensor"
+                if functional is not None else "mutation without a functional variant")
+    if kind == "view":
+        return "view: a new functional tensor of the same storage, one ViewMeta longer"
+    if kind == "inplace_view":
+        return "in-place view: the tensor's ViewMeta chain grows"
+    return "functional: the wrappers synced, the operator run on their values"
 
 
 # -- PyTorch's helpers --------------------------------------------------------------------------
