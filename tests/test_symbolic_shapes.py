@@ -163,3 +163,131 @@ def test_make_fx_symbolic_records_a_branch_on_a_size_as_a_guard() -> None:
 def test_make_fx_rejects_an_unknown_tracing_mode() -> None:
     with pytest.raises(ValueError, match="Unexpected tracing type: bogus"):
         make_fx(lambda x: x, tracing_mode="bogus")
+
+
+# --- pyaten.compile(dynamic=...) ----------------------------------------------------------
+
+def _chain(x):  # noqa: ANN001, ANN202 - a pointwise chain with a reduction at the end
+    y = ((x * 2 + 1).sin() * x).relu() - x.exp() * 0.5
+    return y, y.sum(-1)
+
+
+def _close(a, b) -> None:  # noqa: ANN001
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "pyaten"])
+def test_compile_dynamic_pointwise_chain_captures_once_for_three_batch_sizes(
+        backend: str) -> None:
+    f = pyaten.compile(_chain, dynamic=True, backend=backend)
+    for batch in (8, 16, 33):
+        x = pyaten.randn(batch, 64)
+        for got, want in zip(f(x), _chain(x)):
+            assert got.shape == want.shape
+            _close(got, want)
+    assert f.report.captures == 1 and f.report.compiled_calls == 2
+    assert "dynamic shapes" in f.last_entry.how
+    if backend == "pyaten":
+        run = f.last_entry.run
+        assert len(run.compiled) == 3  # one per size, from one capture
+        sources = {tuple(c.sources) for c in run.compiled.values()}
+        assert len(sources) == 1  # the same loops (their sizes are arguments)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "pyaten"])
+def test_compile_dynamic_mlp_training_step_captures_once(backend: str) -> None:
+    nn = pyaten.nn
+    pyaten.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 10))
+    compiled = pyaten.compile(mlp, dynamic=True, backend=backend)
+    for batch in (4, 9, 17):
+        x = pyaten.randn(batch, 20)
+        out = compiled(x)
+        want = mlp(x)
+        _close(out, want)
+        out.sum().backward()
+        got_grads = [p.grad.clone() for p in mlp.parameters()]
+        mlp.zero_grad()
+        want.sum().backward()
+        for g, p in zip(got_grads, mlp.parameters()):
+            _close(g, p.grad)
+        mlp.zero_grad()
+    assert compiled._compiled.report.captures == 1
+
+
+def test_compile_dynamic_reads_sizes_at_run_time() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        return x.view(x.shape[0], -1).softmax(-1) * x.shape[1]
+
+    f = pyaten.compile(fn, dynamic=True, backend="pyaten")
+    for shape in ((4, 3, 2), (7, 5, 2), (3, 3, 3)):
+        x = pyaten.randn(*shape)
+        _close(f(x), fn(x))
+    assert f.report.captures == 1
+    assert "sym_size" in f.last_entry.capture.graph.code
+
+
+def test_compile_dynamic_conv_net_forward_over_batch_sizes() -> None:
+    nn = pyaten.nn
+    pyaten.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
+    compiled = pyaten.compile(net, dynamic=True)
+    with pyaten.no_grad():
+        for batch in (2, 5, 3):
+            x = pyaten.randn(batch, 3, 8, 8)
+            _close(compiled(x), net(x))
+    assert compiled._compiled.report.captures == 1
+
+
+def test_compile_dynamic_recaptures_on_a_rank_change_and_a_failed_shape_guard() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        return x * 2 if x.shape[0] > 10 else x + 1
+
+    f = pyaten.compile(fn, dynamic=True, backend="eager")
+    for shape in ((4, 3), (6, 5)):
+        x = pyaten.randn(*shape)
+        _close(f(x), fn(x))
+    assert f.report.captures == 1
+    x = pyaten.randn(20, 3)  # the branch guard `s0 > 10` fails
+    _close(f(x), fn(x))
+    assert f.report.captures == 2 and "shape guard failed" in f.report.guard_failures[-1]
+    x = pyaten.randn(4, 3, 2)  # rank 3: the guard on the rank fails
+    _close(f(x), fn(x))
+    assert f.report.captures == 3 and "dim mismatch" in f.report.guard_failures[-1]
+    x = pyaten.randn(30, 2)
+    _close(f(x), fn(x))
+    assert f.report.captures == 3  # the second graph (s0 > 10) serves it
+
+
+def test_compile_dynamic_specializes_a_size_of_one() -> None:
+    f = pyaten.compile(lambda x: x * 3, dynamic=True, backend="eager")
+    f(pyaten.randn(8, 4))
+    f(pyaten.randn(5, 4))
+    assert f.report.captures == 1
+    _close(f(pyaten.ones(1, 4)), pyaten.ones(1, 4) * 3)
+    assert f.report.captures == 2  # 0 and 1 are never a symbol's value, as PyTorch's
+
+
+def test_compile_automatic_dynamic_and_static() -> None:
+    auto = pyaten.compile(lambda x: x.relu() + 1, backend="eager")
+    static = pyaten.compile(lambda x: x.relu() + 1, backend="eager", dynamic=False)
+    for batch in (8, 16, 33):
+        x = pyaten.randn(batch, 4)
+        _close(auto(x), x.relu() + 1)
+        _close(static(x), x.relu() + 1)
+    # as torch.compile: a static capture, then one dynamic capture for the changed dim
+    assert auto.report.captures == 2 and static.report.captures == 3
+    assert "dynamic shapes" in auto.last_entry.how
+    assert [str(s) for s in auto.last_entry.capture.graph.graph.nodes[0].meta["val"].shape] \
+        == ["s0", "4"]
+
+
+def test_compile_dynamic_guards_are_explained() -> None:
+    f = pyaten.compile(lambda x, y: (x * 2 if x.shape[0] > 5 else x) @ y, dynamic=True,
+                       backend="eager")
+    f(pyaten.randn(6, 3), pyaten.randn(3, 5))
+    lines = f.last_entry.guards.describe()
+    assert "input 0: Tensor size=[s0, s1] stride=[s1, 1] dtype=pyaten.float32" in lines[1]
+    assert "input 1: Tensor size=[s1, s2] stride=[s2, 1]" in lines[2]
+    assert "shape: s0 - 5 > 0" in lines

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyaten.core.symbolic import SymInt
 from pyaten.core.tensor import Tensor
 from pyaten.fx.experimental.symbolic_shapes import ShapeEnv, fake_tensor
 from pyaten.fx.graph import Graph
@@ -61,6 +62,11 @@ class _SymbolicCapture(_BreakingCapture):
     def __init__(self, graph: Graph, fullgraph: bool) -> None:
         super().__init__(graph, fullgraph)
         self.fakes: dict[int, tuple[Tensor, Tensor]] = {}  # id(real) -> (real, its fake)
+
+    def node_of(self, value: Any) -> Any:
+        if isinstance(value, SymInt):  # a size: read from a tensor of the graph
+            return self.sym_node_of(value)
+        return super().node_of(value)
 
     def fake_of(self, value: Any) -> Any:
         if not isinstance(value, Tensor) or value.device.type == "meta":

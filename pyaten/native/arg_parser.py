@@ -74,6 +74,10 @@ def _conv_tensor(obj: object) -> object:
 def _conv_tensor_or_number(obj: object) -> object:
     if isinstance(obj, runtime.Tensor):
         return obj
+    if obj.__class__ is SymInt:  # a size where a Tensor goes: its hint computes, a capture
+        wrapped = runtime.wrapped_number(obj.node.hint)  # records the size (make_fx)
+        wrapped._symbolic_value = obj
+        return wrapped
     if isinstance(obj, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
         if obj.__class__ is builtins.int and not _INT64_MIN <= obj <= _UINT64_MAX:
             raise _scalar_int_overflow(obj)
@@ -145,7 +149,7 @@ def _conv_scalar(obj: object) -> object:
         raise _scalar_int_overflow(obj)
     if cls is builtins.float or cls is builtins.bool:
         return obj
-    if cls is builtins.complex:
+    if cls is builtins.complex or cls is SymInt:  # a size stays symbolic (core/symbolic.py)
         return obj
     if isinstance(obj, np.bool_):
         return builtins.bool(obj)

@@ -63,7 +63,8 @@ def _is_default(arg: Any, value: Any) -> bool:
 def _to_python(value: Any) -> Any:
     if isinstance(value, Tensor):
         if value._wrapped_number:
-            return value._numpy().item()
+            symbolic = value.__dict__.get("_symbolic_value")  # a size stays symbolic
+            return value._numpy().item() if symbolic is None else symbolic
         return value
     if isinstance(value, tuple):
         return [_to_python(v) for v in value]

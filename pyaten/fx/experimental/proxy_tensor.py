@@ -59,6 +59,9 @@ class _CaptureMode(TorchDispatchMode):
             return self.sym_node_of(value)
         if not isinstance(value, Tensor):
             return value
+        symbolic = value.__dict__.get("_symbolic_value") if value._wrapped_number else None
+        if symbolic is not None:  # a size passed where a Tensor goes: the size's node
+            return self.sym_node_of(symbolic)
         known = self.nodes.get(id(value))
         if known is not None and known[0] is value:
             return known[1]
