@@ -992,3 +992,38 @@ def test_double_backward_as_torch(backend):
         outcome.append(g.requires_grad)
         outcomes.append(outcome)
     assert outcomes[0] == outcomes[1]
+
+
+# -- max pool kernels written in C ----------------------------------------------------------------
+
+@pytest.mark.parametrize("window", [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 0))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool_kernel_gives_eager_values_indices_and_gradients(window, dtype):
+    from pyaten._inductor import cloops
+
+    if not cloops.available():
+        pytest.skip("no C compiler on this machine")
+    kernel, stride, padding = window
+    data = np.random.default_rng(0).integers(-3, 3, (2, 3, 9, 8)).astype(np.float64)
+    data[0, 0, 0, 0] = np.nan  # NaN wins its window; ties keep the first; -inf planes
+    data[1, 1] = -np.inf
+
+    def f(x):
+        values, indices = F.max_pool2d(x, kernel, stride, padding, return_indices=True)
+        return values * 2, indices
+
+    compiled = pyaten.compile(f)
+    for grad in (False, True, True):
+        x1, x2 = (pyaten.tensor(data, dtype=getattr(pyaten, dtype), requires_grad=grad)
+                  for _ in range(2))
+        (a, ia), (b, ib) = compiled(x1), f(x2)
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        np.testing.assert_array_equal(ia.numpy(), ib.numpy())
+        if grad:
+            a.sum().backward()
+            b.sum().backward()
+            np.testing.assert_array_equal(x1.grad.numpy(), x2.grad.numpy())
+    run = compiled.last_entry.run
+    names = {getattr(v, "__name__", "") for part in (run.forward_fn, run.backward_fn)
+             for v in part._run.__globals__.values()}
+    assert {"pool", "pool_backward"} <= names

@@ -34,7 +34,8 @@ from pyaten.fx.node import Node
 from .lowering import expression
 from .scheduler import FusedGroup
 
-__all__ = ["available", "c_expression", "group_c_source", "load_loops"]
+__all__ = ["available", "c_expression", "group_c_source", "load_library", "load_loops",
+           "pool_sources"]
 
 _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fPIC", "-shared",
           "-std=c99")
@@ -171,14 +172,7 @@ def load_loops(groups: list[FusedGroup], folder: Any) -> tuple[list[Callable[...
     library's source."""
     bodies = [group_c_source(g, f"k{i}") for i, g in enumerate(groups)]
     source = "#include <math.h>\n#include <stdint.h>\n\n" + "\n".join(bodies)
-    key = hashlib.sha1((_machine_key() + source).encode()).hexdigest()[:20]
-    library = _LIBRARIES.get(key)
-    if library is None:
-        path = folder / f"g_{key}.so"
-        if not path.exists():
-            _build(source, folder, key)
-        library = ctypes.CDLL(str(path))
-        _LIBRARIES[key] = library
+    library = load_library(source, folder)
     kernels = []
     for i, group in enumerate(groups):
         fn = getattr(library, f"k{i}")
@@ -216,3 +210,74 @@ def _caller(fn: Any, n_in: int) -> Callable[..., Any]:
         fn(*args)
 
     return kernel
+
+
+# -- kernels written for one operator's fixed arguments -------------------------------------------
+#
+# A 2-d max pool with its indices (dilation 1, no ceil_mode) over contiguous NCHW planes, and
+# its backward (each output's gradient added at its index): PyTorch's rule per window, rows
+# then columns, a value replaces the maximum when greater or NaN, the start index when nothing
+# does. The window's geometry is baked in as constants.
+
+_POOL = """\
+void {name}(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
+            const {t} *restrict in, {t} *restrict out, int64_t *restrict index) {{
+    for (int64_t p = 0; p < planes; p++) {{
+        const {t} *plane = in + p * H * W;
+        for (int64_t oh = 0; oh < OH; oh++) {{
+            int64_t h0 = oh * {sh} - {ph}, h1 = h0 + {kh} < H ? h0 + {kh} : H;
+            h0 = h0 < 0 ? 0 : h0;
+            for (int64_t ow = 0; ow < OW; ow++) {{
+                int64_t w0 = ow * {sw} - {pw}, w1 = w0 + {kw} < W ? w0 + {kw} : W;
+                w0 = w0 < 0 ? 0 : w0;
+                int64_t best = h0 * W + w0;
+                {t} top = -INFINITY;
+                for (int64_t h = h0; h < h1; h++) {{
+                    for (int64_t w = w0; w < w1; w++) {{
+                        {t} v = plane[h * W + w];
+                        if (v > top || isnan(v)) {{ top = v; best = h * W + w; }}
+                    }}
+                }}
+                out[(p * OH + oh) * OW + ow] = top;
+                index[(p * OH + oh) * OW + ow] = best;
+            }}
+        }}
+    }}
+}}
+"""
+
+_POOL_BACKWARD = """\
+void {name}(int64_t planes, int64_t HW, int64_t OHW, const {t} *restrict grad,
+            const int64_t *restrict index, {t} *restrict out) {{
+    for (int64_t i = 0; i < planes * HW; i++) out[i] = 0;
+    for (int64_t p = 0; p < planes; p++) {{
+        for (int64_t o = 0; o < OHW; o++) out[p * HW + index[p * OHW + o]] += grad[p * OHW + o];
+    }}
+}}
+"""
+
+
+def pool_sources(specs: list[tuple]) -> str:
+    """The library source of the pools `specs` name: (kind, dtype name, kernel, stride,
+    padding), kind "pool" or "pool_backward"; function `p<i>` for the i-th."""
+    parts = ["#include <math.h>\n#include <stdint.h>\n"]
+    for i, (kind, dtype, kernel, stride, padding) in enumerate(specs):
+        scalar = "float" if dtype == "float32" else "double"
+        template = _POOL if kind == "pool" else _POOL_BACKWARD
+        parts.append(template.format(name=f"p{i}", t=scalar, kh=kernel[0], kw=kernel[1],
+                                     sh=stride[0], sw=stride[1], ph=padding[0],
+                                     pw=padding[1]))
+    return "\n".join(parts)
+
+
+def load_library(source: str, folder: Any) -> Any:
+    """The shared library of `source`, built once into `folder` (Note: why C beside Numba)."""
+    key = hashlib.sha1((_machine_key() + source).encode()).hexdigest()[:20]
+    library = _LIBRARIES.get(key)
+    if library is None:
+        path = folder / f"g_{key}.so"
+        if not path.exists():
+            _build(source, folder, key)
+        library = ctypes.CDLL(str(path))
+        _LIBRARIES[key] = library
+    return library

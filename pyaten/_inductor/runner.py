@@ -18,6 +18,7 @@ by a view operator.
 
 from __future__ import annotations
 
+import ctypes
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +33,7 @@ from pyaten.native.runtime import wrapped_number
 
 from . import cloops
 from .codegen import cache_dir, group_source, load_kernel, numba_available
-from .scheduler import FusedGroup, fuse
+from .scheduler import FusedGroup, _contiguous, fuse
 
 __all__ = ["CompiledGraph", "compile_graph"]
 
@@ -80,6 +81,121 @@ def _build_loops(groups: list[FusedGroup]) -> tuple[list[Any], list[str], str]:
     return [load_kernel(s) for s in sources], sources, "numba"
 
 
+_POOLS = ("max_pool2d_with_indices.default", "max_pool2d_with_indices_backward.default")
+
+
+def _pair(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, int):
+        return (value, value)
+    if isinstance(value, (list, tuple)) and len(value) in (1, 2) and \
+            all(isinstance(v, int) for v in value):
+        return (value[0], value[-1])
+    return None
+
+
+def _dense(node: Any, dtype: Any = None) -> Any:
+    """The tensor_meta of a contiguous float32/float64 4-d node (of `dtype` when given)."""
+    meta = node.meta.get("tensor_meta") if isinstance(node, Node) else None
+    if meta is None or len(meta["shape"]) != 4 or \
+            not _contiguous(tuple(meta["shape"]), tuple(meta["stride"])):
+        return None
+    if (meta["dtype"].name not in ("float32", "float64")) if dtype is None else \
+            meta["dtype"] != dtype:
+        return None
+    return meta
+
+
+def _pool_inputs(node: Node) -> list[Node]:
+    if node.target.__name__ == _POOLS[0]:
+        return [node.args[0]]
+    args = list(node.target._entry.normalize(node.args, dict(node.kwargs)))
+    return [args[0], args[7]]
+
+
+def _pool_spec(node: Node) -> tuple | None:
+    """(kind, dtype, kernel, stride, padding) and the shapes when a 2-d max pool (or its
+    backward) can run the C kernel written for its window (cloops.py): contiguous NCHW
+    float planes, dilation 1, no ceil_mode."""
+    if node.op != "call_function" or getattr(node.target, "namespace", None) != "aten" or \
+            node.target.__name__ not in _POOLS:
+        return None
+    forward = node.target.__name__ == _POOLS[0]
+    try:
+        args = list(node.target._entry.normalize(node.args, dict(node.kwargs)))
+    except Exception:  # noqa: BLE001 - unusual arguments: the operator's own kernel
+        return None
+    first = 0 if forward else 1
+    meta = _dense(args[first])
+    kernel, stride, padding, dilation = (_pair(a) for a in args[first + 1:first + 5])
+    stride = stride or kernel
+    if meta is None or kernel is None or padding is None or dilation != (1, 1) or \
+            args[first + 5] or stride is None:
+        return None
+    if forward:
+        values = node.meta.get("val")
+        if not isinstance(values, tuple) or len(values) != 2:
+            return None
+        out_shape = tuple(values[0].shape)
+    else:
+        grad = _dense(args[0], meta["dtype"])
+        index = args[7].meta.get("tensor_meta") if isinstance(args[7], Node) else None
+        if grad is None or index is None or index["dtype"].name != "int64" or \
+                not _contiguous(tuple(index["shape"]), tuple(index["stride"])):
+            return None
+        out_shape = tuple(grad["shape"])
+    return (("pool" if forward else "pool_backward", meta["dtype"].name, kernel, stride,
+             padding), tuple(meta["shape"]), out_shape, meta["dtype"])
+
+
+def _pool_kernels(nodes: list[Node]) -> dict[Node, Callable[..., Any]]:
+    """A callable per max-pool node that the written C kernels take, all from one library."""
+    found = [(node, spec) for node in nodes for spec in [_pool_spec(node)] if spec is not None]
+    if not found:
+        return {}
+    try:
+        library = cloops.load_library(cloops.pool_sources([spec[0] for _, spec in found]),
+                                      cache_dir() / "cloops")
+    except (RuntimeError, OSError):
+        return {}
+    return {node: _pool_caller(getattr(library, f"p{i}"), spec)
+            for i, (node, spec) in enumerate(found)}
+
+
+def _pool_caller(fn: Any, spec: tuple) -> Callable[..., Any]:
+    (kind, _, _, _, _), in_shape, out_shape, dtype = spec
+    np_dtype = np.dtype(dtype.name)
+    n, c, height, width = in_shape
+    out_h, out_w = out_shape[2], out_shape[3]
+    planes = n * c
+    c_int, c_ptr = ctypes.c_int64, ctypes.c_void_p
+    if kind == "pool":
+        fn.argtypes = [c_int] * 5 + [c_ptr] * 3
+        fn.restype = None
+        from pyaten.core.dtypes import int64
+
+        def pool(x: Any) -> tuple:
+            array = np.ascontiguousarray(x._numpy())
+            out = np.empty(out_shape, np_dtype)
+            index = np.empty(out_shape, np.int64)
+            fn(planes, height, width, out_h, out_w, array.ctypes.data, out.ctypes.data,
+               index.ctypes.data)
+            return share_array(out, dtype), share_array(index, int64)
+
+        return pool
+    fn.argtypes = [c_int] * 3 + [c_ptr] * 3
+    fn.restype = None
+
+    def pool_backward(grad: Any, index: Any) -> Any:
+        grad_array = np.ascontiguousarray(grad._numpy())
+        index_array = np.ascontiguousarray(index._numpy())
+        out = np.empty(in_shape, np_dtype)
+        fn(planes, height * width, out_h * out_w, grad_array.ctypes.data,
+           index_array.ctypes.data, out.ctypes.data)
+        return share_array(out, dtype)
+
+    return pool_backward
+
+
 def _aliasing_reader(node: Node) -> bool:
     target = node.target
     name = getattr(getattr(target, "overloadpacket", None), "__name__", "")
@@ -110,10 +226,15 @@ class CompiledGraph:
         steps: list[tuple] = []
         self.placeholders = [slot[n] for n in nodes if n.op == "placeholder"]
         group_at = {g.index: (i, g) for i, g in enumerate(self.groups)}
+        pools = _pool_kernels(nodes) if cloops.available() else {}
         for index, node in enumerate(nodes):
             if node.op in ("placeholder", "output"):
                 continue
-            if node in in_group:
+            if node in pools:
+                steps.append(("call", (slot[node], pools[node],
+                                       tuple(_Slot(slot[a]) for a in _pool_inputs(node)), {})))
+                readers = node.all_input_nodes
+            elif node in in_group:
                 if index not in group_at:
                     continue
                 k, group = group_at[index]
