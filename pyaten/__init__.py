@@ -213,6 +213,8 @@ _FUNCTIONALIZATION_HELPERS = frozenset((
     "_to_functional_tensor", "_from_functional_tensor", "_is_functional_tensor", "_sync",
     "_functionalize_sync", "_functionalize_replace", "_functionalize_commit_update",
     "_enable_functionalization", "_disable_functionalization",
+    "_functionalize_has_data_mutation", "_functionalize_has_metadata_mutation",
+    "_functionalize_is_multi_output_view", "_functionalize_mutation_counter",
 ))
 
 

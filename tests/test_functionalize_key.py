@@ -370,7 +370,9 @@ def test_top_level_helpers_are_torchs_names():
     for name in ("_to_functional_tensor", "_from_functional_tensor", "_is_functional_tensor",
                  "_sync", "_functionalize_sync", "_functionalize_replace",
                  "_functionalize_commit_update", "_enable_functionalization",
-                 "_disable_functionalization"):
+                 "_disable_functionalization", "_functionalize_has_data_mutation",
+                 "_functionalize_has_metadata_mutation", "_functionalize_is_multi_output_view",
+                 "_functionalize_mutation_counter"):
         assert hasattr(torch, name)
         assert getattr(pyaten, name) is getattr(pyaten_functionalize, name)
 
@@ -386,3 +388,35 @@ def test_explain_notes_what_the_key_did():
     assert "kernel functionalize_fallback" in text
     assert "mutation: runs aten.add.Tensor and commits the result" in text
     assert "view: a new functional tensor of the same storage" in text
+
+
+def _bookkeeping(P, F):
+    def state(t):
+        return (F._functionalize_has_data_mutation(t), F._functionalize_has_metadata_mutation(t),
+                F._functionalize_is_multi_output_view(t), F._functionalize_mutation_counter(t))
+
+    a, b, c, d = (F._to_functional_tensor(P.zeros(4, 4)) for _ in range(4))
+    seen = []
+    F._enable_functionalization(reapply_views=True)
+    try:
+        seen.append(state(a))
+        v = a[1]
+        v.add_(1)
+        seen += [state(a), state(v)]
+        a.mul_(2)
+        seen.append(state(a))
+        b.t_()
+        seen.append(state(b))
+        parts = c.split(2)
+        seen += [state(parts[0]), state(parts[0][1]), state(c)]
+        d.resize_(5, 5)
+        seen.append(state(d))
+    finally:
+        F._disable_functionalization()
+    F._sync(a)
+    seen.append(state(a))
+    return seen
+
+
+def test_bookkeeping_queries_match_torch():
+    assert _bookkeeping(pyaten, pyaten_functionalize) == _bookkeeping(torch, torch)

@@ -52,6 +52,10 @@ __all__ = [
     "_sync",
     "_functionalize_replace",
     "_functionalize_commit_update",
+    "_functionalize_has_data_mutation",
+    "_functionalize_has_metadata_mutation",
+    "_functionalize_is_multi_output_view",
+    "_functionalize_mutation_counter",
     "_enable_functionalization",
     "_disable_functionalization",
 ]
@@ -207,6 +211,30 @@ def _functionalize_commit_update(t: Tensor) -> None:
     """Record a functional tensor's new value on its storage, for its base and the other
     views of it to see on their next sync (torch._functionalize_commit_update)."""
     _check_functional("_functionalize_commit_update", t).commit_update()
+
+
+def _functionalize_has_data_mutation(t: Tensor) -> bool:
+    """Whether anything was written into `t`'s storage (through `t` or another view of it)."""
+    return _check_functional("_functionalize_has_data_mutation", t).functional_storage \
+        .generation > 0
+
+
+def _functionalize_mutation_counter(t: Tensor) -> int:
+    """The count of writes committed to `t`'s storage."""
+    return _check_functional("_functionalize_mutation_counter", t).functional_storage.generation
+
+
+def _functionalize_has_metadata_mutation(t: Tensor) -> bool:
+    """Whether an in-place view operator (`t_`, `unsqueeze_`...) or `resize_` changed `t`'s
+    geometry."""
+    return _check_functional("_functionalize_has_metadata_mutation", t).has_metadata_mutation
+
+
+def _functionalize_is_multi_output_view(t: Tensor) -> bool:
+    """Whether `t` is, or is a view of, an output of a view operator with several (`split`,
+    `unbind`...)."""
+    metas = _check_functional("_functionalize_is_multi_output_view", t).view_metas
+    return any(meta.out_index >= 0 for meta in metas)
 
 
 def _enable_functionalization(reapply_views: bool = False) -> None:

@@ -192,6 +192,7 @@ class Functionalizer:
         t.view_metas = ()
         t.generation = 0
         t.replace_(resized)
+        t.has_metadata_mutation = True
         return t
 
     def _mutation(self, func: Any, functional: Any, args: tuple, kwargs: dict) -> Any:

@@ -107,6 +107,7 @@ class FunctionalValue:
     functional_storage: FunctionalStorage
     view_metas: tuple[ViewMeta, ...]
     generation: int
+    has_metadata_mutation = False  # set by in-place views and resize_
 
     def replace_(self, value: Tensor) -> None:
         """Make `value` this tensor's value; a value of another dtype is converted to ours
@@ -135,6 +136,7 @@ class FunctionalValue:
 
     def mutate_view_meta(self, meta: ViewMeta, value: Tensor) -> None:
         """An in-place view operator (`t_`, `transpose_`...): this tensor becomes a view."""
+        self.has_metadata_mutation = True
         self.view_metas = (*self.view_metas, meta)
         self.elem = value
         self._mirror(value)
