@@ -291,3 +291,20 @@ def test_compile_dynamic_guards_are_explained() -> None:
     assert "input 0: Tensor size=[s0, s1] stride=[s1, 1] dtype=pyaten.float32" in lines[1]
     assert "input 1: Tensor size=[s1, s2] stride=[s2, 1]" in lines[2]
     assert "shape: s0 - 5 > 0" in lines
+
+
+_BRANCHY = pyaten.compile(lambda x, y: (x * 2 if x.shape[0] > 5 else x).view(-1, 2) + y,
+                          dynamic=True, backend="eager")
+_BRANCHY(pyaten.randn(6, 4), pyaten.randn(1, 2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 7), st.integers(1, 3), st.booleans())
+def test_the_fast_guard_check_agrees_with_the_explained_one(a: int, b: int, y_rows: int,
+                                                             transposed: bool) -> None:
+    from pyaten.utils import _pytree
+
+    x = pyaten.randn(b, a).t() if transposed else pyaten.randn(a, b)
+    flat, spec = _pytree.tree_flatten(((x, pyaten.randn(y_rows, 2)), {}))
+    guards = _BRANCHY._entries[0].guards
+    assert guards._fast_check(flat) == (guards._check(spec, flat, guards.state) is None)

@@ -116,9 +116,39 @@ class DynamicGuardSet(GuardSet):
 
     fakes: tuple = ()  # per flattened argument: its FakeTensor, or None
     shape_env: Any = None
+    fast: Any = None  # (guard count it was built for, its compiled check)
 
     def check(self, spec: Any, flat: list[Any], state: tuple,
               module: Any = None) -> str | None:
+        if state == self.state and spec == self.spec and self._fast_check(flat) and (
+                module is None or _module_state(module) == self.module_state):
+            return None
+        return self._check(spec, flat, state, module)
+
+    def _fast_check(self, flat: list[Any]) -> bool:
+        """The common case in one generated expression (ShapeEnv.compile_check)."""
+        fast = self.fast
+        if fast is None or fast[0] != len(self.shape_env.guards):
+            expected: list[Any] = []
+            for fake in self.fakes:
+                if fake is not None:
+                    expected += list(fake._sizes) + list(fake._strides)
+            fast = (len(self.shape_env.guards), self.shape_env.compile_check(expected))
+            object.__setattr__(self, "fast", fast)
+        values: list[int] = []
+        for value, expected, fake in zip(flat, self.leaves, self.fakes):
+            if fake is None:
+                if _leaf_key(value) != expected:
+                    return False
+            elif not isinstance(value, Tensor) or _dynamic_key(value) != expected:
+                return False
+            else:
+                values += value.shape
+                values += value.stride()
+        return bool(fast[1](values))
+
+    def _check(self, spec: Any, flat: list[Any], state: tuple,
+               module: Any = None) -> str | None:
         if state != self.state:
             return GuardSet.check(self, spec, flat, state, module)
         if spec != self.spec or len(flat) != len(self.leaves):

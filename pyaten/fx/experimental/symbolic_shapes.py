@@ -174,6 +174,37 @@ class ShapeEnv:
             return values
         return self.evaluate_guards(values)
 
+    def compile_check(self, expected: list[Any]) -> Any:
+        """A function of the actual sizes (a list, in the order of `expected`) that is True
+        when `check` would pass: one generated Python expression, the per-call fast path
+        (`check` says why it fails)."""
+        bound: dict[str, str] = {}
+        lines = []
+        conditions = []
+        for i, want in enumerate(expected):
+            if isinstance(want, SymInt):
+                poly = want.node.expr
+                (monomial, coefficient), = poly.terms.items() if len(poly.terms) == 1 \
+                    else ((None, None),)
+                if monomial is not None and len(monomial) == 1 and coefficient == 1 and \
+                        poly.atoms[monomial[0]] == "symbol" and monomial[0] not in bound:
+                    bound[monomial[0]] = f"v[{i}]"
+                    lines.append(f"    {monomial[0]} = v[{i}]")
+                    if self.specialize_zero_one:
+                        conditions.append(f"{monomial[0]} >= 2")
+                    continue
+                conditions.append(f"v[{i}] == {poly.text}")
+            else:
+                conditions.append(f"v[{i}] == {int(want)}")
+        conditions += [f"({g.expr})" if g.value else f"not ({g.expr})" for g in self.guards]
+        body = " and ".join(f"({c})" for c in conditions) or "True"
+        source = "def check(v):\n" + "\n".join(lines + [
+            "    try:", f"        return {body}", "    except ZeroDivisionError:",
+            "        return False"]) + "\n"
+        namespace: dict[str, Any] = {"__builtins__": {"max": max, "min": min}}
+        exec(compile(source, "<pyaten shape guards>", "exec"), namespace)  # noqa: S102
+        return namespace["check"]
+
     def __repr__(self) -> str:
         return f"ShapeEnv({self.var_to_val}, guards={self.format_guards()})"
 
