@@ -203,3 +203,23 @@ def test_adam_under_a_dispatch_mode_runs_the_operators(path):
     with Record():
         opt.step()
     assert any("addcdiv_" in name for name in seen), seen
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_relu_and_threshold_backward(path, dtype):
+    x = _values(6000, scale=3.0).to(dtype)
+    grad = _values(6000, seed=4).to(dtype).flip(0)  # NaN, inf and zeros in both
+    assert_same(pyaten.relu(from_torch(x)), torch.relu(x))
+    assert torch.equal(torch.signbit(torch.relu(x)), torch.from_numpy(
+        np.signbit(pyaten.relu(from_torch(x)).numpy())))
+    mine = from_torch(x.clone())
+    pyaten.relu_(mine)
+    assert_same(mine, torch.relu(x))
+    for threshold in (0, 0.5, -1.0):
+        assert_same(pyaten.ops.aten.threshold_backward(from_torch(grad), from_torch(x), threshold),
+                    torch.ops.aten.threshold_backward(grad, x, threshold))
+    # broadcast and strided operands take the general path
+    assert_same(pyaten.ops.aten.threshold_backward(from_torch(grad[:100]), from_torch(x[:1]), 0),
+                torch.ops.aten.threshold_backward(grad[:100], x[:1], 0))
+    assert_same(pyaten.ops.aten.threshold_backward(from_torch(grad)[::2], from_torch(x)[::2], 0),
+                torch.ops.aten.threshold_backward(grad[::2], x[::2], 0))

@@ -89,6 +89,23 @@ def silu_backward_f32(grad, x, out):
         out[i] = grad[i] * s * (_ONE + v * (_ONE - s))
 
 
+@jit
+def relu(x, out):
+    """out = max(x, 0) as PyTorch's clamp_min: -0.0 and NaN kept (1-d)."""
+    zero = x.dtype.type(0)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = zero if v < zero else v
+
+
+@jit
+def threshold_backward(grad, x, threshold, out):
+    """out = 0 where x <= threshold, else grad (a NaN x passes grad), 1-d."""
+    zero = grad.dtype.type(0)
+    for i in range(x.size):
+        out[i] = zero if x[i] <= threshold else grad[i]
+
+
 @jit_sum
 def _sum_f32(a):
     total = _F32(0.0)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyaten.native import family
+from pyaten.native import family, fastpath
+from pyaten.native.kernels import vector_loops
 
 
 def _sigmoid_backward(grad: np.ndarray, output: np.ndarray) -> np.ndarray:
@@ -44,21 +45,37 @@ def _logit_backward(grad: np.ndarray, x: np.ndarray, eps: float | None) -> np.nd
     return np.where((x < low) | (x > high), np.zeros((), x.dtype), grad / (x * (one - x)))
 
 
-def _threshold_backward(grad: np.ndarray, x: np.ndarray, threshold) -> np.ndarray:
+def _threshold_backward(grad: np.ndarray, x: np.ndarray, threshold,
+                        out: np.ndarray | None = None) -> np.ndarray:
     # PyTorch's threshold kernel over (self, grad): x <= threshold ? 0 : grad. The threshold
     # is read in the compute dtype; NaN in x passes grad through.
     bound = np.array(threshold).astype(x.dtype)
-    return family.select(x <= bound, np.zeros((), grad.dtype), grad)
+    if vector_loops.threshold_backward(grad, x, bound, out):  # one compiled pass
+        return out
+    result = family.select(x <= bound, np.zeros((), grad.dtype), grad)
+    if out is None:
+        return result
+    np.copyto(out, result, casting="unsafe")
+    return out
 
 
 _FLOAT_COMPLEX = family.FLOATING_COMPLEX_AND_REDUCED
 
-family.register(
+_STUBS = family.register(
     family.Pointwise("sigmoid_backward", _sigmoid_backward, _FLOAT_COMPLEX),
     family.Pointwise("tanh_backward", _tanh_backward, _FLOAT_COMPLEX),
     family.Pointwise("logit_backward", _logit_backward, family.FLOATING_AND_REDUCED),
     family.Pointwise(
         "threshold_backward", _threshold_backward, family.ALL_AND_REDUCED,
-        dispatch_name="threshold_cpu",
+        dispatch_name="threshold_cpu", takes_out=True,
     ),
+)
+
+# threshold_backward's row function is not a ufunc: its fast function (two tensors of one
+# shape and a number; Note: the structured fast path) is registered here.
+fastpath.register(
+    "threshold_backward",
+    fastpath.with_scalars(_threshold_backward, _STUBS["threshold_backward_stub"],
+                          fastpath.FLOATS | fastpath.INTEGERS, 2)[0],
+    None, family.caller_site(1),
 )

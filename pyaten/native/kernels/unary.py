@@ -390,6 +390,8 @@ _ZEROS: dict[np.dtype, np.ndarray] = {}
 
 
 def _relu_loop(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    if out is not None and vector_loops.relu_into(a, out):
+        return out
     zero = _ZEROS.get(a.dtype)
     if zero is None:
         zero = _ZEROS[a.dtype] = constant(0, a.dtype)

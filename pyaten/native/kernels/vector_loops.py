@@ -26,7 +26,7 @@ import numpy as np
 from pyaten.native import compiled
 
 __all__ = ["adam_step", "exp_into", "fresh", "loops_for", "max_pool2d_backward", "sigmoid_into",
-           "silu_backward", "silu_into", "softmax_rows"]
+           "relu_into", "silu_backward", "silu_into", "softmax_rows", "threshold_backward"]
 
 _F32 = np.dtype(np.float32)
 _STATE: dict[str, ModuleType | None | bool] = {"module": None, "loaded": False}
@@ -42,12 +42,18 @@ def _module() -> ModuleType | None:
     return _STATE["module"]  # type: ignore[return-value]
 
 
-def loops_for(*arrays: np.ndarray) -> ModuleType | None:
-    """The compiled loops when they should run on these arrays (float32, row-major, at least
-    `compiled.MIN_ELEMENTS` elements unless the compiled path is forced on), else None."""
+_FLOATS = (_F32, np.dtype(np.float64))
+
+
+def loops_for(*arrays: np.ndarray, dtypes: tuple = (_F32,)) -> ModuleType | None:
+    """The compiled loops when they should run on these arrays (of one of `dtypes`, all
+    alike, row-major, at least `compiled.MIN_ELEMENTS` elements unless the compiled path is
+    forced on), else None."""
     first = arrays[0]
+    if first.dtype not in dtypes:
+        return None
     for a in arrays:
-        if a.dtype != _F32 or not a.flags.c_contiguous:
+        if a.dtype != first.dtype or not a.flags.c_contiguous:
             return None
     if compiled.loops(first.size) is None:
         return None
@@ -67,6 +73,32 @@ def _unary(name: str):
 
     into.__name__ = into.__qualname__ = name.removesuffix("_f32") + "_into"
     return into
+
+
+def relu_into(x: np.ndarray, out: np.ndarray) -> bool:
+    """relu of float32/float64 x into out (x's shape) by the compiled loop; False: not
+    applicable. (NumPy's `maximum` runs its NaN-aware loop: 3.5x slower on 64K floats.)"""
+    if x.shape != out.shape:
+        return False
+    fast = loops_for(x, out, dtypes=_FLOATS)
+    if fast is None:
+        return False
+    fast.relu(x.reshape(-1), out.reshape(-1))
+    return True
+
+
+def threshold_backward(grad: np.ndarray, x: np.ndarray, threshold: np.ndarray,
+                       out: np.ndarray | None) -> bool:
+    """out = `x <= threshold ? 0 : grad` by the compiled loop (one pass instead of six);
+    False: not applicable."""
+    if out is None or grad.shape != x.shape or out.shape != x.shape:
+        return False
+    fast = loops_for(grad, x, out, dtypes=_FLOATS)
+    if fast is None:
+        return False
+    fast.threshold_backward(grad.reshape(-1), x.reshape(-1), x.dtype.type(threshold),
+                            out.reshape(-1))
+    return True
 
 
 def silu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
