@@ -130,7 +130,7 @@ def _shift_dims(call: BatchedCall, rank: int, extra: int = 0) -> list[Any] | Non
     "squeeze.dim", "squeeze.dims", "split.Tensor", "split_with_sizes", "chunk", "unbind",
     "diagonal", "unfold", "movedim.int", "gather", "scatter", "scatter_add", "scatter_",
     "scatter_add_", "index_select", "cat", "stack", "diff", "glu", "glu_backward",
-    "aminmax", "nanmean", "var.dim", "std.dim", "softmax.int", "log_softmax.int", "roll",
+    "nanmean", "var.dim", "std.dim", "softmax.int", "log_softmax.int", "roll",
     "cumsum_", "cumprod_", "nanmedian.dim", "rot90",
 )
 def dim_op(call: BatchedCall) -> Any:
@@ -168,6 +168,21 @@ def dim_op(call: BatchedCall) -> Any:
             physical_args.append(call.physical(x))
     kwargs = tree_map(call.physical, call.kwargs) if call.kwargs else call.kwargs
     return call.func(*physical_args, **kwargs)
+
+
+@rule("aminmax")
+def aminmax(call: BatchedCall) -> Any:
+    # `dim` is keyword-only here: None reduces each whole sample
+    self = call.args[0]
+    rank = len(self._sizes)
+    dim, keepdim = call.kwargs.get("dim"), call.kwargs.get("keepdim", False)
+    if not call.batched(self) or call.args[1:]:
+        return NotImplemented
+    if dim is None:
+        if keepdim:
+            return NotImplemented
+        return call.func(self.value.reshape(call.batch_size, -1), dim=1)
+    return call.func(self.value, dim=_wrap_dim(dim, rank) + 1, keepdim=keepdim)
 
 
 @rule("sum.default", "mean.default", "prod.default", "all.default", "any.default",
