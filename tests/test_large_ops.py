@@ -223,3 +223,21 @@ def test_relu_and_threshold_backward(path, dtype):
                 torch.ops.aten.threshold_backward(grad[:100], x[:1], 0))
     assert_same(pyaten.ops.aten.threshold_backward(from_torch(grad)[::2], from_torch(x)[::2], 0),
                 torch.ops.aten.threshold_backward(grad[::2], x[::2], 0))
+
+
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(stride=2, padding=1),
+                                dict(dilation=2, padding=2), dict(stride=(2, 1))], ids=str)
+def test_conv2d_input_gradient_channels_last_columns(path, kw):
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(8, 16, 9, 9, generator=g, requires_grad=True)
+    w = torch.randn(12, 16, 3, 3, generator=g, requires_grad=True)
+    xm = from_torch(x.detach()).requires_grad_()
+    wm = from_torch(w.detach()).requires_grad_()
+    theirs = torch.nn.functional.conv2d(x, w, **kw)
+    ours = pyaten.nn.functional.conv2d(xm, wm, **kw)
+    assert_same(ours, theirs)
+    grad = torch.randn(theirs.shape, generator=g)
+    theirs.backward(grad)
+    ours.backward(from_torch(grad))
+    assert_same(xm.grad, x.grad)
+    assert_same(wm.grad, w.grad)

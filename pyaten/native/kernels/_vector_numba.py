@@ -192,3 +192,22 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, weight, beta2, rest, step_size, 
         exp_avg_sq[i] = v
         denom = math.sqrt(v) / bias2_sqrt + eps
         param[i] = param[i] + step_size * m / denom
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def col2im_last_2d(cols, sh, sw, dh, dw, gx):
+    """gx (N, Hp, Wp, C) += each tap of cols (N, OH, OW, KH, KW, C) at its window position
+    (the padded image; every position in bounds): one pass instead of one strided NumPy add
+    per tap, whose inner runs are only C long."""
+    n, oh, ow, kh, kw, c = cols.shape
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                for a in range(kh):
+                    y = i * sh + a * dh
+                    for e in range(kw):
+                        z = j * sw + e * dw
+                        src = cols[b, i, j, a, e]
+                        dst = gx[b, y, z]
+                        for k in range(c):
+                            dst[k] += src[k]

@@ -30,6 +30,7 @@ from pyaten.core.broadcast import new_row_major
 from pyaten.core.creation import share_array
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor, is_channels_last_strides
+from pyaten.native.kernels import vector_loops
 from pyaten.native.kernels.copy import assign
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -229,12 +230,13 @@ def _col2im_last(cols: np.ndarray, spatial: tuple, stride: tuple, padding: tuple
     padded = tuple(s + 2 * p for s, p in zip(spatial, padding))
     gx = np.zeros((cols.shape[0], *padded, cols.shape[-1]), cols.dtype)
     every = slice(None)
-    for offset in np.ndindex(*ksize):
-        window = tuple(
-            slice(k * d, k * d + st * (m - 1) + 1, st)
-            for k, d, st, m in zip(offset, dilation, stride, out)
-        )
-        gx[(every, *window)] += cols[(every,) * (1 + nd) + offset]
+    if nd != 2 or not vector_loops.col2im_last_2d(cols, stride, dilation, gx):
+        for offset in np.ndindex(*ksize):
+            window = tuple(
+                slice(k * d, k * d + st * (m - 1) + 1, st)
+                for k, d, st, m in zip(offset, dilation, stride, out)
+            )
+            gx[(every, *window)] += cols[(every,) * (1 + nd) + offset]
     inner = tuple(slice(p, p + s) for p, s in zip(padding, spatial))
     return np.ascontiguousarray(gx[(every, *inner)].transpose((0, 1 + nd, *range(1, 1 + nd))))
 

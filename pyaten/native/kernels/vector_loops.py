@@ -25,8 +25,11 @@ import numpy as np
 
 from pyaten.native import compiled
 
-__all__ = ["adam_step", "exp_into", "fresh", "loops_for", "max_pool2d_backward", "sigmoid_into",
-           "relu_into", "silu_backward", "silu_into", "softmax_rows", "threshold_backward"]
+__all__ = [
+    "adam_step", "col2im_last_2d", "exp_into", "fresh", "loops_for", "max_pool2d_backward",
+    "relu_into", "sigmoid_into", "silu_backward", "silu_into", "softmax_rows",
+    "threshold_backward",
+]
 
 _F32 = np.dtype(np.float32)
 _STATE: dict[str, ModuleType | None | bool] = {"module": None, "loaded": False}
@@ -176,4 +179,19 @@ def adam_step(param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray,
     fast.adam_step(param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1),
                    exp_avg_sq.reshape(-1), kind(1 - beta1), kind(beta2), kind(1 - beta2),
                    kind(step_size), kind(bias2_sqrt), kind(eps))
+    return True
+
+
+def col2im_last_2d(cols: np.ndarray, stride: tuple, dilation: tuple, gx: np.ndarray) -> bool:
+    """gx (N, Hp, Wp, C), the padded channels-last image, += the 2-d channels-last columns
+    cols (N, OH, OW, KH, KW, C) by the compiled loop; False: not applicable."""
+    if (cols.dtype.kind != "f" or cols.dtype != gx.dtype or cols.ndim != 6
+            or not cols.flags.c_contiguous or not gx.flags.c_contiguous):
+        return False
+    if compiled.loops(cols.size) is None:
+        return False
+    fast = _module()
+    if fast is None:
+        return False
+    fast.col2im_last_2d(cols, stride[0], stride[1], dilation[0], dilation[1], gx)
     return True
