@@ -36,6 +36,8 @@
 
 static PyTypeObject *tensor_type = NULL;
 static PyTypeObject *storage_type = NULL;
+static PyObject *version_counter_type = NULL;
+static PyObject *py_make_view = NULL;       /* the reference, for subclasses */
 static PyObject *cpu_device = NULL;
 static PyObject *cpu_keyset = NULL;
 static PyObject *np_descrs = NULL;          /* dict: pyaten dtype -> numpy dtype (plain ones) */
@@ -48,9 +50,9 @@ static PyObject *py_quiet_call = NULL;
 static PyObject *quiet_thread = NULL;       /* the threading.local holding `context` */
 static PyObject *quiet_var = NULL;          /* ContextVar: inside the quiet context */
 
-static PyObject *s_cpu, *s_context, *s_item, *s_numpy, *s_version_counter, *s_value;
+static PyObject *s_keyset, *s_cpu, *s_context, *s_item, *s_numpy, *s_version_counter, *s_value;
 static PyObject *kw_out;                    /* ("out",) */
-static PyObject *one;
+static PyObject *one, *zero;
 
 /* Tensor slots */
 static Py_ssize_t T_storage, T_sizes, T_strides, T_offset, T_dtype, T_device, T_keyset, T_np,
@@ -91,9 +93,9 @@ set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
 static PyObject *
 setup_core(PyObject *module, PyObject *args)
 {
-    PyObject *tensor, *storage, *cpu, *descrs, *fallback, *strides_of;
-    if (!PyArg_ParseTuple(args, "O!O!OO!OO:setup_core", &PyType_Type, &tensor, &PyType_Type,
-                          &storage, &cpu, &PyDict_Type, &descrs, &fallback, &strides_of)) {
+    PyObject *tensor, *storage, *counter, *cpu, *view_reference;
+    if (!PyArg_ParseTuple(args, "O!O!OOO:setup_core", &PyType_Type, &tensor, &PyType_Type,
+                          &storage, &counter, &cpu, &view_reference)) {
         return NULL;
     }
     PyTypeObject *t = (PyTypeObject *)tensor, *s = (PyTypeObject *)storage;
@@ -112,7 +114,7 @@ setup_core(PyObject *module, PyObject *args)
         || slot_offset(s, "device", &S_device) || slot_offset(s, "resizable", &S_resizable)) {
         return NULL;
     }
-    PyObject *keyset = PyObject_GetAttrString(cpu, "_keyset");
+    PyObject *keyset = PyObject_GetAttr(cpu, s_keyset);
     if (keyset == NULL) {
         return NULL;
     }
@@ -121,19 +123,34 @@ setup_core(PyObject *module, PyObject *args)
     Py_XSETREF(tensor_type, t);
     Py_INCREF(storage);
     Py_XSETREF(storage_type, s);
+    Py_INCREF(counter);
+    Py_XSETREF(version_counter_type, counter);
     Py_INCREF(cpu);
     Py_XSETREF(cpu_device, cpu);
-    Py_INCREF(descrs);
-    Py_XSETREF(np_descrs, descrs);
-    Py_INCREF(fallback);
-    Py_XSETREF(py_new_row_major, fallback);
-    Py_INCREF(strides_of);
-    Py_XSETREF(py_strides_of, strides_of);
+    Py_INCREF(view_reference);
+    Py_XSETREF(py_make_view, view_reference);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+setup_alloc(PyObject *module, PyObject *args)
+{
+    PyObject *descrs, *fallback, *strides_fn;
+    if (!PyArg_ParseTuple(args, "O!OO:setup_alloc", &PyDict_Type, &descrs, &fallback,
+                          &strides_fn)) {
+        return NULL;
+    }
     PyObject *cache = PyDict_New();
     if (cache == NULL) {
         return NULL;
     }
     Py_XSETREF(strides_cache, cache);
+    Py_INCREF(descrs);
+    Py_XSETREF(np_descrs, descrs);
+    Py_INCREF(fallback);
+    Py_XSETREF(py_new_row_major, fallback);
+    Py_INCREF(strides_fn);
+    Py_XSETREF(py_strides_of, strides_fn);
     Py_RETURN_NONE;
 }
 
@@ -157,6 +174,122 @@ setup_quiet(PyObject *module, PyObject *args)
     Py_INCREF(var);
     Py_XSETREF(quiet_var, var);
     Py_RETURN_NONE;
+}
+
+/* --- Tensor._make and Tensor._make_view ----------------------------------------------- */
+
+/* A new exact Tensor with every slot as `Tensor._make` sets it (its key set `keyset`).
+ * Takes over the references of `storage` and `strides` ("steals" them), borrows the rest. */
+static PyObject *
+new_tensor(PyObject *storage, PyObject *sizes, PyObject *strides, PyObject *offset,
+           PyObject *dtype, PyObject *device, PyObject *keyset)
+{
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(storage);
+        Py_DECREF(strides);
+        return NULL;
+    }
+    SLOT(t, T_storage) = storage; /* fresh object: the slots are empty, references move in */
+    set_slot(t, T_sizes, sizes);
+    SLOT(t, T_strides) = strides;
+    set_slot(t, T_offset, offset);
+    set_slot(t, T_dtype, dtype);
+    set_slot(t, T_device, device);
+    set_slot(t, T_keyset, keyset);
+    set_slot(t, T_np, Py_None);
+    set_slot(t, T_vc, Py_None);
+    set_slot(t, T_base, Py_None);
+    set_slot(t, T_requires_grad, Py_False);
+    set_slot(t, T_grad_fn, Py_None);
+    set_slot(t, T_grad, Py_None);
+    set_slot(t, T_hooks, Py_None);
+    set_slot(t, T_retains_grad, Py_False);
+    set_slot(t, T_output_nr, zero);
+    set_slot(t, T_wrapped_number, Py_False);
+    set_slot(t, T_grad_acc, Py_None);
+    set_slot(t, T_fw_grad, Py_None);
+    return t;
+}
+
+static PyObject *
+device_keyset(PyObject *device)
+{
+    if (device == cpu_device) {
+        Py_INCREF(cpu_keyset);
+        return cpu_keyset;
+    }
+    return PyObject_GetAttr(device, s_keyset);
+}
+
+/* Tensor._make(storage, sizes, strides, offset, dtype, device) */
+static PyObject *
+make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "_make() takes 6 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_core() was not called");
+        return NULL;
+    }
+    PyObject *keyset = device_keyset(args[5]);
+    if (keyset == NULL) {
+        return NULL;
+    }
+    Py_INCREF(args[0]);
+    Py_INCREF(args[2]);
+    PyObject *t = new_tensor(args[0], args[1], args[2], args[3], args[4], args[5], keyset);
+    Py_DECREF(keyset);
+    return t;
+}
+
+/* Tensor._make_view(base, sizes, strides, offset), for an exact Tensor `base` (a subclass
+ * goes to the Python function, which may wrap the view). */
+static PyObject *
+make_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "_make_view() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_core() was not called");
+        return NULL;
+    }
+    PyObject *base = args[0];
+    if (Py_TYPE(base) != tensor_type) {
+        return PyObject_Vectorcall(py_make_view, args, 4, NULL);
+    }
+    PyObject *storage = SLOT(base, T_storage), *dtype = SLOT(base, T_dtype);
+    PyObject *device = SLOT(base, T_device), *keyset = SLOT(base, T_keyset);
+    PyObject *root = SLOT(base, T_base);
+    if (!storage || !dtype || !device || !keyset || !root) {
+        return PyObject_Vectorcall(py_make_view, args, 4, NULL); /* its AttributeError */
+    }
+    PyObject *counter = SLOT(base, T_vc);
+    if (counter == NULL || counter == Py_None) {
+        counter = PyObject_CallNoArgs(version_counter_type);
+        if (counter == NULL) {
+            return NULL;
+        }
+        set_slot(base, T_vc, counter);
+    }
+    else {
+        Py_INCREF(counter);
+    }
+    Py_INCREF(storage);
+    Py_INCREF(args[2]);
+    PyObject *v = new_tensor(storage, args[1], args[2], args[3], dtype, device, keyset);
+    if (v == NULL) {
+        Py_DECREF(counter);
+        return NULL;
+    }
+    set_slot(v, T_vc, counter);
+    Py_DECREF(counter);
+    set_slot(v, T_base, root == Py_None ? base : root);
+    return v;
 }
 
 /* --- the result's allocation ----------------------------------------------------------- */
@@ -286,40 +419,22 @@ make_row_major(PyObject *sizes, PyObject *dtype, PyObject *device)
     set_slot(storage, S_device, device);
     set_slot(storage, S_resizable, Py_True);
 
-    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    PyObject *t = new_tensor(storage, sizes, strides, zero, dtype, device, cpu_keyset);
     if (t == NULL) {
-        Py_DECREF(strides);
         Py_DECREF(view);
-        Py_DECREF(storage);
         return NULL;
     }
-    SLOT(t, T_storage) = storage;
-    set_slot(t, T_sizes, sizes);
-    SLOT(t, T_strides) = strides;
-    SLOT(t, T_offset) = PyLong_FromLong(0); /* a cached small int: never fails */
-    set_slot(t, T_dtype, dtype);
-    set_slot(t, T_device, device);
-    set_slot(t, T_keyset, cpu_keyset);
-    SLOT(t, T_np) = view;
-    set_slot(t, T_vc, Py_None);
-    set_slot(t, T_base, Py_None);
-    set_slot(t, T_requires_grad, Py_False);
-    set_slot(t, T_grad_fn, Py_None);
-    set_slot(t, T_grad, Py_None);
-    set_slot(t, T_hooks, Py_None);
-    set_slot(t, T_retains_grad, Py_False);
-    SLOT(t, T_output_nr) = PyLong_FromLong(0);
-    set_slot(t, T_wrapped_number, Py_False);
-    set_slot(t, T_grad_acc, Py_None);
-    set_slot(t, T_fw_grad, Py_None);
+    set_slot(t, T_np, view);
+    Py_DECREF(view);
     return t;
 }
 
 static int
 core_ready(void)
 {
-    if (tensor_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_core() was not called");
+    if (tensor_type == NULL || np_descrs == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pyaten._accel: setup_core() and setup_alloc() were not called");
         return 0;
     }
     return 1;
@@ -953,8 +1068,13 @@ make_binary(PyObject *module, PyObject *args)
 
 static PyMethodDef accel_methods[] = {
     {"setup_core", setup_core, METH_VARARGS,
-     "setup_core(Tensor, Storage, cpu, descrs, new_row_major, strides_of): the classes and "
-     "helpers of pyaten.core the allocation uses."},
+     "setup_core(Tensor, Storage, VersionCounter, cpu): the classes whose objects it makes."},
+    {"setup_alloc", setup_alloc, METH_VARARGS,
+     "setup_alloc(descrs, new_row_major, strides_of): the allocation's dtypes and helpers."},
+    {"make", (PyCFunction)(void (*)(void))make, METH_FASTCALL,
+     "make(storage, sizes, strides, offset, dtype, device): Tensor._make."},
+    {"make_view", (PyCFunction)(void (*)(void))make_view, METH_FASTCALL,
+     "make_view(base, sizes, strides, offset): Tensor._make_view."},
     {"setup_quiet", setup_quiet, METH_VARARGS,
      "setup_quiet(row_major_ordered, quiet_call, thread, flag): the fast functions' helpers."},
     {"new_row_major", (PyCFunction)(void (*)(void))new_row_major, METH_FASTCALL,
@@ -982,6 +1102,7 @@ PyInit__accel(void)
     if (PyType_Ready(&Fast_Type) < 0) {
         return NULL;
     }
+    s_keyset = PyUnicode_InternFromString("_keyset");
     s_cpu = PyUnicode_InternFromString("cpu");
     s_context = PyUnicode_InternFromString("context");
     s_item = PyUnicode_InternFromString("item");
@@ -992,8 +1113,9 @@ PyInit__accel(void)
     kw_out = out_name ? PyTuple_Pack(1, out_name) : NULL;
     Py_XDECREF(out_name);
     one = PyLong_FromLong(1);
-    if (!s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
-        || !kw_out || !one) {
+    zero = PyLong_FromLong(0);
+    if (!s_keyset || !s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
+        || !kw_out || !one || !zero) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&accel_module);

@@ -87,6 +87,9 @@ def assert_same_tensor_layout(ours: Tensor, ref: Tensor) -> None:
     assert type(s) is type(r)
     assert (s.nbytes, s.device, s.resizable) == (r.nbytes, r.device, r.resizable)
     assert type(s.nbytes) is int
+    if r.data is None:  # Meta: no bytes
+        assert s.data is None and ours._np is None
+        return
     assert s.data.dtype == r.data.dtype and s.data.shape == r.data.shape
     if ref._np is None:
         assert ours._np is None
@@ -384,3 +387,46 @@ def test_registered_fast_functions_are_the_accelerated_ones():
         result = pyaten.add(a, a)
     assert "aten::add.Tensor" in str(trace) and "AutogradCPU" in str(trace)
     assert result.tolist() == [[2.0, -4.0], [6.0, 8.0]]
+
+
+# --- Tensor._make and Tensor._make_view -----------------------------------------------------
+
+
+@needs_accel
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_make_matches_the_reference(device):
+    from pyaten.core.tensor import make_reference
+
+    source = pyaten.ones(2, 3, device=device)
+    args = (source._storage, (3, 2), (1, 3), 0, dt.float64, source.device)
+    ours, ref = Tensor._make(*args), make_reference(*args)
+    assert ours._vc is None and ref._vc is None and ours._storage is ref._storage
+    assert ours._np is None and ours.__dict__ == {}
+    assert_same_tensor_layout(ours, ref)
+    with pytest.raises(TypeError):
+        Tensor._make(*args[:5])
+    with pytest.raises(AttributeError):
+        Tensor._make(*args[:5], "not a device")
+
+
+@needs_accel
+def test_make_view_matches_the_reference():
+    from pyaten.core.tensor import make_view_reference
+
+    for make_base in (lambda: pyaten.arange(6.0), lambda: pyaten.arange(6.0).view(2, 3),
+                      lambda: pyaten.arange(6.0).as_subclass(_Sub),
+                      lambda: pyaten.tensor([1 + 2j, 3j] * 3).conj(),
+                      lambda: pyaten.arange(6.0).requires_grad_(True)):
+        base, ref_base = make_base(), make_base()
+        ours = Tensor._make_view(base, (3,), (2,), 1)
+        ref = make_view_reference(ref_base, (3,), (2,), 1)
+        assert type(ours) is type(ref) and ours._keyset == ref._keyset
+        assert ours._vc is base._vc and ref._vc is ref_base._vc  # the counter shared
+        assert (ours._base is base._base or ours._base is base) and (
+            (ours._base is base) == (ref._base is ref_base))
+        assert ours.tolist() == ref.tolist() and ours.stride() == ref.stride()
+        again = Tensor._make_view(ours, (2,), (2,), 1)  # a view of a view: the root base
+        assert again._base is ours._base and again._vc is base._vc
+        if not ours.requires_grad:
+            ours.add_(1)
+        assert base._version == ours._version

@@ -29,7 +29,6 @@ import numpy as np
 
 from pyaten.core import dtypes as dt
 from pyaten.core.accel import ACCEL as _ACCEL
-from pyaten.core.device import CPU
 from pyaten.core.dtypes import dtype as DType
 from pyaten.core.memory import allocation_error
 from pyaten.core.size import Size
@@ -266,8 +265,7 @@ def new_row_major(sizes: tuple, dtype: DType, device: object) -> Tensor:
 # reference and its fallback (Note: the accelerator, in pyaten/core/accel.py).
 new_row_major_reference = new_row_major
 if _ACCEL is not None:
-    _ACCEL.setup_core(
-        Tensor, Storage, CPU,
+    _ACCEL.setup_alloc(
         {d: d.numpy for d in dt.ALL_DTYPES if d is not _COMPLEX32},
         new_row_major_reference, lambda sizes: _geometry(sizes)[0],
     )

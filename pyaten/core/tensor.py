@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL as _ACCEL
 from pyaten.core.device import CPU, device
 from pyaten.core.dtypes import dtype
 from pyaten.core.size import (
@@ -904,3 +905,13 @@ def _rebuild_tensor(
     t._keyset |= math_bits
     t._requires_grad = requires_grad
     return t
+
+
+# The compiled accelerator's constructors replace `_make` and `_make_view` (Note: the
+# accelerator, in pyaten/core/accel.py); the Python ones stay the reference.
+make_reference = Tensor._make
+make_view_reference = Tensor._make_view
+if _ACCEL is not None:
+    _ACCEL.setup_core(Tensor, Storage, VersionCounter, CPU, make_view_reference)
+    Tensor._make = staticmethod(_ACCEL.make)  # type: ignore[method-assign]
+    Tensor._make_view = staticmethod(_ACCEL.make_view)  # type: ignore[method-assign]
