@@ -240,4 +240,5 @@ def test_conv2d_input_gradient_channels_last_columns(path, kw):
     theirs.backward(grad)
     ours.backward(from_torch(grad))
     assert_same(xm.grad, x.grad)
-    assert_same(wm.grad, w.grad)
+    # (a sum over 8 samples x 81 positions of O(10) terms: float32 order differences)
+    assert_same(wm.grad, w.grad, rtol=1e-4, atol=1e-4)
