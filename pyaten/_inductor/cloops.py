@@ -229,13 +229,15 @@ void {name}(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
             h0 = h0 < 0 ? 0 : h0;
             for (int64_t ow = 0; ow < OW; ow++) {{
                 int64_t w0 = ow * {sw} - {pw}, w1 = w0 + {kw} < W ? w0 + {kw} : W;
-                w0 = w0 < 0 ? 0 : w0;
+                w0 = w0 < 0 ? 0 : w0;{unpadded}
                 int64_t best = h0 * W + w0;
                 {t} top = -INFINITY;
                 for (int64_t h = h0; h < h1; h++) {{
                     for (int64_t w = w0; w < w1; w++) {{
                         {t} v = plane[h * W + w];
-                        if (v > top || isnan(v)) {{ top = v; best = h * W + w; }}
+                        int take = (v > top) | (v != v);  /* no branch: random data */
+                        top = take ? v : top;
+                        best = take ? h * W + w : best;
                     }}
                 }}
                 out[(p * OH + oh) * OW + ow] = top;
@@ -264,9 +266,13 @@ def pool_sources(specs: list[tuple]) -> str:
     for i, (kind, dtype, kernel, stride, padding) in enumerate(specs):
         scalar = "float" if dtype == "float32" else "double"
         template = _POOL if kind == "pool" else _POOL_BACKWARD
+        # unpadded (and floor mode), every window lies inside the plane: constant bounds,
+        # so the compiler unrolls the window
+        unpadded = f"\n                h1 = h0 + {kernel[0]}; w1 = w0 + {kernel[1]};" \
+            if tuple(padding) == (0, 0) else ""
         parts.append(template.format(name=f"p{i}", t=scalar, kh=kernel[0], kw=kernel[1],
                                      sh=stride[0], sw=stride[1], ph=padding[0],
-                                     pw=padding[1]))
+                                     pw=padding[1], unpadded=unpadded))
     return "\n".join(parts)
 
 

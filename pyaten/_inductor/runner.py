@@ -211,7 +211,8 @@ class CompiledGraph:
         graph = gm.graph
         self.pool: dict[tuple, list[tuple]] = {}
         self.allocations = 0  # loop outputs allocated (not taken from the pool)
-        self.groups: list[FusedGroup] = fuse(graph) if loops_available() else []
+        self.groups: list[FusedGroup] = fuse(graph, 1 if cloops.available() else 2) \
+            if loops_available() else []
         self.loops = "none"
         if self.groups:
             self.kernels, self.sources, self.loops = _build_loops(self.groups)

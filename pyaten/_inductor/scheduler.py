@@ -8,7 +8,9 @@ Note: which nodes fuse
     outside it may read a member before that point. The group's inputs are the tensors its
     members read from outside it (broadcast to the loop's shape when smaller); its outputs
     are the members read after it or returned. A group of one computing node (copies such
-    as `detach` do not count) is not worth a loop: its nodes run their own kernels.
+    as `detach` do not count) is not worth a Numba loop, whose call costs about what the
+    operator's kernel does: its nodes then run their own kernels. A C loop, called through
+    ctypes, costs a few microseconds, so there one operator is worth a loop.
 
     A loop may end with one reduction: a `sum` or `mean` of a member over the last dim (the
     inner loop accumulates, one result per row) or over every element, when it can run
@@ -82,8 +84,10 @@ def _fusible(node: Node) -> bool:
     return expression(node.target, names, dict(node.kwargs)) is not None
 
 
-def fuse(graph: Graph) -> list[FusedGroup]:
-    """The fused groups of `graph` (Note: which nodes fuse), in the order they run."""
+def fuse(graph: Graph, min_work: int = 2) -> list[FusedGroup]:
+    """The fused groups of `graph` (Note: which nodes fuse), in the order they run: those
+    computing at least `min_work` operators (1 where a loop costs less to call than the
+    operator's kernel, as a C loop does)."""
     nodes = graph.nodes
     position = {n: i for i, n in enumerate(nodes)}
     group_of: dict[Node, FusedGroup] = {}
@@ -108,7 +112,7 @@ def fuse(graph: Graph) -> list[FusedGroup]:
         group_of[node] = chosen
     for group in groups:
         _attach_reduction(group, position, group_of)
-    fused = [g for g in groups if _work(g) > 1]
+    fused = [g for g in groups if _work(g) >= min_work]
     for group in fused:
         members = set(group.members)
         for member in group.members:
