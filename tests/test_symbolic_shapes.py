@@ -308,3 +308,58 @@ def test_the_fast_guard_check_agrees_with_the_explained_one(a: int, b: int, y_ro
     flat, spec = _pytree.tree_flatten(((x, pyaten.randn(y_rows, 2)), {}))
     guards = _BRANCHY._entries[0].guards
     assert guards._fast_check(flat) == (guards._check(spec, flat, guards.state) is None)
+
+
+class _Block(pyaten.nn.Module):
+    """A small GPT block: attention with sizes read from the input, a scale computed from
+    them (a SymFloat), LayerNorm (saved statistics), GELU MLP."""
+
+    def __init__(self, d: int = 16, heads: int = 2) -> None:
+        super().__init__()
+        nn = pyaten.nn
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):  # noqa: ANN001, ANN201
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+                   for t in self.qkv(self.ln1(x)).split(C, dim=2))
+        att = ((q @ k.transpose(-2, -1)) * (1.0 / (C // self.heads) ** 0.5)).softmax(-1)
+        x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+        return x + self.fc2(pyaten.nn.functional.gelu(self.fc(self.ln2(x))))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "pyaten"])
+def test_compile_dynamic_gpt_block_forward_backward_captures_once(backend: str) -> None:
+    pyaten.manual_seed(0)
+    block = _Block()
+    compiled = pyaten.compile(block, dynamic=True, backend=backend)
+    for batch, time_steps in ((2, 5), (3, 7), (4, 6)):
+        x = pyaten.randn(batch, time_steps, 16, requires_grad=True)
+        out, want = compiled(x), block(x)
+        _close(out, want)
+        params = [x, block.qkv.weight, block.ln1.weight]
+        got = pyaten.autograd.grad((out * out).sum(), params)
+        expected = pyaten.autograd.grad((want * want).sum(), params)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-4, atol=1e-5)
+    assert compiled._compiled.report.captures == 1
+
+
+def test_a_factory_given_symbolic_sizes_is_fake_and_keeps_its_device_in_the_graph() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        return x + pyaten.zeros(x.shape[0], 1)
+
+    gm = make_fx(fn, tracing_mode="symbolic")(pyaten.randn(6, 4))
+    zeros = [n for n in gm.graph.nodes if "zeros" in str(n.target)][0]
+    assert zeros.args[0][0].name == "sym_size_int"
+    assert zeros.meta["val"].device.type == "meta"
+    x = pyaten.randn(9, 3)
+    assert gm(x).equal(fn(x))
+    f = pyaten.compile(fn, dynamic=True, backend="pyaten")
+    for rows in (6, 9, 4):
+        x = pyaten.randn(rows, 4)
+        _close(f(x), fn(x))
+    assert f.report.captures == 1

@@ -60,12 +60,29 @@ class _SymbolicCapture(_BreakingCapture):
     a closed-over tensor, a factory's result) is seen as a Meta tensor of its sizes."""
 
     def __init__(self, graph: Graph, fullgraph: bool) -> None:
+        self.by_fake_memory: dict[tuple, Node] = {}
         super().__init__(graph, fullgraph)
         self.fakes: dict[int, tuple[Tensor, Tensor]] = {}  # id(real) -> (real, its fake)
+
+    def track(self, value: Any, node: Node) -> None:
+        super().track(value, node)
+        key = _fake_memory_key(value)
+        if key is not None:
+            self.by_fake_memory.setdefault(key, node)
 
     def node_of(self, value: Any) -> Any:
         if isinstance(value, SymInt):  # a size: read from a tensor of the graph
             return self.sym_node_of(value)
+        if isinstance(value, Tensor) and value.device.type == "meta":
+            known = self.nodes.get(id(value))
+            if known is not None and known[0] is value:
+                return known[1]
+            # another tensor object over a recorded fake's storage, same geometry (what
+            # autograd unpacks for a value it saved): the same value
+            node = self.by_fake_memory.get(_fake_memory_key(value))
+            if node is None:
+                raise _Break("lift", "a FakeTensor the capture did not make")
+            return node
         return super().node_of(value)
 
     def fake_of(self, value: Any) -> Any:
@@ -91,6 +108,13 @@ class _SymbolicCapture(_BreakingCapture):
         args = _pytree.tree_map(self.fake_of, args)
         kwargs = _pytree.tree_map(self.fake_of, kwargs)
         return super().__torch_dispatch__(func, types, args, kwargs)
+
+
+def _fake_memory_key(value: Any) -> tuple | None:
+    if not isinstance(value, Tensor) or value.device.type != "meta":
+        return None
+    return (id(value._storage), value._offset, tuple(value._sizes), tuple(value._strides),
+            value.dtype)
 
 
 def capture_symbolic(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, backward: bool,
@@ -149,7 +173,11 @@ def capture_symbolic(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, bac
         for value in out_flat:
             if isinstance(value, Tensor):
                 leaves.append(len(outputs))
-                outputs.append(mode.node_of(value))
+                try:
+                    outputs.append(mode.node_of(value))
+                except _Break as stop:
+                    return _with_env(Capture(None, None, break_op=stop.op,
+                                             break_reason=stop.reason), shape_env, fakes)
             else:
                 leaves.append(("const", value))
         joint = None

@@ -22,7 +22,7 @@ from pyaten.codegen.python_signature import PythonParam, PythonSignature
 from pyaten.core import dtypes as _dtypes
 from pyaten.core.device import as_device
 from pyaten.core.device import device as _device_class
-from pyaten.core.symbolic import SymInt
+from pyaten.core.symbolic import SymFloat, SymInt
 from pyaten.native import return_types, runtime
 from pyaten.schema.model import NO_DEFAULT, BaseType, ListType, OptionalType, Type
 
@@ -78,6 +78,8 @@ def _conv_tensor_or_number(obj: object) -> object:
         wrapped = runtime.wrapped_number(obj.node.hint)  # records the size (make_fx)
         wrapped._symbolic_value = obj
         return wrapped
+    if obj.__class__ is SymFloat:  # a float computed from sizes: specialised (a guard)
+        return runtime.wrapped_number(builtins.float(obj))
     if isinstance(obj, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
         if obj.__class__ is builtins.int and not _INT64_MIN <= obj <= _UINT64_MAX:
             raise _scalar_int_overflow(obj)
@@ -126,6 +128,8 @@ def _conv_float(obj: object) -> object:
         if obj.dim() == 0 and not obj.requires_grad:
             return builtins.float(obj.item())
         return FAIL
+    if cls is SymFloat or cls is SymInt:  # computed from sizes: specialised (a guard)
+        return builtins.float(obj)
     return FAIL
 
 
@@ -151,6 +155,8 @@ def _conv_scalar(obj: object) -> object:
         return obj
     if cls is builtins.complex or cls is SymInt:  # a size stays symbolic (core/symbolic.py)
         return obj
+    if cls is SymFloat:  # a float computed from sizes: specialised (a guard)
+        return builtins.float(obj)
     if isinstance(obj, np.bool_):
         return builtins.bool(obj)
     if isinstance(obj, np.integer):

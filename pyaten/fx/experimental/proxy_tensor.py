@@ -22,6 +22,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from pyaten.core.device import device
 from pyaten.core.symbolic import SymInt, sym_max, sym_min
 from pyaten.core.tensor import Tensor
 from pyaten.fx.experimental.symbolic_shapes import ShapeEnv, fake_tensor
@@ -38,6 +39,7 @@ _MODES = ("real", "fake", "symbolic")
 _LIFT_FRESH = aten.lift_fresh.default
 _LIFT_FRESH_COPY = aten.lift_fresh_copy.default
 _SYM_SIZE = aten.sym_size.int
+_META = device("meta")
 _OPAQUE_TARGETS = {"//": operator.floordiv, "%": operator.mod, "max": sym_max, "min": sym_min}
 
 
@@ -135,6 +137,18 @@ class _CaptureMode(TorchDispatchMode):
         self.sym_nodes[key] = node
         return node
 
+    def _fake_factory(self, func: Any, args: tuple, kwargs: dict) -> dict:
+        """A factory given symbolic sizes (`pyaten.zeros(x.shape[0])`) runs on the Meta
+        device, as FakeTensorMode's do; the graph keeps the device asked for."""
+        flat = _pytree.tree_leaves((args, kwargs))
+        if not any(isinstance(v, SymInt) for v in flat) or any(isinstance(v, Tensor)
+                                                               for v in flat):
+            return kwargs
+        schema = getattr(func, "_schema", None)
+        if schema is None or not any(a.name == "device" for a in schema.arguments):
+            return kwargs
+        return {**kwargs, "device": _META}
+
     def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -144,7 +158,7 @@ class _CaptureMode(TorchDispatchMode):
         if decomposition is not None:
             with self:  # the decomposition's own calls are captured (and decomposed) in turn
                 return decomposition(*args, **kwargs)
-        out = func(*args, **kwargs)
+        out = func(*args, **self._fake_factory(func, args, kwargs))
         node = self.graph.call_function(
             func, _pytree.tree_map(self.node_of, args), _pytree.tree_map(self.node_of, kwargs)
         )
