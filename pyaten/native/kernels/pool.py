@@ -17,6 +17,8 @@ A channels-last input gives channels-last outputs, as PyTorch's CPU kernels do.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pyaten.core import dtypes as dt
@@ -182,25 +184,34 @@ def max_pool_arrays(x: np.ndarray, k, s, p, d, out) -> tuple[np.ndarray, np.ndar
     The winning tap of every window is kept as its number (row-major in the kernel) in the
     smallest integer type and updated arithmetically (`which += take * (n - which)`), which
     measured 3-6x faster than masked copies; the flat input index comes from it at the end.
+    With short output rows (a CNN's 8x8 or 4x4 planes) the work arrays are laid out batch
+    last, so that every NumPy pass runs long inner loops over the planes instead of one
+    short loop per output row: 3x faster on (2048, 4, 4).
     """
     nd = len(k)
     size = x.shape[-nd:]
-    plane = [int(np.prod(size[a + 1:])) for a in range(nd)]  # row-major strides of a plane
+    lead = x.shape[:-nd]
     extent = [(o - 1) * st + (kk - 1) * dd + 1 for o, st, kk, dd in zip(out, s, k, d)]
     low = _lowest(x.dtype)
     xp = _padded(x, p, extent, low)
-    best = np.full(x.shape[:-nd] + tuple(out), low, x.dtype)
-    # window starts, and the first in-bounds tap of every window: ATen's index when nothing
-    # beats -inf
-    start = [np.arange(out[a]) * s[a] - p[a] for a in range(nd)]
-    skip = _grid([np.where(st < 0, -(st // d[a]), 0) for a, st in enumerate(start)])
-    kind = np.uint8 if int(np.prod(k)) <= 255 else np.int32
-    which = np.empty(best.shape, kind)
-    which[...] = np.ravel_multi_index(tuple(np.broadcast_arrays(*skip)), tuple(k)).astype(kind)
+    batch_last = bool(lead) and out[-1] < 32 and int(np.prod(lead)) >= 32
+    if batch_last:  # every array (*out, *lead): the planes innermost
+        xp = xp.transpose(tuple(range(len(lead), xp.ndim)) + tuple(range(len(lead))))
+        shape = tuple(out) + lead
+        trailing = (1,) * len(lead)
+    else:
+        shape = lead + tuple(out)
+        trailing = ()
+    best = np.full(shape, low, x.dtype)
+    first, base, offsets = _window_plan(tuple(k), tuple(s), tuple(p), tuple(d), tuple(out),
+                                        tuple(size))
+    kind = first.dtype.type
+    which = np.empty(shape, kind)
+    which[...] = first.reshape(first.shape + trailing)
     nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    take = np.empty(best.shape, bool)
+    take = np.empty(shape, bool)
     for n, taps in enumerate(np.ndindex(*k)):
-        v = _offset_view(xp, [t * dd for t, dd in zip(taps, d)], out, s)
+        v = _tap_view(xp, [t * dd for t, dd in zip(taps, d)], out, s, batch_last)
         np.greater(v, best, out=take)
         if nan:
             take |= np.isnan(v)
@@ -208,9 +219,42 @@ def max_pool_arrays(x: np.ndarray, k, s, p, d, out) -> tuple[np.ndarray, np.ndar
         else:
             np.maximum(best, v, out=best)
         which += take.view(np.uint8).astype(kind, copy=False) * (kind(n) - which)
+    index = base.reshape(base.shape + trailing) + np.take(offsets, which)
+    if batch_last:  # back to (*lead, *out), row-major
+        back = tuple(range(nd, nd + len(lead))) + tuple(range(nd))
+        return (np.ascontiguousarray(best.transpose(back)),
+                np.ascontiguousarray(index.transpose(back)))
+    return best, index
+
+
+@functools.lru_cache(maxsize=256)
+def _window_plan(k: tuple, s: tuple, p: tuple, d: tuple, out: tuple,
+                 size: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For windows of one configuration (each array read-only, shaped `out` but `offsets`):
+    the number of every window's first in-bounds tap (ATen's index when nothing beats
+    -inf), in the smallest integer type that holds the taps; the flat plane index of every
+    window's start; the flat offset of every tap from the start."""
+    nd = len(k)
+    plane = [int(np.prod(size[a + 1:])) for a in range(nd)]  # row-major strides of a plane
+    start = [np.arange(out[a]) * s[a] - p[a] for a in range(nd)]
+    skip = _grid([np.where(st < 0, -(st // d[a]), 0) for a, st in enumerate(start)])
+    kind = np.uint8 if int(np.prod(k)) <= 255 else np.int32
+    first = np.ravel_multi_index(tuple(np.broadcast_arrays(*skip)), tuple(k)).astype(kind)
     offsets = sum(g * dd * pl for g, dd, pl in zip(_grid([np.arange(kk) for kk in k]), d, plane))
-    base = sum(g * pl for g, pl in zip(_grid(start), plane))
-    return best, base + np.ravel(offsets)[which]
+    base = np.asarray(sum(g * pl for g, pl in zip(_grid(start), plane)), np.int64)
+    base = np.ascontiguousarray(np.broadcast_to(base, tuple(out)))
+    offsets = np.ravel(offsets).astype(np.int64)
+    for a in (first, base, offsets):
+        a.flags.writeable = False
+    return first, base, offsets
+
+
+def _tap_view(xp: np.ndarray, taps, out, s, batch_last: bool) -> np.ndarray:
+    """One kernel tap's values for every window: the spatial dims last, or first when
+    `batch_last`."""
+    if not batch_last:
+        return _offset_view(xp, taps, out, s)
+    return xp[tuple(slice(t, t + st * (o - 1) + 1, st) for t, st, o in zip(taps, s, out))]
 
 
 def max_pool2d_arrays(x: np.ndarray, k, s, p, d, out) -> tuple[np.ndarray, np.ndarray]:
