@@ -533,19 +533,13 @@ kernel_unchanged(FastObject *f)
     return current == f->kernel;
 }
 
-/* fn(*arrays, out=out) with floating-point warnings off (Note: quiet floating point, in
- * pyaten/native/structured.py): inside the thread's quiet context, entered as
- * `context.run` enters it. New reference or NULL. */
+/* call[0](*call[1:nargs], **kwnames) with floating-point warnings off (Note: quiet floating
+ * point, in pyaten/native/structured.py): inside the thread's quiet context, entered as
+ * `context.run` enters it; through `quiet_call` when the thread has none yet or is already
+ * inside. New reference or NULL. */
 static PyObject *
-call_quiet(PyObject *fn, PyObject **arrays, Py_ssize_t n, PyObject *out)
+quiet_vectorcall(PyObject *const *call, Py_ssize_t nargs, PyObject *kwnames)
 {
-    /* call[0] is quiet_call's first argument; fn's own arguments start at call + 1 */
-    PyObject *call[4] = {fn, NULL, NULL, NULL};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        call[i + 1] = arrays[i];
-    }
-    call[n + 1] = out;
-    PyObject **stack = call + 1;
     PyObject *context = PyObject_GetAttr(quiet_thread, s_context);
     if (context == NULL) {
         return NULL;
@@ -566,8 +560,7 @@ call_quiet(PyObject *fn, PyObject **arrays, Py_ssize_t n, PyObject *out)
     }
     if (context == Py_None || quiet) {
         Py_DECREF(context);
-        /* quiet_call(fn, *arrays, out=out): it makes the context, or is already inside */
-        return PyObject_Vectorcall(py_quiet_call, call, n + 1, kw_out);
+        return PyObject_Vectorcall(py_quiet_call, call, nargs, kwnames);
     }
     if (!PyContext_CheckExact(context)) {
         Py_DECREF(context);
@@ -578,7 +571,7 @@ call_quiet(PyObject *fn, PyObject **arrays, Py_ssize_t n, PyObject *out)
         Py_DECREF(context);
         return NULL;
     }
-    PyObject *result = PyObject_Vectorcall(fn, stack, n, kw_out);
+    PyObject *result = PyObject_Vectorcall(call[0], call + 1, nargs - 1, kwnames);
     if (result == NULL) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
@@ -590,6 +583,43 @@ call_quiet(PyObject *fn, PyObject **arrays, Py_ssize_t n, PyObject *out)
     }
     Py_DECREF(context);
     return result;
+}
+
+/* fn(*arrays, out=out), quietly (n is 1 or 2). */
+static PyObject *
+call_quiet(PyObject *fn, PyObject **arrays, Py_ssize_t n, PyObject *out)
+{
+    PyObject *call[4] = {fn, NULL, NULL, NULL};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        call[i + 1] = arrays[i];
+    }
+    call[n + 1] = out;
+    return quiet_vectorcall(call, n + 1, kw_out);
+}
+
+/* quiet(fn, *args, **kwargs): fastpath.quiet and fastpath.run_quiet. */
+static PyObject *
+quiet(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "quiet() needs the function to call");
+        return NULL;
+    }
+    if (quiet_thread == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_quiet() was not called");
+        return NULL;
+    }
+    return quiet_vectorcall(args, nargs, kwnames);
+}
+
+/* array(t): `t._numpy()`, its cached view when still valid (fastpath.array). */
+static PyObject *
+array(PyObject *module, PyObject *t)
+{
+    if (tensor_type == NULL || !PyObject_TypeCheck(t, tensor_type)) {
+        return PyObject_CallMethodNoArgs(t, s_numpy);
+    }
+    return array_of(t);
 }
 
 static int
@@ -1079,6 +1109,9 @@ static PyMethodDef accel_methods[] = {
      "setup_quiet(row_major_ordered, quiet_call, thread, flag): the fast functions' helpers."},
     {"new_row_major", (PyCFunction)(void (*)(void))new_row_major, METH_FASTCALL,
      "new_row_major(sizes, dtype, device): a new row-major tensor, its NumPy view built."},
+    {"quiet", (PyCFunction)(void (*)(void))quiet, METH_FASTCALL | METH_KEYWORDS,
+     "quiet(fn, *args, **kwargs): fn's call with NumPy's floating-point warnings off."},
+    {"array", array, METH_O, "array(t): the tensor's NumPy view (cached)."},
     {"unary", make_unary, METH_VARARGS,
      "unary(fn, kernels, kernel, dtypes, out_dtype, name) -> (functional, inplace)"},
     {"binary", make_binary, METH_VARARGS,

@@ -430,3 +430,31 @@ def test_make_view_matches_the_reference():
         if not ours.requires_grad:
             ours.add_(1)
         assert base._version == ours._version
+
+
+@needs_accel
+def test_quiet_and_array_match_the_reference():
+    assert fastpath.quiet is accel.ACCEL.quiet and fastpath.array is accel.ACCEL.array
+    x = np.array([1.0, 0.0, -1.0], np.float32)
+    for quiet in (fastpath.quiet, fastpath.quiet_reference):
+        with np.errstate(all="raise"):
+            assert np.isinf(quiet(np.divide, x, np.float32(0))[:1]).all()
+    for run_quiet in (fastpath.run_quiet, fastpath.run_quiet_reference):
+        out = np.empty(3, np.float32)
+        with np.errstate(all="raise"):
+            run_quiet(np.log, x, out=out)
+        assert np.isnan(out[2]) and out[1] == -np.inf
+    with pytest.raises(TypeError):
+        fastpath.quiet()
+    with pytest.raises(ValueError, match="operands could not be broadcast"):
+        fastpath.quiet(np.add, x, np.ones(2, np.float32))
+    assert fastpath.quiet(np.add, x, x).tolist() == [2.0, 0.0, -2.0]  # the context was left
+    t = pyaten.arange(4.0).view(2, 2)
+    for array in (fastpath.array, fastpath.array_reference):
+        view = array(t)
+        assert view is t._np and view.base is t._storage.data
+    t.t()  # a view; resizing the storage invalidates the cached array
+    t._storage.resize_(64)
+    assert fastpath.array(t).base is t._storage.data
+    with pytest.raises(AttributeError):
+        fastpath.array(3)

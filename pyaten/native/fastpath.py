@@ -312,8 +312,13 @@ def with_scalars(
     return functional, inplace
 
 
+# The accelerator's helpers replace these three (Note: the accelerator); the Python ones stay
+# the reference.
+array_reference, run_quiet_reference, quiet_reference = array, run_quiet, quiet
 if _ACCEL is not None:
     _ACCEL.setup_quiet(row_major_ordered, quiet_call, _THREAD, _QUIET)
+    array = _ACCEL.array  # noqa: F811
+    run_quiet = quiet = _ACCEL.quiet  # noqa: F811 - `quiet(fn, *args, out=out)` is run_quiet
 
 
 # operator name ("add.Tensor", "add_.Tensor") -> its fast function: for tests and tools.
