@@ -12,8 +12,9 @@ Cases (best CPU time of this process over interleaved repeats, in ms; the machin
   step eager (both libraries);
 - a small GPT block (dim 64, 4 heads, 32 tokens, batch 4) forward + backward;
 - compile times: the first two calls in a fresh process, eager (pyaten's own first-call
-  costs), compiled with an empty kernel cache (capture, Numba importing and compiling the
-  loops) and compiled with the loops on disk.
+  costs), compiled with an empty kernel cache (capture, then the C compiler or Numba
+  building the loops) and compiled with the loops on disk, with the loops built by the C
+  compiler (the default where one is found) and by Numba (PYATEN_NO_CC=1).
 
 torch.compile's default backend (inductor) needs a C++ toolchain; where it fails the table
 says so and shows torch.compile(backend="aot_eager") instead.
@@ -211,9 +212,13 @@ if case == "pointwise":
     fn = wrap(arith_chain)
     start = time.perf_counter(); fn(x); fn(x)
 else:
-    model = mlp(pyaten.nn)
+    if case == "mlp":
+        model, shape = mlp(pyaten.nn), (64, 784)
+    else:
+        from pyaten.commands.demo import build_model
+        model, shape = build_model(pyaten.nn), (64, 1, 8, 8)
     fn = wrap(model)
-    x = pyaten.tensor(np.ones((64, 784), np.float32))
+    x = pyaten.tensor(np.ones(shape, np.float32))
     start = time.perf_counter()
     for _ in range(2):
         pyaten.nn.functional.cross_entropy(fn(x), pyaten.zeros(64, dtype=pyaten.int64)).backward()
@@ -222,20 +227,25 @@ print(time.perf_counter() - start)
 
 
 def compile_times() -> None:
-    print("\n| first two calls in a fresh process (s) | eager | compiled, empty cache | "
-          "compiled, loops on disk |")
-    print("|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, PYATEN_CACHE_DIR=cache)
-        for case in ("pointwise", "mlp forward+backward"):
-            seconds = []
-            for eager in (True, False, False):
-                code = _FIRST_CALL.format(root=ROOT, bench=os.path.dirname(__file__),
-                                          case=case.split()[0], eager=eager)
-                out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                                     text=True, timeout=300, check=True)
-                seconds.append(float(out.stdout.strip().splitlines()[-1]))
-            print(f"| {case} | {seconds[0]:.3f} | {seconds[1]:.3f} | {seconds[2]:.3f} |")
+    print("\n| first two calls in a fresh process (s) | loops by | eager | "
+          "compiled, empty cache | compiled, loops on disk |")
+    print("|---|---|---|---|---|")
+    for loops in ("C compiler", "Numba"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, PYATEN_CACHE_DIR=cache)
+            if loops == "Numba":
+                env["PYATEN_NO_CC"] = "1"
+            for case in ("pointwise", "mlp forward+backward", "cnn forward+backward"):
+                seconds = []
+                for eager in (True, False, False):
+                    code = _FIRST_CALL.format(root=ROOT, bench=os.path.dirname(__file__),
+                                              case=case.split()[0], eager=eager)
+                    out = subprocess.run([sys.executable, "-c", code], env=env,
+                                         capture_output=True, text=True, timeout=300,
+                                         check=True)
+                    seconds.append(float(out.stdout.strip().splitlines()[-1]))
+                print(f"| {case} | {loops} | {seconds[0]:.3f} | {seconds[1]:.3f} | "
+                      f"{seconds[2]:.3f} |")
 
 
 def main() -> None:
