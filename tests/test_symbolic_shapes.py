@@ -363,3 +363,30 @@ def test_a_factory_given_symbolic_sizes_is_fake_and_keeps_its_device_in_the_grap
         x = pyaten.randn(rows, 4)
         _close(f(x), fn(x))
     assert f.report.captures == 1
+
+
+def test_a_meta_kernel_that_refuses_symbols_falls_back_to_static_captures() -> None:
+    from pyaten.library import Library
+
+    lib = Library("symtest", "DEF")
+    try:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: x * 2, "CPU")
+
+        def meta(x):  # noqa: ANN001, ANN202 - a kernel written for plain ints only
+            if not all(type(s) is int for s in x.shape):
+                raise TypeError("twice: sizes must be ints")
+            return pyaten.empty(x.shape, device="meta")
+
+        lib.impl("twice", meta, "Meta")
+        op = pyaten.ops.symtest.twice.default
+        f = pyaten.compile(lambda x: op(x) + 1, backend="eager")
+        for rows in (3, 5, 5, 7):
+            x = pyaten.randn(rows, 2)
+            _close(f(x), x * 2 + 1)
+        assert f.report.dynamic_fallbacks and "sizes must be ints" in \
+            f.report.dynamic_fallbacks[0]
+        assert f.report.captures == 3  # static per shape from then on
+        assert "dynamic shapes failed, static" in str(f.report)
+    finally:
+        lib.close()

@@ -27,7 +27,7 @@ from pyaten.utils import explain as _explain
 from . import config
 from .backends import BACKENDS, build
 from .capture import Capture, capture
-from .exc import InvalidBackend
+from .exc import InvalidBackend, Unsupported
 from .guards import DynamicGuardSet, GuardSet, build_dynamic_guards, build_guards
 from .symbolic_capture import capture_symbolic
 
@@ -60,12 +60,15 @@ class FunctionReport:
     guard_failures: list[str] = field(default_factory=list)
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     capture_seconds: list[float] = field(default_factory=list)
+    # dynamic captures that failed (then captured with static shapes), with the error
+    dynamic_fallbacks: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"{self.name} (backend={self.backend}): {self.captures} capture(s), "
                  f"{self.compiled_calls} compiled call(s), {self.eager_calls} eager call(s)"]
         lines += [f"  recompiled: {why}" for why in self.guard_failures]
         lines += [f"  graph break: {b}" for b in self.graph_breaks]
+        lines += [f"  dynamic shapes failed, static: {why}" for why in self.dynamic_fallbacks]
         return "\n".join(lines)
 
 
@@ -220,6 +223,19 @@ class CompiledFunction:
 
     def _capture_dynamic(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
                          grad: tuple, dims: dict[int, Any]) -> Any:
+        try:
+            return self._try_capture_dynamic(args, kwargs, spec, flat, grad, dims)
+        except Unsupported:
+            raise
+        except Exception as error:  # noqa: BLE001 - a Meta kernel that cannot take symbols
+            # the call is captured with static shapes instead, and so are the next ones
+            self._dynamic = False if self._dynamic is None else self._dynamic
+            self._dynamic_marks.clear()
+            self.report.dynamic_fallbacks.append(f"{type(error).__name__}: {error}")
+            return self._capture(args, kwargs, spec, flat, grad)
+
+    def _try_capture_dynamic(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
+                             grad: tuple, dims: dict[int, Any]) -> Any:
         start = time.perf_counter()
         backward = self._backend != "eager"
         cap = capture_symbolic(self._fn, args, kwargs, fullgraph=self._fullgraph,
@@ -240,7 +256,12 @@ class CompiledFunction:
         self.last_entry = entry
         if entry.run is None:
             return self._fn(*args, **kwargs)
-        return _rebuild(cap, entry.run(*tensors, *entry.constants))
+        try:
+            return _rebuild(cap, entry.run(*tensors, *entry.constants))
+        except Exception:
+            self._entries.remove(entry)
+            self.report.captures -= 1  # counted again by the static capture
+            raise
 
 
 def _global_state() -> tuple:

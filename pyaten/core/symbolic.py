@@ -337,6 +337,12 @@ class SymInt:
     def __rmod__(self, other: object) -> Any:
         return self._arith(other, "mod", True)
 
+    def __divmod__(self, other: object) -> Any:
+        return (self // other, self % other)
+
+    def __rdivmod__(self, other: object) -> Any:
+        return (other // self, other % self)
+
     def __truediv__(self, other: object) -> Any:
         return SymFloat._of(self) / other
 
