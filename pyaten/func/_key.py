@@ -111,6 +111,18 @@ COMPOSITE_RULES = {
 }
 
 
+def _split_point(op: Any) -> int:
+    """How many leading arguments are positional (the rest keyword-only), once per op."""
+    split = op.__dict__.get("_vmap_split")
+    if split is None:
+        arguments = op.schema.arguments
+        split = len(arguments)
+        while split and (arguments[split - 1].kwarg_only or arguments[split - 1].is_out):
+            split -= 1
+        op._vmap_split = split
+    return split
+
+
 def _writes(schema: Any) -> bool:
     return any(a.annotation is not None and a.annotation.is_write for a in schema.arguments)
 
@@ -207,6 +219,8 @@ def layer_back_kernel(op: Any, keyset: Any, *values: Any) -> Any:
 
 
 _VMAP_MODE = functionality_bit("FuncTorchVmapMode")
+_DEFAULT_INCLUDED, _DEFAULT_EXCLUDED = tls.DEFAULT_INCLUDED, tls.DEFAULT_EXCLUDED
+_NONDEFAULT = tls.NONDEFAULT
 
 
 def _outside_vmap_mode(fn: Any, *args: Any) -> Any:
@@ -217,12 +231,21 @@ def _outside_vmap_mode(fn: Any, *args: Any) -> Any:
     included = state.included
     if not included & _VMAP_MODE:
         return fn(*args)
-    excluded = state.excluded
-    tls._set(included & ~_VMAP_MODE, excluded)
+    # `tls._set` inlined: only `included` changes, and the thread's sets become the
+    # defaults exactly when they were the defaults plus this one key
+    off = included & ~_VMAP_MODE
+    default = off == _DEFAULT_INCLUDED and state.excluded == _DEFAULT_EXCLUDED
+    state.included = off
+    if default:
+        _NONDEFAULT.pop()
     try:
         return fn(*args)
     finally:
-        tls._set(included, excluded)
+        if default and state.included == _DEFAULT_INCLUDED:
+            _NONDEFAULT.append(None)
+            state.included = included
+        else:
+            tls._set(included, state.excluded)
 
 
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
@@ -249,6 +272,16 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
                            "(whole composite)")
             return BatchedTensor(out, level)
         return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
+    level = 0
+    for v in values:
+        if type(v) is BatchedTensor:
+            if v.level > level:
+                level = v.level
+        elif not isinstance(v, Tensor) or v._wrapped_number:
+            break  # a number, a list, a None: the general conversion
+    else:
+        if len(values) <= _split_point(op):  # tensors only, positional: the args as they are
+            return _outside_vmap_mode(dispatch_batched, func, values, {}, level)
     args, kwargs = python_arguments(op, values)
     return _outside_vmap_mode(dispatch_batched, func, args, kwargs)
 

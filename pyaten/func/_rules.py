@@ -20,7 +20,7 @@ from typing import Any
 
 import pyaten
 from pyaten.dispatch import trace
-from pyaten.func._batched import BatchedTensor, level_info
+from pyaten.func._batched import BatchedTensor, _make_batched, level_info
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["dispatch_batched", "batching_coverage", "RULES", "FALLBACK_CALLS"]
@@ -116,8 +116,11 @@ def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool, str]:
     return plan
 
 
-def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
-    level = _innermost_level(args, kwargs)
+def dispatch_batched(func: Any, args: tuple, kwargs: dict, level: int = 0) -> Any:
+    """Run `func` on batched arguments: its rule, else the per-sample loop. `level` (the
+    innermost among the arguments) when the caller knows it."""
+    if not level:
+        level = _innermost_level(args, kwargs)
     info = level_info(level)
     fn, random, inplace, item, dynamic, name = _plan(func)
     call = BatchedCall(func, args, kwargs, level, info.batch_size, name)
@@ -142,7 +145,7 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict) -> Any:
             if inplace:
                 return args[0]
             if isinstance(out, pyaten.Tensor):
-                return BatchedTensor(out, level)
+                return _make_batched(out, level)
             return _wrap_out(out, level)
     return fallback(call)
 
