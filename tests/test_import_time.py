@@ -133,3 +133,15 @@ def test_functional_torch_function_and_star_import() -> None:
     assert namespace["hardtanh"] is F.hardtanh
     with pytest.raises(AttributeError, match="module 'pyaten.nn.functional' has no attribute"):
         F.not_a_function  # noqa: B018
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_import_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    # `import pyaten` pauses cyclic collection while it loads (docs/performance.md, "Import").
+    got = _run(
+        "import gc, json\n"
+        f"{'gc.enable()' if enabled else 'gc.disable()'}\n"
+        "import pyaten\n"
+        "print(json.dumps({'enabled': gc.isenabled()}))\n"
+    )
+    assert got == {"enabled": enabled}

@@ -50,6 +50,13 @@ SOURCE = textwrap.dedent('''
 
     def fails():
         raise ValueError("from the generated line")
+
+    def binding(*args, **kwargs):
+        """binding(Tensor input) -> Tensor"""
+        return helper(len(args))
+
+    def Tensor_binding(self, *args, **kwargs):
+        return (self, args, kwargs)
 ''')
 
 
@@ -72,7 +79,7 @@ def test_statements_run_units_wait(tmp_path) -> None:
     assert defined["twice_defined"]() == 2  # defined twice: the module's order decides
     for name in ("helper", "uses_helper", "Base", "Child", "fails"):
         assert name not in defined
-    assert {"helper", "uses_helper", "Child", "fails"} <= set(dir(module))
+    assert {"helper", "uses_helper", "Child", "fails", "binding"} <= set(dir(module))
 
 
 def test_a_unit_comes_with_what_it_names(tmp_path) -> None:
@@ -95,6 +102,23 @@ def test_lines_and_source_are_the_generated_files(tmp_path) -> None:
         module.fails()
     frame = traceback.extract_tb(info.tb)[-1]
     assert (frame.filename, frame.lineno) == (module.__file__, line + 1)
+
+
+def test_a_binding_is_a_stub_until_its_first_call(tmp_path) -> None:
+    module = _module(tmp_path)
+    fn = module.binding
+    method = module.Tensor_binding
+    assert fn.__doc__ == "binding(Tensor input) -> Tensor"
+    assert str(inspect.signature(fn)) == "(*args, **kwargs)"
+    assert str(inspect.signature(method)) == "(self, *args, **kwargs)"
+    assert "helper" not in vars(module)  # nothing it needs is defined yet
+    fn.__qualname__ = "renamed"  # what the loader does to public functions
+    assert fn(1, 2, 3) == 6
+    assert module.binding is fn and vars(module)["binding"] is fn  # the same object, now real
+    assert "helper" in vars(module)
+    assert fn.__qualname__ == "renamed" and fn.__code__.co_filename == module.__file__
+    assert fn() == 0
+    assert method(1, 2, k=3) == (1, (2,), {"k": 3})
 
 
 def test_unknown_name_is_an_attribute_error(tmp_path) -> None:

@@ -25,14 +25,15 @@ import mmap
 import os
 import threading
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import CodeType, FunctionType, ModuleType
 
 _UNIT_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOCK = threading.RLock()
-_MAGIC = b"pyaten-split-1\n"
+_MAGIC = b"pyaten-split-2\n"
 
-# (module-level code, {unit: (offset, length, names of the units it refers to)}, unit code)
-Split = tuple[CodeType, dict[str, tuple[int, int, tuple[str, ...]]], memoryview]
+# (module-level code, {unit: (offset, length, names of the units it refers to, stub template
+# or None, docstring)}, the units' code)
+Split = tuple[CodeType, dict[str, tuple], memoryview]
 
 
 def _names(nodes: list[ast.AST]) -> set[str]:
@@ -69,11 +70,30 @@ def split(source: str, filename: str) -> bytes:
         if name in eager:
             continue
         data = marshal.dumps(compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec"))
-        index[name] = (offset, len(data), refers[name])
+        shape = _stub_shape(nodes)
+        doc = ast.get_docstring(nodes[0], clean=False) if shape is not None else None
+        index[name] = (offset, len(data), refers[name], shape, doc)
         chunks.append(data)
         offset += len(data)
     head = marshal.dumps((module_code, index))
     return _MAGIC + len(head).to_bytes(8, "little") + head + b"".join(chunks)
+
+
+def _stub_shape(nodes: list[ast.stmt]) -> int | None:
+    # Which template stands for the function before its first call: 0 for `f(*args,
+    # **kwargs)`, 1 for `f(self, *args, **kwargs)` (the Python bindings); None: no stub.
+    node = nodes[0]
+    if len(nodes) != 1 or not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        return None
+    a = node.args
+    if (a.posonlyargs or a.kwonlyargs or a.defaults or a.vararg is None or a.kwarg is None
+            or a.vararg.annotation or a.kwarg.annotation or node.returns):
+        return None
+    if not a.args:
+        return 0
+    if len(a.args) == 1 and a.args[0].arg == "self" and a.args[0].annotation is None:
+        return 1
+    return None
 
 
 def _sets_attribute_of(node: ast.stmt, units: dict[str, list[ast.stmt]]) -> bool:
@@ -128,34 +148,87 @@ def define(module: ModuleType, parts: Split) -> None:
     exec(module_code, namespace)  # noqa: S102 - our own generated module
 
 
-class _Units:
-    """A module's units not yet defined: `get` is the module's `__getattr__`."""
+def _free_template(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    return __lazy_call__("<unit>", args, kwargs)  # noqa: F821 - the module's, see _Units
 
-    __slots__ = ("_module", "_index", "_code")
+
+def _method_template(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    return __lazy_call__("<unit>", (self, *args), kwargs)  # noqa: F821
+
+
+_TEMPLATES = (_free_template.__code__, _method_template.__code__)
+
+
+class _Units:
+    """A module's units not yet defined: `get` is the module's `__getattr__`.
+
+    A Python binding (`def add(*args, **kwargs)`, `def Tensor_add(self, *args, **kwargs)`)
+    asked for from outside is first a stub: the function object, with its name and
+    docstring, whose code calls `call`; its first call defines the real function and moves
+    its code, defaults and attributes onto the stub, so the object that `pyaten.add` and
+    `Tensor.add` hold stays the same."""
+
+    __slots__ = ("_module", "_index", "_code", "_stubs")
 
     def __init__(self, module: ModuleType, index: dict, code: memoryview) -> None:
         self._module = module
         self._index = index
         self._code = code
+        self._stubs: set[str] = set()
+        module.__dict__["__lazy_call__"] = self.call
 
     def get(self, name: str) -> object:
         namespace = self._module.__dict__
-        if name not in self._index:
+        entry = self._index.get(name)
+        if entry is None:
             raise AttributeError(f"module {self._module.__name__!r} has no attribute {name!r}")
         with _LOCK:
             if name not in namespace:
-                for unit in self._order(name):
-                    start, length, _ = self._index[unit]
-                    unit_code = marshal.loads(self._code[start:start + length])
-                    exec(unit_code, namespace)  # noqa: S102 - one def/class of the module
+                if entry[3] is None:
+                    self._define(name)
+                else:
+                    self._stub(name, entry)
         return namespace[name]
+
+    def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        """A stub's first call (later calls run the real code the stub now has)."""
+        with _LOCK:
+            if name in self._stubs:
+                stub = self._module.__dict__[name]
+                self._define(name)
+                real = self._module.__dict__[name]
+                stub.__code__ = real.__code__
+                stub.__defaults__ = real.__defaults__
+                stub.__kwdefaults__ = real.__kwdefaults__
+                stub.__dict__.update(real.__dict__)
+                self._module.__dict__[name] = stub
+                self._stubs.discard(name)
+        return self._module.__dict__[name](*args, **kwargs)
+
+    def _stub(self, name: str, entry: tuple) -> None:
+        template = _TEMPLATES[entry[3]]
+        code = template.replace(
+            co_name=name, co_qualname=name,
+            co_consts=tuple(name if c == "<unit>" else c for c in template.co_consts),
+        )
+        stub = FunctionType(code, self._module.__dict__, name)
+        stub.__doc__ = entry[4]
+        self._module.__dict__[name] = stub
+        self._stubs.add(name)
+
+    def _define(self, name: str) -> None:
+        namespace = self._module.__dict__
+        for unit in self._order(name):
+            start, length = self._index[unit][:2]
+            unit_code = marshal.loads(self._code[start:start + length])
+            exec(unit_code, namespace)  # noqa: S102 - one def/class of the module
 
     def _order(self, name: str) -> list[str]:
         # The units `name` reaches that are not defined yet, each after those it names (a
         # class's bases and decorators run when it is defined; cycles are cut anywhere).
         namespace = self._module.__dict__
         order: list[str] = []
-        seen = {name}
+        seen = {name}  # `name` itself is defined last even when its stub is in the namespace
         stack = [(name, iter(self._index[name][2]))]
         while stack:
             unit, refers = stack[-1]
