@@ -390,3 +390,55 @@ def test_a_meta_kernel_that_refuses_symbols_falls_back_to_static_captures() -> N
         assert "dynamic shapes failed, static" in str(f.report)
     finally:
         lib.close()
+
+
+# --- FakeTensorMode (pyaten._subclasses.fake_tensor) ----------------------------------------
+
+_FAKE_PROGRAMS = {
+    "matmul": lambda lib, a, b: a @ b.t(),
+    "broadcast": lambda lib, a, b: (a.unsqueeze(1) * b).sum(-1),
+    "transpose_contiguous": lambda lib, a, b: a.t().contiguous() + 1,
+    "factory": lambda lib, a, b: lib.zeros(a.shape[0], 2, dtype=lib.float64) + a[:, :2],
+    "softmax_int": lambda lib, a, b: (a > 0).to(lib.int32).sum(0) + b.softmax(0)[0],
+}
+
+
+@pytest.mark.parametrize("name", list(_FAKE_PROGRAMS))
+def test_fake_tensor_mode_gives_torchs_shapes_strides_and_dtypes(name: str) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode
+
+    from pyaten._subclasses.fake_tensor import FakeTensorMode, is_fake
+
+    program = _FAKE_PROGRAMS[name]
+    a, b = np.random.rand(5, 3).astype(np.float32), np.random.rand(4, 3).astype(np.float32)
+    mode = FakeTensorMode()
+    fa, fb = mode.from_tensor(pyaten.from_numpy(a)), mode.from_tensor(pyaten.from_numpy(b))
+    with mode:
+        ours = program(pyaten, fa, fb)
+    torch_mode = TorchFakeTensorMode()
+    ta, tb = torch_mode.from_tensor(torch.from_numpy(a)), torch_mode.from_tensor(
+        torch.from_numpy(b))
+    with torch_mode:
+        theirs = program(torch, ta, tb)
+    assert is_fake(ours) and not is_fake(pyaten.from_numpy(a))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+def test_fake_tensor_mode_with_a_shape_env_is_symbolic_and_refuses_real_tensors() -> None:
+    from pyaten._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    real = pyaten.randn(4, 3)
+    x = mode.from_tensor(real)
+    assert mode.from_tensor(x) is x and mode.from_tensor(real) is x
+    with mode:
+        y = x @ x.t()
+    assert [str(s) for s in y.shape] == ["s0", "s0"]
+    real = pyaten.randn(4, 3)
+    with pytest.raises(AssertionError, match="allow_non_fake_inputs"):
+        with mode:
+            x + real
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        assert (x + real).device.type == "meta"
