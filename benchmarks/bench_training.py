@@ -6,7 +6,10 @@ One training step is `zero_grad`, forward, `cross_entropy`, `backward`, Adam's `
 batch of 64 (float32):
 - an MLP 784-256-10 (Linear-ReLU-Linear) on random 784-pixel inputs;
 - `pyaten demo`'s CNN (pyaten/commands/demo.py: two Conv2d-ReLU-MaxPool2d, then Linear) on
-  64 of the 8x8 digits.
+  64 of the 8x8 digits;
+- a 2-layer LSTM language model (embedding and hidden 256, sequence 35, batch 20) and a
+  small GPT block (width 128, 4 heads, sequence 64, batch 8), as benchmarks/_sequence_models.py
+  builds them (issue 36's goal for both: within 1.5x of PyTorch).
 Both libraries start from the same weights (PyTorch's, copied) and see the same batches.
 A second table splits one step into its phases (zero_grad, forward, cross_entropy, backward,
 optimizer step), each the best of its runs, to show where the remaining time goes.
@@ -31,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 from _common import per_call_cpu_us  # noqa: E402
+from _sequence_models import SEQUENCE_MODELS  # noqa: E402
 
 from pyaten.commands.demo import build_model, load_split  # noqa: E402
 
@@ -83,6 +87,21 @@ def step_cases(torch, pyaten) -> dict[str, tuple[Callable, Callable]]:
             step_fn(pyaten, ours, pyaten.from_numpy(x), pyaten.from_numpy(y)),
             step_fn(torch, theirs, torch.from_numpy(x), torch.from_numpy(y)),
         )
+    for name, (ours, theirs) in sequence_cases(torch, pyaten, step_fn).items():
+        cases[f"{name}, one step"] = (ours, theirs)
+    return cases
+
+
+def sequence_cases(torch, pyaten, make: Callable) -> dict[str, tuple[Callable, Callable]]:
+    """The LSTM language model and the GPT block (benchmarks/_sequence_models.py): case name
+    -> (`make` for pyaten, `make` for torch), from the same weights and batch."""
+    cases = {}
+    for name, build in SEQUENCE_MODELS.items():
+        torch.manual_seed(0)
+        theirs, their_x, their_y = build(torch)
+        ours, our_x, our_y = build(pyaten)
+        copy_weights(ours, theirs)
+        cases[name] = (make(pyaten, ours, our_x, our_y), make(torch, theirs, their_x, their_y))
     return cases
 
 
@@ -139,6 +158,7 @@ def phase_cases(torch, pyaten) -> dict[str, tuple[Callable, Callable]]:
             phase_fn(pyaten, ours, pyaten.from_numpy(x), pyaten.from_numpy(y)),
             phase_fn(torch, theirs, torch.from_numpy(x), torch.from_numpy(y)),
         )
+    cases.update(sequence_cases(torch, pyaten, phase_fn))
     return cases
 
 
@@ -189,17 +209,17 @@ def main() -> int:
     import pyaten
 
     print(f"one thread; CPU time per step (batch {BATCH}) and per demo epoch")
-    print(f"{'case':<30}{'pyaten ms':>12}{'torch ms':>12}{'ratio':>8}")
+    print(f"{'case':<36}{'pyaten ms':>12}{'torch ms':>12}{'ratio':>8}")
     for name, (ours, theirs) in step_cases(torch, pyaten).items():
         ours_ms = per_call_cpu_us(ours, number, repeat) / 1e3
         theirs_ms = per_call_cpu_us(theirs, number, repeat) / 1e3
-        print(f"{name:<30}{ours_ms:>12.2f}{theirs_ms:>12.2f}{ours_ms / theirs_ms:>7.2f}x")
+        print(f"{name:<36}{ours_ms:>12.2f}{theirs_ms:>12.2f}{ours_ms / theirs_ms:>7.2f}x")
     print("\nwhere a step's time goes: the best of each phase (us)")
-    print(f"{'case, phase':<30}{'pyaten us':>12}{'torch us':>12}{'ratio':>8}")
+    print(f"{'case, phase':<44}{'pyaten us':>12}{'torch us':>12}{'ratio':>8}")
     for name, (ours, theirs) in phase_cases(torch, pyaten).items():
         for phase, a, b in zip(PHASES, best_phases(ours, number), best_phases(theirs, number)):
             label = f"{name}, {phase}"
-            print(f"{label:<30}{a * 1e6:>12.0f}{b * 1e6:>12.0f}{a / b:>7.2f}x")
+            print(f"{label:<44}{a * 1e6:>12.0f}{b * 1e6:>12.0f}{a / b:>7.2f}x")
     print()
     ours_s = best_cpu_seconds(demo_epoch_fn(pyaten), repeat)
     theirs_s = best_cpu_seconds(demo_epoch_fn(torch), repeat)
