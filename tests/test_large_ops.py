@@ -242,3 +242,15 @@ def test_conv2d_input_gradient_channels_last_columns(path, kw):
     assert_same(xm.grad, x.grad)
     # (a sum over 8 samples x 81 positions of O(10) terms: float32 order differences)
     assert_same(wm.grad, w.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_gelu_forward_backward(path):
+    x = _values(6000, scale=4.0).requires_grad_()
+    mine = from_torch(x.detach()).requires_grad_()
+    theirs = torch.nn.functional.gelu(x)
+    ours = pyaten.nn.functional.gelu(mine)
+    assert_same(ours, theirs)
+    g = torch.randn(theirs.shape, generator=torch.Generator().manual_seed(3))
+    theirs.backward(g)
+    ours.backward(from_torch(g))
+    assert_same(mine.grad, x.grad)

@@ -106,6 +106,44 @@ def threshold_backward(grad, x, threshold, out):
         out[i] = zero if x[i] <= threshold else grad[i]
 
 
+# Abramowitz and Stegun 7.1.26 (erf to 1.5e-7): the polynomial of PyTorch's vectorised
+# float32 gelu, as the NumPy path in kernels/activation.py evaluates it
+_AS_P = _F32(0.3275911)
+_AS_1, _AS_2, _AS_3 = _F32(1.061405429), _F32(-1.453152027), _F32(1.421413741)
+_AS_4, _AS_5 = _F32(-0.284496736), _F32(0.254829592)
+_SQRT_HALF = _F32(0.7071067811865476)
+_INV_SQRT_2PI = _F32(0.3989422804014327)
+
+
+@numba.njit(inline="always", error_model="numpy", fastmath={"contract"})
+def _gelu_cdf(v):
+    """(0.5 (1 + erf(v / sqrt 2)), exp(-v^2 / 2)) of a float32."""
+    z = v * _SQRT_HALF
+    t = _ONE / (_AS_P * abs(z) + _ONE)
+    r = ((((_AS_1 * t + _AS_2) * t + _AS_3) * t + _AS_4) * t + _AS_5) * t
+    e = expf(-(z * z))
+    erf = math.copysign(_ONE - r * e, z)
+    return _HALF * (_ONE + erf), e
+
+
+@jit
+def gelu_f32(x, out):
+    """out = x * 0.5 * (1 + erf(x / sqrt 2)), 1-d float32."""
+    for i in range(x.size):
+        v = x[i]
+        cdf, _ = _gelu_cdf(v)
+        out[i] = v * cdf
+
+
+@jit
+def gelu_backward_f32(grad, x, out):
+    """out = grad * (cdf(x) + x * pdf(x)), 1-d float32."""
+    for i in range(x.size):
+        v = x[i]
+        cdf, e = _gelu_cdf(v)
+        out[i] = grad[i] * (cdf + v * (e * _INV_SQRT_2PI))
+
+
 @jit_sum
 def _sum_f32(a):
     total = _F32(0.0)

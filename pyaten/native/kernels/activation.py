@@ -113,6 +113,9 @@ def _gelu(x, approximate):
     if approximate == "tanh":
         inner = _c(_K_BETA, x) * (x + _c(_K_KAPPA, x) * x * x * x)
         return _c(0.5, x) * x * (1 + np.tanh(inner))
+    fast = vector_loops.fresh("gelu", x)  # large float32: one compiled pass
+    if fast is not None:
+        return fast
     return x * _c(0.5, x) * (1 + _erf(x * _c(math.sqrt(0.5), x)))
 
 
@@ -125,6 +128,9 @@ def _gelu_backward(grad, x, approximate):
         right = 1 + t
         right_derivative = left * (1 - t * t) * _c(_K_BETA, x) * (1 + _c(3 * _K_KAPPA, x) * x_sq)
         return grad * (_c(0.5, x) * right + right_derivative)
+    fast = vector_loops.gelu_backward(grad, x)
+    if fast is not None:
+        return fast
     cdf = _c(0.5, x) * (1 + _erf(x * _c(math.sqrt(0.5), x)))
     pdf = np.exp(_c(-0.5, x) * x * x) * _c(1.0 / math.sqrt(2.0 * math.pi), x)
     return grad * (cdf + x * pdf)

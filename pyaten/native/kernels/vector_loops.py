@@ -26,9 +26,9 @@ import numpy as np
 from pyaten.native import compiled
 
 __all__ = [
-    "adam_step", "col2im_last_2d", "exp_into", "fresh", "loops_for", "max_pool2d_backward",
-    "relu_into", "sigmoid_into", "silu_backward", "silu_into", "softmax_rows",
-    "threshold_backward",
+    "adam_step", "col2im_last_2d", "exp_into", "fresh", "gelu_backward", "loops_for",
+    "max_pool2d_backward", "relu_into", "sigmoid_into", "silu_backward", "silu_into",
+    "softmax_rows", "threshold_backward",
 ]
 
 _F32 = np.dtype(np.float32)
@@ -106,18 +106,27 @@ def threshold_backward(grad: np.ndarray, x: np.ndarray, threshold: np.ndarray,
 
 def silu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
     """silu's gradient by the compiled loop (grad and x of one shape), or None."""
+    return _backward("silu_backward_f32", grad, x)
+
+
+def gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+    """gelu's (erf form) gradient by the compiled loop (grad and x of one shape), or None."""
+    return _backward("gelu_backward_f32", grad, x)
+
+
+def _backward(name: str, grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
     if grad.shape != x.shape:
         return None
     fast = loops_for(grad, x)
     if fast is None:
         return None
     out = np.empty(x.shape, x.dtype)
-    fast.silu_backward_f32(grad.reshape(-1), x.reshape(-1), out.reshape(-1))
+    getattr(fast, name)(grad.reshape(-1), x.reshape(-1), out.reshape(-1))
     return out
 
 
 def fresh(name: str, x: np.ndarray) -> np.ndarray | None:
-    """`name` ("exp", "sigmoid", "silu") of x into a new array by the compiled loop, or
+    """`name` ("exp", "sigmoid", "silu", "gelu") of x into a new array by the compiled loop, or
     None."""
     fast = loops_for(x)
     if fast is None:
