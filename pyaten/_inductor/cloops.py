@@ -40,6 +40,7 @@ __all__ = ["available", "c_expression", "group_c_source", "load_library", "load_
 _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fPIC", "-shared",
           "-std=c99")
 _STATE: dict[str, Any] = {}
+_HEADER = "#include <math.h>\n#include <stdint.h>\n"
 _LIBRARIES: dict[str, Any] = {}  # loaded libraries of this process, by hash
 
 # math functions: the double name; float32 adds the `f` suffix
@@ -166,12 +167,14 @@ def group_c_source(group: FusedGroup, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_loops(groups: list[FusedGroup], folder: Any) -> tuple[list[Callable[..., Any]], str]:
+def load_loops(groups: list[FusedGroup], folder: Any,
+               pools: list[tuple] = ()) -> tuple[list[Callable[..., Any]], str, Any]:
     """Each group's loop as a callable `kernel(n0, n1, *arrays)` (the Numba loop's
-    signature), from the graph's shared library, built or found in `folder`; and the
-    library's source."""
+    signature), from the graph's one shared library, built or found in `folder`, which also
+    holds the max-pool kernels `pools` names (functions `p<i>`, see `pool_sources`); the
+    library's source; the library."""
     bodies = [group_c_source(g, f"k{i}") for i, g in enumerate(groups)]
-    source = "#include <math.h>\n#include <stdint.h>\n\n" + "\n".join(bodies)
+    source = "\n".join([_HEADER, *bodies, *_pool_bodies(pools)])
     library = load_library(source, folder)
     kernels = []
     for i, group in enumerate(groups):
@@ -182,7 +185,7 @@ def load_loops(groups: list[FusedGroup], folder: Any) -> tuple[list[Callable[...
                                               ctypes.c_int64] * n_in + [ctypes.c_void_p] * n_ptr
         fn.restype = None
         kernels.append(_caller(fn, n_in))
-    return kernels, source
+    return kernels, source, library
 
 
 def _build(source: str, folder: Any, key: str) -> None:
@@ -262,7 +265,11 @@ void {name}(int64_t planes, int64_t HW, int64_t OHW, const {t} *restrict grad,
 def pool_sources(specs: list[tuple]) -> str:
     """The library source of the pools `specs` name: (kind, dtype name, kernel, stride,
     padding), kind "pool" or "pool_backward"; function `p<i>` for the i-th."""
-    parts = ["#include <math.h>\n#include <stdint.h>\n"]
+    return "\n".join([_HEADER, *_pool_bodies(specs)])
+
+
+def _pool_bodies(specs: list[tuple]) -> list[str]:
+    parts = []
     for i, (kind, dtype, kernel, stride, padding) in enumerate(specs):
         scalar = "float" if dtype == "float32" else "double"
         template = _POOL if kind == "pool" else _POOL_BACKWARD
@@ -273,7 +280,7 @@ def pool_sources(specs: list[tuple]) -> str:
         parts.append(template.format(name=f"p{i}", t=scalar, kh=kernel[0], kw=kernel[1],
                                      sh=stride[0], sw=stride[1], ph=padding[0],
                                      pw=padding[1], unpadded=unpadded))
-    return "\n".join(parts)
+    return parts
 
 
 def load_library(source: str, folder: Any) -> Any:

@@ -65,20 +65,22 @@ def loops_available() -> bool:
     return cloops.available() or numba_available()
 
 
-def _build_loops(groups: list[FusedGroup]) -> tuple[list[Any], list[str], str]:
-    """The groups' loop callables, their source and what built them: one C library per
-    graph where a compiler is found (pyaten/_inductor/cloops.py, Note: why C beside
-    Numba), else Numba loops."""
+def _build_loops(groups: list[FusedGroup],
+                 pools: list[tuple]) -> tuple[list[Any], list[str], str, Any]:
+    """The groups' loop callables, their source, what built them and the C library (which
+    also holds the max-pool kernels `pools` names): one C library per graph where a
+    compiler is found (pyaten/_inductor/cloops.py, Note: why C beside Numba), else Numba
+    loops and no library."""
     if cloops.available():
         try:
-            kernels, _ = cloops.load_loops(groups, cache_dir() / "cloops")
+            kernels, _, library = cloops.load_loops(groups, cache_dir() / "cloops", pools)
             return kernels, [cloops.group_c_source(g, f"k{i}")
-                             for i, g in enumerate(groups)], "c"
+                             for i, g in enumerate(groups)], "c", library
         except (NotImplementedError, RuntimeError, OSError):
             if not numba_available():
                 raise
     sources = [group_source(g) for g in groups]
-    return [load_kernel(s) for s in sources], sources, "numba"
+    return [load_kernel(s) for s in sources], sources, "numba", None
 
 
 _POOLS = ("max_pool2d_with_indices.default", "max_pool2d_with_indices_backward.default")
@@ -147,18 +149,10 @@ def _pool_spec(node: Node) -> tuple | None:
              padding), tuple(meta["shape"]), out_shape, meta["dtype"])
 
 
-def _pool_kernels(nodes: list[Node]) -> dict[Node, Callable[..., Any]]:
-    """A callable per max-pool node that the written C kernels take, all from one library."""
-    found = [(node, spec) for node in nodes for spec in [_pool_spec(node)] if spec is not None]
-    if not found:
-        return {}
-    try:
-        library = cloops.load_library(cloops.pool_sources([spec[0] for _, spec in found]),
-                                      cache_dir() / "cloops")
-    except (RuntimeError, OSError):
-        return {}
-    return {node: _pool_caller(getattr(library, f"p{i}"), spec)
-            for i, (node, spec) in enumerate(found)}
+def _pool_specs(nodes: list[Node]) -> list[tuple[Node, tuple]]:
+    """The max-pool nodes that the C kernels written for their window take, with their
+    spec (`_pool_spec`)."""
+    return [(node, spec) for node in nodes for spec in [_pool_spec(node)] if spec is not None]
 
 
 def _pool_caller(fn: Any, spec: tuple) -> Callable[..., Any]:
@@ -211,11 +205,20 @@ class CompiledGraph:
         graph = gm.graph
         self.pool: dict[tuple, list[tuple]] = {}
         self.allocations = 0  # loop outputs allocated (not taken from the pool)
-        self.groups: list[FusedGroup] = fuse(graph, 1 if cloops.available() else 2) \
+        c_loops = cloops.available()
+        self.groups: list[FusedGroup] = fuse(graph, 1 if c_loops else 2) \
             if loops_available() else []
+        found = _pool_specs(graph.nodes) if c_loops else []
         self.loops = "none"
-        if self.groups:
-            self.kernels, self.sources, self.loops = _build_loops(self.groups)
+        self.kernels: list[Any] = []
+        self.sources: list[str] = []
+        pools: dict[Node, Callable[..., Any]] = {}
+        if self.groups or found:
+            self.kernels, self.sources, self.loops, library = _build_loops(
+                self.groups, [spec[0] for _, spec in found])
+            if library is not None:
+                pools = {node: _pool_caller(getattr(library, f"p{i}"), spec)
+                         for i, (node, spec) in enumerate(found)}
         nodes = graph.nodes
         slot = {n: i for i, n in enumerate(nodes)}
         self.n_slots = len(nodes)
@@ -227,7 +230,6 @@ class CompiledGraph:
         steps: list[tuple] = []
         self.placeholders = [slot[n] for n in nodes if n.op == "placeholder"]
         group_at = {g.index: (i, g) for i, g in enumerate(self.groups)}
-        pools = _pool_kernels(nodes) if cloops.available() else {}
         for index, node in enumerate(nodes):
             if node.op in ("placeholder", "output"):
                 continue
