@@ -464,3 +464,34 @@ def test_fake_tensor_mode_with_a_shape_env_is_symbolic_and_refuses_real_tensors(
             x + real
     with FakeTensorMode(allow_non_fake_inputs=True):
         assert (x + real).device.type == "meta"
+
+
+def test_mark_dynamic_makes_the_first_capture_symbolic_in_the_marked_dim() -> None:
+    f = pyaten.compile(lambda x: x.softmax(-1) * 2, backend="eager")
+    x = pyaten.randn(6, 4)
+    pyaten._dynamo.mark_dynamic(x, 0)
+    _close(f(x), x.softmax(-1) * 2)
+    assert [str(s) for s in f.last_entry.guards.fakes[0].shape] == ["s0", "4"]
+    for rows in (3, 9):
+        y = pyaten.randn(rows, 4)
+        _close(f(y), y.softmax(-1) * 2)
+    assert f.report.captures == 1
+    f(pyaten.randn(3, 5))  # dim 1 was not marked: a new capture
+    assert f.report.captures == 2
+    with pytest.raises(TypeError, match="expected a Tensor"):
+        pyaten._dynamo.mark_dynamic([1, 2], 0)
+
+
+def test_a_graph_break_in_a_dynamic_capture_runs_eagerly_for_every_size() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        return x * x.sum().item()
+
+    f = pyaten.compile(fn, dynamic=True, backend="eager")
+    for rows in (3, 5, 7):
+        x = pyaten.randn(rows, 2)
+        _close(f(x), fn(x))
+    assert f.report.captures == 1 and f.report.eager_calls == 2
+    assert "_local_scalar_dense" in f.report.graph_breaks[0].op
+    strict = pyaten.compile(fn, dynamic=True, fullgraph=True)
+    with pytest.raises(pyaten._dynamo.Unsupported, match="fullgraph=True"):
+        strict(pyaten.randn(3, 2))

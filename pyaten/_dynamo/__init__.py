@@ -9,6 +9,8 @@ from .eval_frame import (
     OptimizedModule,
     compile,
     compile_report,
+    mark_dynamic,
+    maybe_mark_dynamic,
     reset,
 )
 from .exc import InvalidBackend, Unsupported
@@ -16,4 +18,5 @@ from .explain import ExplainOutput, explain
 
 __all__ = ["CompiledFunction", "ExplainOutput", "InvalidBackend", "OptimizedModule",
            "Unsupported", "compile",
-           "compile_report", "config", "explain", "is_compiling", "list_backends", "reset"]
+           "compile_report", "config", "explain", "is_compiling", "list_backends", "mark_dynamic",
+           "maybe_mark_dynamic", "reset"]

@@ -31,7 +31,8 @@ from .exc import InvalidBackend, Unsupported
 from .guards import DynamicGuardSet, GuardSet, build_dynamic_guards, build_guards
 from .symbolic_capture import capture_symbolic
 
-__all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFunction"]
+__all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFunction",
+           "mark_dynamic", "maybe_mark_dynamic"]
 
 _MODES = (None, "default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",
           "max-autotune")
@@ -206,6 +207,11 @@ class CompiledFunction:
             return None
         if self._dynamic:
             return {i: None for i, v in enumerate(flat) if isinstance(v, Tensor)}
+        marked = {i: {d % max(v.dim(), 1) for d in v.__dict__.get("_dynamo_dynamic_indices", ())}
+                  for i, v in enumerate(flat) if isinstance(v, Tensor)}
+        for i, dims in marked.items():  # mark_dynamic: symbols from the first capture on
+            if dims:
+                self._dynamic_marks.setdefault(i, set()).update(dims)
         for entry in self._entries:
             guards = entry.guards
             if isinstance(guards, DynamicGuardSet) or guards.spec != spec or \
@@ -262,6 +268,18 @@ class CompiledFunction:
             self._entries.remove(entry)
             self.report.captures -= 1  # counted again by the static capture
             raise
+
+
+def mark_dynamic(t: Tensor, index: int | list[int] | tuple[int, ...], **_: Any) -> None:
+    """Mark dims of `t` dynamic (PyTorch's `torch._dynamo.mark_dynamic`): a capture of a call
+    that receives `t` gives those dims symbols from the first call on."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"mark_dynamic(): expected a Tensor, got {type(t).__name__}")
+    for i in index if isinstance(index, (list, tuple)) else (index,):
+        t.__dict__.setdefault("_dynamo_dynamic_indices", set()).add(i)
+
+
+maybe_mark_dynamic = mark_dynamic
 
 
 def _global_state() -> tuple:
