@@ -8,7 +8,7 @@ from typing import Any
 
 import pyaten
 from pyaten.core.tensor import Tensor
-from pyaten.func._rules import BatchedCall, rule
+from pyaten.func._rules import BatchedCall, call_plain, rule
 from pyaten.utils._pytree import tree_map
 
 __all__: list[str] = []
@@ -53,6 +53,8 @@ def pointwise(call: BatchedCall) -> Any:
     if len(tensors) == 1 and tensors[0] is args[0] and call.name != "mse_loss_backward" and (
         not kwargs or not any(isinstance(v, (Tensor, list, tuple)) for v in kwargs.values())
     ) and not any(isinstance(v, (list, tuple)) for v in args):
+        if len(args) == 1 and not kwargs:
+            return call_plain(call.func, (args[0].value,))
         return call.func(args[0].value, *args[1:], **kwargs)  # one tensor, the batched one
     tensors += [x for x in kwargs.values() if isinstance(x, Tensor)]
     rank = max(len(t._sizes) for t in tensors)

@@ -19,8 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
+from pyaten.core.tensor import Tensor
 from pyaten.dispatch import trace
 from pyaten.func._batched import BatchedTensor, _make_batched, level_info
+from pyaten.native.gen_support import NONDEFAULT, PLAIN_CPU, PLAIN_KEY, Direct
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["dispatch_batched", "batching_coverage", "RULES", "FALLBACK_CALLS"]
@@ -80,6 +82,32 @@ class BatchedCall:
     def value(self, x: Any) -> Any:
         """The batch of a batched `x`, an unbatched one as it is."""
         return x.value if self.batched(x) else x
+
+
+_DIRECTS: dict[Any, Direct] = {}
+
+
+def call_plain(func: Any, args: tuple) -> Any:
+    """`func(*args)` for a rule's call on physical values: every argument a tensor, given
+    positionally. With plain CPU tensors that need no grad and the thread's key sets at
+    their defaults (rules run so), the binding's direct call (Note: the direct call, in
+    pyaten/native/gen_support.py) instead of the dispatcher's path."""
+    if not NONDEFAULT and len(args) == func._nargs:
+        for a in args:
+            if (a.__class__ is not Tensor or a._keyset != PLAIN_CPU or a._requires_grad
+                    or a._fw_grad is not None):
+                return func(*args)
+        entry = func._entry
+        direct = _DIRECTS.get(func)
+        if direct is None:
+            direct = _DIRECTS[func] = Direct()
+        fast = direct.fast if entry._cache.get(PLAIN_KEY) is direct.checked else (
+            direct.check(entry))
+        if fast is not None:
+            result = fast(*args)
+            if result is not None:
+                return result
+    return func(*args)
 
 
 def _innermost_level(args: tuple, kwargs: dict) -> int:
