@@ -254,3 +254,17 @@ def test_gelu_forward_backward(path):
     theirs.backward(g)
     ours.backward(from_torch(g))
     assert_same(mine.grad, x.grad)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 2.0, -1.0, 1.5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_pow_tensor_scalar_special_exponents(exponent, dtype):
+    x = _values(3000, scale=3.0).to(dtype)
+    assert_same(pyaten.pow(from_torch(x), exponent), torch.pow(x, exponent))
+    mine, theirs = from_torch(x.clone()), x.clone()
+    mine[::2].pow_(exponent)  # in place, strided
+    theirs[::2].pow_(exponent)
+    assert_same(mine, theirs)
+    out = pyaten.empty(x.shape, dtype=from_torch(x).dtype)
+    pyaten.pow(from_torch(x), exponent, out=out)
+    assert_same(out, torch.pow(x, exponent))

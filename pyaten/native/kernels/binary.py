@@ -364,7 +364,34 @@ def pow_Tensor_Scalar_out(op, self, exponent, out):
             a = op.input_arrays()[0]
             op.write(np.ones_like(a) if exponent == 0 else a)
         return
+    special = _SCALAR_POWERS.get(exponent) if exponent.__class__ in (int, float) else None
+    if (special is not None and op.common_dtype in (dt.float32, dt.float64)
+            and pow_stub.kernel("cpu") is pow_kernel):
+        # PyTorch's pow_tensor_scalar_optimized_kernel (float and double only: float16 and
+        # bfloat16 take powf, whose pow(-0.0, -0.5) is inf): these exponents as products,
+        # sqrt or reciprocals, straight into the output (np.power's powf: 8x slower)
+        op.compute(special, op.input_arrays()[0])
+        return
     pow_stub(op.device.type, op)
+
+
+def _cube(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    return np.multiply(a * a, a, out=out)  # (out may be a: in place)
+
+
+def _inverse_square(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    square = np.multiply(a, a, out=out)
+    return np.reciprocal(square, out=square)
+
+
+def _inverse_sqrt(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    root = np.sqrt(a, out=out)
+    return np.reciprocal(root, out=root)
+
+
+# exponent -> the computation PyTorch's CPU kernel uses for it on floating tensors
+_SCALAR_POWERS = {2: np.square, 3: _cube, 0.5: np.sqrt, -0.5: _inverse_sqrt,
+                  -1: np.reciprocal, -2: _inverse_square}
 
 
 @native
