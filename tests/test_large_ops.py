@@ -268,3 +268,13 @@ def test_pow_tensor_scalar_special_exponents(exponent, dtype):
     out = pyaten.empty(x.shape, dtype=from_torch(x).dtype)
     pyaten.pow(from_torch(x), exponent, out=out)
     assert_same(out, torch.pow(x, exponent))
+
+
+def test_erf(path):
+    x = torch.cat([_values(6000, scale=2.0), torch.tensor([0.999, 1.0, 1.001, -1.0, 1e-30])])
+    assert_same(pyaten.erf(from_torch(x)), torch.erf(x))
+    ours = pyaten.erf(from_torch(x)).numpy().astype(np.float64)
+    exact = __import__("scipy.special", fromlist=["erf"]).erf(x.numpy().astype(np.float64))
+    finite = np.isfinite(exact) & (exact != 0)
+    assert (np.abs(ours - exact)[finite] <= 2.6e-7 * np.abs(exact[finite]) + 1e-45).all()
+    assert np.signbit(pyaten.erf(pyaten.tensor([-0.0] * 5000)).numpy()).all()

@@ -26,7 +26,7 @@ import numpy as np
 from pyaten.native import compiled
 
 __all__ = [
-    "adam_step", "col2im_last_2d", "exp_into", "fresh", "gelu_backward", "loops_for",
+    "adam_step", "col2im_last_2d", "erf_into", "exp_into", "fresh", "gelu_backward", "loops_for",
     "max_pool2d_backward", "relu_into", "sigmoid_into", "silu_backward", "silu_into",
     "softmax_rows", "threshold_backward",
 ]
@@ -137,6 +137,7 @@ def fresh(name: str, x: np.ndarray) -> np.ndarray | None:
 
 
 exp_into = _unary("exp_f32")
+erf_into = _unary("erf_f32")
 sigmoid_into = _unary("sigmoid_f32")
 silu_into = _unary("silu_f32")
 
