@@ -36,12 +36,14 @@ def test_arithmetic_builds_expressions_and_decisions_become_guards() -> None:
     env, (a, b) = _symbols(6, 4)
     assert str(a * b + 2) == "s0*s1 + 2"
     assert (a * b == b * a) is True  # the same polynomial: no guard
+    assert str((a * b * 4) // (2 * a)) == "2*s1" and (a * b) % b == 0  # exact division
+    assert str((a + 1) // a) == "(s0 + 1) // s0"
     assert (a >= 1) is True and (a == 0) is False  # symbols stand for sizes >= 2
     assert not env.guards
     assert bool(a > b)
     assert env.format_guards() == ["s0 - s1 > 0"]
     assert int(a // 4) == 1  # leaving the symbolic world specialises
-    assert env.format_guards()[-1] == "(s0 // 4) == 1"
+    assert env.format_guards()[-1] == "s0 // 4 == 1"
     assert env.check([(a, 6), (b, 4)]) is None
     assert env.check([(a, 9), (b, 4)]) is not None  # s0 // 4 == 2
     assert env.check([(a, 5), (b, 5)]) is not None  # s0 > s1 fails

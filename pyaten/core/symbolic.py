@@ -118,6 +118,10 @@ class Poly:
 def _poly_text(p: Poly) -> str:
     if not p.terms:
         return "0"
+    if len(p.terms) == 1:
+        (monomial, coefficient), = p.terms.items()
+        if coefficient == 1 and len(monomial) == 1:  # one atom: no parentheses around it
+            return monomial[0]
     parts = []
     for m, c in sorted(p.terms.items(), key=lambda mc: (-len(mc[0]), mc[0])):
         factor = "*".join(a if p.atoms.get(a) == "symbol" else f"({a})" for a in m)
@@ -190,6 +194,27 @@ def _text(value: object) -> str:
     return repr(value)
 
 
+def _exact_quotient(a: Poly, b: Poly) -> Poly | None:
+    """`a / b` when `b` is one positive term over symbols that divides every term of `a`
+    (then `//` is exact and `%` is 0 for every value of the symbols), else None."""
+    if len(b.terms) != 1:
+        return None
+    (divisor, c), = b.terms.items()
+    if c <= 0 or any(b.atoms[atom] != "symbol" for atom in divisor):
+        return None
+    terms: dict[tuple, int] = {}
+    for monomial, coefficient in a.terms.items():
+        if coefficient % c:
+            return None
+        rest = list(monomial)
+        for atom in divisor:
+            if atom not in rest:
+                return None
+            rest.remove(atom)
+        terms[tuple(rest)] = terms.get(tuple(rest), 0) + coefficient // c
+    return Poly(terms, a.atoms)
+
+
 def _opaque_int(op: str, a: object, b: object) -> Any:
     env = _env_of(a, b)
     hint = {"//": operator.floordiv, "%": operator.mod, "max": max, "min": min}[op](
@@ -199,14 +224,9 @@ def _opaque_int(op: str, a: object, b: object) -> Any:
         ca, cb = pa.as_constant(), pb.as_constant()
         if ca is not None and cb is not None:
             return hint
-        if op == "//" and cb == 1:
-            return a
-        if op == "//" and cb is not None and cb > 0 and all(c % cb == 0
-                                                            for c in pa.terms.values()):
-            return _make_int(Poly({m: c // cb for m, c in pa.terms.items()}, pa.atoms),
-                             hint, env)
-        if op == "%" and cb == 1:
-            return 0
+        quotient = _exact_quotient(pa, pb) if op in ("//", "%") else None
+        if quotient is not None:  # `s0*s1 // s0` is `s1`, and `s0*s1 % s0` is 0
+            return _make_int(quotient, hint, env) if op == "//" else 0
         if op in ("max", "min") and pa == pb:
             return a
     if op in ("max", "min"):
