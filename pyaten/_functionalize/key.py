@@ -33,11 +33,13 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from pyaten.autograd.grad_mode import is_grad_enabled
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import tls, trace
 from pyaten.dispatch.fallbacks import set_functionalize_kernel
 from pyaten.dispatch.keys import full_after
 from pyaten.native.python_dispatch import overload_of, python_arguments
+from pyaten.utils import _pytree
 
 from .mode import Functionalizer, _classify
 from .tensor_wrapper import FUNCTIONALIZE_BIT, FunctionalTensorWrapper
@@ -82,8 +84,40 @@ class _KeyFunctionalizer(Functionalizer):
     def reapply_views(self) -> bool:  # type: ignore[override]
         return _SETTINGS.reapply_views
 
+    def _mutation(self, func: Any, functional: Any, args: tuple, kwargs: dict) -> Any:
+        if not _SETTINGS.reapply_views and is_grad_enabled():
+            _refuse_recorded_write_through_copy(func, args, kwargs)
+        return super()._mutation(func, functional, args, kwargs)
+
+    def _view_of(self, base: Any, value: Tensor, meta: Any) -> Any:
+        view = super()._view_of(base, value, meta)
+        # a view of its base to autograd too (one version counter, `_base` the root), as
+        # ADInplaceOrView makes it: a write into it above the key rebases its base's history
+        counter = base._version_counter
+        view._vc = counter
+        view._base = base if base._base is None else base._base
+        return view
+
 
 _FUNCTIONALIZER = _KeyFunctionalizer()
+
+
+def _refuse_recorded_write_through_copy(func: Any, args: tuple, kwargs: dict) -> None:
+    """Autograd above the key (`functionalize(grad(f))`) rebases a written view's base
+    through the view's strided window; with views replayed as copies the window is the
+    copy's, not the view's, and the gradient would be wrong: refused instead."""
+    recorded = any(isinstance(t, Tensor) and t.requires_grad
+                   for t in _pytree.tree_leaves((args, kwargs)))
+    for i, arg in enumerate(func._schema.arguments):
+        if not recorded or arg.annotation is None or not arg.annotation.is_write:
+            continue
+        value = args[i] if i < len(args) else kwargs.get(arg.name)
+        if isinstance(value, FunctionalTensorWrapper) and value._base is not None:
+            raise NotImplementedError(
+                f"{func}: functionalize(remove='mutations_and_views') cannot record the "
+                "gradient of a write through a view of a tensor that requires grad above "
+                "functionalization (views are copies there); use remove='mutations'"
+            )
 
 
 class _BelowFunctionalize(tls._Guard):
@@ -124,7 +158,25 @@ def functionalize_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     if trace.ACTIVE:
         trace.note("functionalize", ran=_explain(func))
     with _BelowFunctionalize():
-        return _FUNCTIONALIZER._dispatch(func, args, kwargs)
+        out = _FUNCTIONALIZER._dispatch(func, args, kwargs)
+    for i in _written(op):
+        # a write is a new version of the wrapper, as ADInplaceOrView counts it: autograd
+        # above the key refuses a saved wrapper written since (its value was replaced)
+        if i < len(values):
+            for t in values[i] if isinstance(values[i], (list, tuple)) else (values[i],):
+                if isinstance(t, FunctionalTensorWrapper):
+                    t._bump_version()
+    return out
+
+
+def _written(op: Any) -> tuple[int, ...]:
+    """The positions of the arguments the operator writes (cached on the entry)."""
+    written = op.__dict__.get("_functionalize_written")
+    if written is None:
+        written = op._functionalize_written = tuple(
+            i for i, a in enumerate(op.schema.arguments)
+            if a.annotation is not None and a.annotation.is_write)
+    return written
 
 
 set_functionalize_kernel(functionalize_kernel)
