@@ -497,3 +497,12 @@ def test_a_graph_break_in_a_dynamic_capture_runs_eagerly_for_every_size() -> Non
     strict = pyaten.compile(fn, dynamic=True, fullgraph=True)
     with pytest.raises(pyaten._dynamo.Unsupported, match="fullgraph=True"):
         strict(pyaten.randn(3, 2))
+
+
+def test_print_readable_annotates_symbolic_sizes_as_torchs() -> None:
+    gm = make_fx(lambda x: x.view(x.shape[0], -1).relu(), tracing_mode="symbolic")(
+        pyaten.randn(4, 3, 2))
+    text = gm.print_readable(print_output=False)
+    assert 'x_1: "f32[s0, s1, s2]"' in text
+    assert 'sym_size_int: "Sym(s0)" = pyaten.ops.aten.sym_size.int(x_1, 0)' in text
+    assert 'view: "f32[s0, s1*s2]"' in text

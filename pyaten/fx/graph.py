@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pyaten.core.symbolic import SymBool, SymFloat, SymInt
 from pyaten.fx.node import Node, qualified_name
 
 __all__ = ["Graph", "PythonCode"]
@@ -280,6 +281,8 @@ def _source(value: Any, namespace: dict[str, Any]) -> str:
 
 def _annotation(node: Node) -> str:
     val = node.meta.get("val")
+    if isinstance(val, (SymInt, SymFloat, SymBool)):  # a size read or computed: its expression
+        return f': "Sym({val})"'
     sizes = getattr(val, "shape", None)
     dtype = getattr(val, "dtype", None)
     if sizes is None or dtype is None:
