@@ -4,7 +4,7 @@
 again, autograd included, so gradients are eager's). `"aot_eager"` splits a training
 capture into a forward and a backward graph (pyaten/_dynamo/aot.py) and replays each.
 `"pyaten"` (the default) does the same split and compiles each graph with
-pyaten/_inductor (fused Numba loops, direct kernel calls, buffer reuse). A callable backend
+pyaten/_inductor (fused C or Numba loops, direct kernel calls, buffer reuse). A callable backend
 gets `(graph_module, example_inputs)` and returns the callable, as PyTorch's custom
 backends do.
 """
