@@ -111,6 +111,8 @@ def test_a_binding_is_a_stub_until_its_first_call(tmp_path) -> None:
     assert fn.__doc__ == "binding(Tensor input) -> Tensor"
     assert str(inspect.signature(fn)) == "(*args, **kwargs)"
     assert str(inspect.signature(method)) == "(self, *args, **kwargs)"
+    assert inspect.getsource(fn).startswith("def binding(*args, **kwargs):")  # the real def
+    assert fn.__code__.co_filename == module.__file__
     assert "helper" not in vars(module)  # nothing it needs is defined yet
     fn.__qualname__ = "renamed"  # what the loader does to public functions
     assert fn(1, 2, 3) == 6

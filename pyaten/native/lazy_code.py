@@ -29,10 +29,10 @@ from types import CodeType, FunctionType, ModuleType
 
 _UNIT_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOCK = threading.RLock()
-_MAGIC = b"pyaten-split-2\n"
+_MAGIC = b"pyaten-split-3\n"
 
 # (module-level code, {unit: (offset, length, names of the units it refers to, stub template
-# or None, docstring)}, the units' code)
+# or None, docstring, first line)}, the units' code)
 Split = tuple[CodeType, dict[str, tuple], memoryview]
 
 
@@ -72,7 +72,7 @@ def split(source: str, filename: str) -> bytes:
         data = marshal.dumps(compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec"))
         shape = _stub_shape(nodes)
         doc = ast.get_docstring(nodes[0], clean=False) if shape is not None else None
-        index[name] = (offset, len(data), refers[name], shape, doc)
+        index[name] = (offset, len(data), refers[name], shape, doc, nodes[0].lineno)
         chunks.append(data)
         offset += len(data)
     head = marshal.dumps((module_code, index))
@@ -207,8 +207,9 @@ class _Units:
 
     def _stub(self, name: str, entry: tuple) -> None:
         template = _TEMPLATES[entry[3]]
-        code = template.replace(
-            co_name=name, co_qualname=name,
+        code = template.replace(  # where the def is: inspect.getsource reads the real one
+            co_name=name, co_qualname=name, co_firstlineno=entry[5],
+            co_filename=self._module.__dict__.get("__file__") or template.co_filename,
             co_consts=tuple(name if c == "<unit>" else c for c in template.co_consts),
         )
         stub = FunctionType(code, self._module.__dict__, name)
