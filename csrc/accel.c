@@ -28,6 +28,10 @@
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
 #endif
 
+/* Raised with every change of this module's Python-facing API; pyaten/core/accel.py loads
+ * only the version it was written for (a stale build is reported, not used). */
+#define ACCEL_VERSION 1
+
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define MAX_DIMS 64
 #define CACHE_LIMIT 4096
@@ -1153,6 +1157,10 @@ PyInit__accel(void)
     }
     PyObject *module = PyModule_Create(&accel_module);
     if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "VERSION", ACCEL_VERSION) < 0) {
+        Py_DECREF(module);
         return NULL;
     }
     Py_INCREF(&Fast_Type);

@@ -458,3 +458,26 @@ def test_quiet_and_array_match_the_reference():
     assert fastpath.array(t).base is t._storage.data
     with pytest.raises(AttributeError):
         fastpath.array(3)
+
+
+@needs_accel
+def test_a_stale_build_is_reported_not_used():
+    code = (
+        "import glob, importlib.util, os, sys\n"
+        "where = importlib.util.find_spec('pyaten').submodule_search_locations[0]\n"
+        "path = glob.glob(os.path.join(where, '_accel*'))[0]\n"
+        "spec = importlib.util.spec_from_file_location('pyaten._accel', path)\n"
+        "stale = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(stale)\n"
+        "stale.VERSION = -1  # as a build of another csrc/accel.c\n"
+        "sys.modules['pyaten._accel'] = stale\n"
+        "import pyaten\n"
+        "from pyaten.core import accel, broadcast\n"
+        "assert accel.ACCEL is None and 'rebuild it' in accel.LOAD_ERROR, accel.LOAD_ERROR\n"
+        "assert broadcast.new_row_major is broadcast.new_row_major_reference\n"
+        "a = pyaten.ones(2)\n"
+        "assert (a + a).tolist() == [2.0, 2.0]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr

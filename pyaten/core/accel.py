@@ -31,6 +31,7 @@ __all__ = ["ACCEL", "DISABLED", "LOAD_ERROR"]
 # PYATEN_NO_ACCEL=1: the pure-Python reference path, even where the extension was built
 DISABLED: bool = os.environ.get("PYATEN_NO_ACCEL", "") not in ("", "0")
 
+VERSION = 1  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
 LOAD_ERROR: str | None = None  # why the built extension could not be imported, if it was not
 ACCEL: ModuleType | None = None
 if not DISABLED:
@@ -38,3 +39,8 @@ if not DISABLED:
         ACCEL = importlib.import_module("pyaten._accel")
     except ImportError as error:  # not built (no compiler at install time): pure Python
         LOAD_ERROR = str(error)
+    if ACCEL is not None and getattr(ACCEL, "VERSION", None) != VERSION:
+        LOAD_ERROR = (f"pyaten._accel was built from another csrc/accel.c (version "
+                      f"{getattr(ACCEL, 'VERSION', None)}, expected {VERSION}): rebuild it with "
+                      "`pip install -e . --no-deps --no-build-isolation`")
+        ACCEL = None
