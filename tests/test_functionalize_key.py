@@ -518,3 +518,14 @@ def test_write_into_a_saved_wrapper_is_refused_as_torch():
     view = t[1:]
     view.add_(1)
     assert t._version == view._version == 1  # one counter for a base and its views
+
+
+def test_reading_a_wrapper_as_torch():
+    results = []
+    for P, to in ((torch, torch._to_functional_tensor), (pyaten, _to_functional_tensor)):
+        t = to(P.arange(3.0))
+        with pytest.raises(RuntimeError, match="unallocated storage") as error:
+            t.tolist()
+        results.append((float(t[1]), t[2].item(), str(t).replace(P.__name__, "P"),
+                        str(error.value)))
+    assert results[0] == results[1]

@@ -94,7 +94,7 @@ class FunctionalTensorWrapper(FunctionalValue, Tensor):
         _functionalize_sync(self)
         return f"_to_functional_tensor({self.elem!r})"
 
-    # The value lives in `elem`: what reads data goes through the key (item) or syncs first.
+    # The value lives in `elem`: item() goes through the key; tolist() refuses, as torch's.
     def item(self) -> Any:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
@@ -102,7 +102,5 @@ class FunctionalTensorWrapper(FunctionalValue, Tensor):
         return _LOCAL_SCALAR_DENSE(self)
 
     def tolist(self) -> object:
-        from .key import _functionalize_sync
-
-        _functionalize_sync(self)
-        return self.elem.tolist()
+        # torch reads the wrapper's own storage, which holds nothing
+        raise RuntimeError("tolist() shouldn't be called on a tensor with unallocated storage")
