@@ -1027,3 +1027,26 @@ def test_max_pool_kernel_gives_eager_values_indices_and_gradients(window, dtype)
     names = {getattr(v, "__name__", "") for part in (run.forward_fn, run.backward_fn)
              for v in part._run.__globals__.values()}
     assert {"pool", "pool_backward"} <= names
+
+
+def test_a_failing_c_compiler_leaves_the_loops_to_numba_or_unfused(monkeypatch, tmp_path):
+    from pyaten._inductor import cloops
+
+    broken = tmp_path / "broken-cc"
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("CC", str(broken))
+    monkeypatch.setenv("PYATEN_CACHE_DIR", str(tmp_path / "cache"))
+    assert cloops.available()
+
+    def fn(t):  # constants no other test uses: no library of this process has its loop
+        return ((t * 3.25 + 0.625).relu() - 0.1875) * t
+
+    x = pyaten.tensor(_data((64, 32)))
+    for numba, loops in (("1", "none"), ("", "numba")):
+        monkeypatch.setenv("PYATEN_NO_NUMBA", numba)
+        compiled = pyaten.compile(fn)
+        compiled(x)
+        _close(compiled(x), fn(x))
+        assert compiled.last_entry.run.loops == loops
+        assert bool(compiled.last_entry.run.groups) == (loops == "numba")

@@ -77,8 +77,8 @@ def _build_loops(groups: list[FusedGroup],
             return kernels, [cloops.group_c_source(g, f"k{i}")
                              for i, g in enumerate(groups)], "c", library
         except (NotImplementedError, RuntimeError, OSError):
-            if not numba_available():
-                raise
+            if not numba_available():  # nothing can build the loops: run unfused
+                return [], [], "none", None
     sources = [group_source(g) for g in groups]
     return [load_kernel(s) for s in sources], sources, "numba", None
 
@@ -216,6 +216,8 @@ class CompiledGraph:
         if self.groups or found:
             self.kernels, self.sources, self.loops, library = _build_loops(
                 self.groups, [spec[0] for _, spec in found])
+            if self.loops == "none":
+                self.groups = []
             if library is not None:
                 pools = {node: _pool_caller(getattr(library, f"p{i}"), spec)
                          for i, (node, spec) in enumerate(found)}
