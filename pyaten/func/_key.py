@@ -203,16 +203,16 @@ def layer_back_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     runs its batching rule here, with the key sets of the user's call restored, so that the
     calls on the values are recorded when a value requires grad (`grad(vmap(f))`)."""
     saved = _ENTRY.saved
-    args, kwargs = python_arguments(op, values)
-    func = overload_of(op)
+    args, kwargs, level = _arguments(op, values)
+    func = _plan(op)[0]
     if saved is None:
-        return dispatch_batched(func, args, kwargs)
+        return dispatch_batched(func, args, kwargs, level)
     state = tls.STATE
     here = (state.included, state.excluded)
     _ENTRY.saved = None
     tls._set(saved[0] & ~_VMAP_MODE, saved[1])
     try:
-        return dispatch_batched(func, args, kwargs)
+        return dispatch_batched(func, args, kwargs, level)
     finally:
         tls._set(*here)
         _ENTRY.saved = saved
@@ -272,6 +272,13 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
                            "(whole composite)")
             return BatchedTensor(out, level)
         return _below(op, keyset, values, "decomposed (CompositeImplicitAutograd)")
+    args, kwargs, level = _arguments(op, values)
+    return _outside_vmap_mode(dispatch_batched, func, args, kwargs, level)
+
+
+def _arguments(op: Any, values: tuple) -> tuple[tuple, dict, int]:
+    """The schema-ordered values as a rule's (args, kwargs), and their innermost level (0:
+    not looked for). Tensors only, all positional: the values as they are."""
     level = 0
     for v in values:
         if type(v) is BatchedTensor:
@@ -280,10 +287,10 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
         elif not isinstance(v, Tensor) or v._wrapped_number:
             break  # a number, a list, a None: the general conversion
     else:
-        if len(values) <= _split_point(op):  # tensors only, positional: the args as they are
-            return _outside_vmap_mode(dispatch_batched, func, values, {}, level)
+        if len(values) <= _split_point(op):
+            return values, {}, level
     args, kwargs = python_arguments(op, values)
-    return _outside_vmap_mode(dispatch_batched, func, args, kwargs)
+    return args, kwargs, 0
 
 
 set_batched_kernel(batched_kernel)
