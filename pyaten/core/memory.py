@@ -26,8 +26,6 @@ Note: allocation errors
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 
 import numpy as np
@@ -51,6 +49,8 @@ def keep_freed_memory() -> bool:
     global _TUNED
     if os.environ.get("PYATEN_KEEP_FREED_MEMORY", "1") == "0":
         return False
+    import ctypes.util  # here, not at import: ~10 ms that most programs never need
+
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None

@@ -13,7 +13,7 @@ float32 scalars, libm's `logf`/`powf`/`tanf` through ctypes, as ATen's `std::log
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import math
 
 import numpy as np
@@ -239,18 +239,27 @@ def _rational_correction(x: float, alpha: float, total: float, approx: float) ->
 
 _F = np.float32
 _PI_F = _F(math.pi)
-_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-for _name, _nargs in (("logf", 1), ("tanf", 1), ("powf", 2)):
-    getattr(_LIBM, _name).restype = ctypes.c_float
-    getattr(_LIBM, _name).argtypes = [ctypes.c_float] * _nargs
+
+
+@functools.cache
+def _libm() -> ctypes.CDLL:
+    # Found on first use: find_library runs `ldconfig -p` (~6 ms) and ctypes.util costs
+    # another ~10 ms of `import pyaten` (docs/performance.md, "Import").
+    import ctypes.util
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    for name, nargs in (("logf", 1), ("tanf", 1), ("powf", 2)):
+        getattr(libm, name).restype = ctypes.c_float
+        getattr(libm, name).argtypes = [ctypes.c_float] * nargs
+    return libm
 
 
 def _logf(x):
-    return _F(_LIBM.logf(float(x)))
+    return _F(_libm().logf(float(x)))
 
 
 def _powf(a, b):
-    return _F(_LIBM.powf(float(a), float(b)))
+    return _F(_libm().powf(float(a), float(b)))
 
 
 def _digamma_f(x) -> np.float32:
@@ -262,7 +271,7 @@ def _digamma_f(x) -> np.float32:
     if x < 0:
         if x == _F(math.floor(x)):
             return _F(math.inf)
-        extra = float(-_PI_F / _F(_LIBM.tanf(float(_PI_F * x))))
+        extra = float(-_PI_F / _F(_libm().tanf(float(_PI_F * x))))
         x = _F(1) - x
     result = 0.0
     while x < 10:
