@@ -194,8 +194,11 @@ def _build(source: str, folder: Any, key: str) -> None:
     c_file = stem.with_suffix(".c")
     c_file.write_text(source)
     so_file = stem.with_suffix(".so")
-    done = subprocess.run([_compiler(), *_FLAGS, "-o", str(so_file), str(c_file), "-lm"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    try:
+        done = subprocess.run([_compiler(), *_FLAGS, "-o", str(so_file), str(c_file), "-lm"],
+                              capture_output=True, text=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise RuntimeError("pyaten._inductor: the C compiler timed out") from error
     if done.returncode != 0:
         raise RuntimeError(f"pyaten._inductor: the C compiler failed: {done.stderr[-2000:]}")
     os.replace(c_file, folder / f"g_{key}.c")  # kept beside the library, for reading
