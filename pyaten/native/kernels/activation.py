@@ -109,17 +109,21 @@ def _erf(z):
     return np.copysign(1 - r * np.exp(-(z * z)), z)
 
 
-def _gelu(x, approximate):
+def _gelu(x, approximate, out=None):
     if approximate == "tanh":
         inner = _c(_K_BETA, x) * (x + _c(_K_KAPPA, x) * x * x * x)
-        return _c(0.5, x) * x * (1 + np.tanh(inner))
-    fast = vector_loops.fresh("gelu", x)  # large float32: one compiled pass
+        return _into(out, _c(0.5, x) * x * (1 + np.tanh(inner)))
+    fast = vector_loops.fresh("gelu", x, out)  # large float32: one compiled pass
     if fast is not None:
         return fast
-    return x * _c(0.5, x) * (1 + _erf(x * _c(math.sqrt(0.5), x)))
+    return _into(out, x * _c(0.5, x) * (1 + _erf(x * _c(math.sqrt(0.5), x))))
 
 
-def _gelu_backward(grad, x, approximate):
+def _gelu_backward(grad, x, approximate, out=None):
+    return _into(out, _gelu_backward_value(grad, x, approximate, out))
+
+
+def _gelu_backward_value(grad, x, approximate, out):
     if approximate == "tanh":
         x_sq = x * x
         inner = _c(_K_BETA, x) * (x + _c(_K_KAPPA, x) * x_sq * x)
@@ -128,7 +132,7 @@ def _gelu_backward(grad, x, approximate):
         right = 1 + t
         right_derivative = left * (1 - t * t) * _c(_K_BETA, x) * (1 + _c(3 * _K_KAPPA, x) * x_sq)
         return grad * (_c(0.5, x) * right + right_derivative)
-    fast = vector_loops.gelu_backward(grad, x)
+    fast = vector_loops.gelu_backward(grad, x, out)
     if fast is not None:
         return fast
     cdf = _c(0.5, x) * (1 + _erf(x * _c(math.sqrt(0.5), x)))
@@ -144,17 +148,25 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x)) if fast is None else fast
 
 
-def _silu(x):
-    fast = vector_loops.fresh("silu", x)
-    return x * _sigmoid(x) if fast is None else fast
+def _into(out, value):
+    """`value`, written into `out` when the row's caller gave one (rows with `takes_out`)."""
+    if out is None or value is out:
+        return value
+    np.copyto(out, value, casting="unsafe")
+    return out
 
 
-def _silu_backward(grad, x):
-    fast = vector_loops.silu_backward(grad, x)
+def _silu(x, out=None):
+    fast = vector_loops.fresh("silu", x, out)  # large float32: one compiled pass
+    return _into(out, x * _sigmoid(x) if fast is None else fast)
+
+
+def _silu_backward(grad, x, out=None):
+    fast = vector_loops.silu_backward(grad, x, out)
     if fast is not None:
         return fast
     s = _sigmoid(x)
-    return grad * s * (1 + x * (1 - s))
+    return _into(out, grad * s * (1 + x * (1 - s)))
 
 
 def _softplus_plain(x):
@@ -263,12 +275,13 @@ family.register(
                      dispatch_name="elu_backward_cpu"),
     family.Pointwise("gelu", _gelu, _FLOAT, impl="gelu_out_cpu",
                      check=lambda x, approximate: _check_approximate(approximate),
-                     dispatch_name="GeluKernelImpl"),
+                     dispatch_name="GeluKernelImpl", takes_out=True),
     family.Pointwise("gelu_backward", _gelu_backward, _FLOAT, impl="gelu_backward_out_cpu",
                      check=lambda g, x, approximate: _check_approximate(approximate),
-                     dispatch_name="GeluBackwardKernelImpl"),
-    family.Pointwise("silu", _silu, FLOATING_COMPLEX_AND_REDUCED),
-    family.Pointwise("silu_backward", _silu_backward, FLOATING_COMPLEX_AND_REDUCED),
+                     dispatch_name="GeluBackwardKernelImpl", takes_out=True),
+    family.Pointwise("silu", _silu, FLOATING_COMPLEX_AND_REDUCED, takes_out=True),
+    family.Pointwise("silu_backward", _silu_backward, FLOATING_COMPLEX_AND_REDUCED,
+                     takes_out=True),
     family.Pointwise("mish", _mish, _FLOAT),
     family.Pointwise("softplus", _softplus, _FLOAT),
     family.Pointwise("softplus_backward", _softplus_backward, _FLOAT),

@@ -104,36 +104,42 @@ def threshold_backward(grad: np.ndarray, x: np.ndarray, threshold: np.ndarray,
     return True
 
 
-def silu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
-    """silu's gradient by the compiled loop (grad and x of one shape), or None."""
-    return _backward("silu_backward_f32", grad, x)
+def silu_backward(grad: np.ndarray, x: np.ndarray,
+                  out: np.ndarray | None = None) -> np.ndarray | None:
+    """silu's gradient by the compiled loop (grad, x and out of one shape), or None."""
+    return _backward("silu_backward_f32", grad, x, out)
 
 
-def gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
-    """gelu's (erf form) gradient by the compiled loop (grad and x of one shape), or None."""
-    return _backward("gelu_backward_f32", grad, x)
-
-
-def _backward(name: str, grad: np.ndarray, x: np.ndarray) -> np.ndarray | None:
-    if grad.shape != x.shape:
-        return None
-    fast = loops_for(grad, x)
-    if fast is None:
-        return None
-    out = np.empty(x.shape, x.dtype)
-    getattr(fast, name)(grad.reshape(-1), x.reshape(-1), out.reshape(-1))
-    return out
-
-
-def fresh(name: str, x: np.ndarray) -> np.ndarray | None:
-    """`name` ("exp", "sigmoid", "silu", "gelu") of x into a new array by the compiled loop, or
+def gelu_backward(grad: np.ndarray, x: np.ndarray,
+                  out: np.ndarray | None = None) -> np.ndarray | None:
+    """gelu's (erf form) gradient by the compiled loop (grad, x and out of one shape), or
     None."""
-    fast = loops_for(x)
+    return _backward("gelu_backward_f32", grad, x, out)
+
+
+def _backward(name: str, grad: np.ndarray, x: np.ndarray,
+              out: np.ndarray | None) -> np.ndarray | None:
+    if grad.shape != x.shape or (out is not None and out.shape != x.shape):
+        return None
+    fast = loops_for(grad, x) if out is None else loops_for(grad, x, out)
     if fast is None:
         return None
-    out = np.empty(x.shape, x.dtype)
-    getattr(fast, f"{name}_f32")(x.reshape(-1), out.reshape(-1))
-    return out
+    target = np.empty(x.shape, x.dtype) if out is None else out
+    getattr(fast, name)(grad.reshape(-1), x.reshape(-1), target.reshape(-1))
+    return target
+
+
+def fresh(name: str, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray | None:
+    """`name` ("exp", "sigmoid", "silu", "gelu") of x by the compiled loop, into `out` (of
+    x's shape) or a new array; None: not applicable."""
+    if out is not None and out.shape != x.shape:
+        return None
+    fast = loops_for(x) if out is None else loops_for(x, out)
+    if fast is None:
+        return None
+    target = np.empty(x.shape, x.dtype) if out is None else out
+    getattr(fast, f"{name}_f32")(x.reshape(-1), target.reshape(-1))
+    return target
 
 
 exp_into = _unary("exp_f32")
