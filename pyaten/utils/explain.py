@@ -20,7 +20,6 @@ nothing, while no explanation (or trace) is active.
 
 from __future__ import annotations
 
-import json
 import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -134,6 +133,8 @@ class Explanation:
         return data if self.values else _without_values(data)
 
     def to_json(self, indent: int | None = 2) -> str:
+        import json  # only here: not part of `import pyaten`
+
         return json.dumps(self.as_dict(), indent=indent, default=str)
 
     def __str__(self) -> str:

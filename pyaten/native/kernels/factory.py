@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -574,6 +573,8 @@ def _exact_fma(a: float, b: np.ndarray, c: np.ndarray, doubt: np.ndarray,
                result: np.ndarray) -> np.ndarray:
     """`result` with the elements marked in `doubt` recomputed as exact fractions, rounded
     once (those that are not finite numbers as IEEE arithmetic gives them)."""
+    from fractions import Fraction  # only for the elements in doubt: not at `import pyaten`
+
     result = np.array(result, np.float64)
     exact_a = Fraction(a) if math.isfinite(a) else None
     for i in np.flatnonzero(doubt):
