@@ -7,7 +7,9 @@ specializes on them, as PyTorch's does without `dynamic`) or its identity; the p
 structure of the arguments; grad mode and CPU autocast; and for a compiled module the
 identity of its parameters and buffers and every submodule's `training` flag. `check`
 returns None when the call passes, else the first failure in words (PyTorch's wording),
-which the report keeps.
+which the report keeps. A dynamic capture's `DynamicGuardSet` checks a tensor's rank
+instead of its sizes, and its sizes and strides through the capture's `ShapeEnv`
+(pyaten/fx/experimental/symbolic_shapes.py), with one generated expression per call.
 """
 
 from __future__ import annotations
