@@ -33,7 +33,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from _common import per_call_cpu_us  # noqa: E402
 from _sequence_models import SEQUENCE_MODELS  # noqa: E402
 
 from pyaten.commands.demo import build_model, load_split  # noqa: E402
@@ -197,10 +196,32 @@ def best_cpu_seconds(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
+def interleaved_cpu_ms(ours: Callable[[], object], theirs: Callable[[], object], number: int,
+                       repeat: int) -> tuple[float, float]:
+    """Milliseconds of CPU time per call of each, the best of `repeat` rounds of `number`
+    calls, the two libraries' rounds alternating (machine load hits both alike)."""
+    ours(), theirs()
+    best = [float("inf"), float("inf")]
+    for _ in range(repeat):
+        for i, fn in enumerate((ours, theirs)):
+            start = time.process_time()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.process_time() - start) / number)
+    return best[0] * 1e3, best[1] * 1e3
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--cases", default="", help="comma-separated words: only the cases "
+                        "whose name has one (MLP,CNN), and no demo epoch")
     args = parser.parse_args()
+    words = [w for w in args.cases.split(",") if w]
+
+    def wanted(name: str) -> bool:
+        return not words or any(w in name for w in words)
+
     number, repeat = (5, 3) if args.quick else (20, 5)
 
     import torch
@@ -211,15 +232,20 @@ def main() -> int:
     print(f"one thread; CPU time per step (batch {BATCH}) and per demo epoch")
     print(f"{'case':<36}{'pyaten ms':>12}{'torch ms':>12}{'ratio':>8}")
     for name, (ours, theirs) in step_cases(torch, pyaten).items():
-        ours_ms = per_call_cpu_us(ours, number, repeat) / 1e3
-        theirs_ms = per_call_cpu_us(theirs, number, repeat) / 1e3
+        if not wanted(name):
+            continue
+        ours_ms, theirs_ms = interleaved_cpu_ms(ours, theirs, number, repeat)
         print(f"{name:<36}{ours_ms:>12.2f}{theirs_ms:>12.2f}{ours_ms / theirs_ms:>7.2f}x")
     print("\nwhere a step's time goes: the best of each phase (us)")
     print(f"{'case, phase':<44}{'pyaten us':>12}{'torch us':>12}{'ratio':>8}")
     for name, (ours, theirs) in phase_cases(torch, pyaten).items():
+        if not wanted(name):
+            continue
         for phase, a, b in zip(PHASES, best_phases(ours, number), best_phases(theirs, number)):
             label = f"{name}, {phase}"
             print(f"{label:<44}{a * 1e6:>12.0f}{b * 1e6:>12.0f}{a / b:>7.2f}x")
+    if words:
+        return 0
     print()
     ours_s = best_cpu_seconds(demo_epoch_fn(pyaten), repeat)
     theirs_s = best_cpu_seconds(demo_epoch_fn(torch), repeat)
