@@ -529,3 +529,23 @@ def test_reading_a_wrapper_as_torch():
         results.append((float(t[1]), t[2].item(), str(t).replace(P.__name__, "P"),
                         str(error.value)))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("remove", REMOVE)
+def test_closed_over_parameter_written_through_a_view_gets_torchs_gradient(remove):
+    array = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    grads = []
+    for P, F in ((torch, torch.func.functionalize), (pyaten, functionalize)):
+        weight = P.tensor([0.5, -2.0, 3.0], requires_grad=True)
+
+        def f(x, weight=weight):
+            h = x * 2
+            h[1].add_(weight)  # a write through a view, from a closed-over leaf
+            h.t()[0].mul_(weight[0])
+            return (h * h).sum()
+
+        x = P.tensor(array, requires_grad=True)
+        F(f, remove=remove)(x).backward()
+        grads.append((x.grad.numpy(), weight.grad.numpy()))
+    for ours, theirs in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)

@@ -23,6 +23,13 @@ Note: the Functionalize key
     nothing for the wrapper (it never requires grad), so the values carry the graph and
     `functionalize(f)(x)` backpropagates into `x`, as torch.func.functionalize does.
 
+    The kernel also keeps, for the wrappers, the bookkeeping ADInplaceOrView keeps for
+    tensors: a view shares its base's version counter and names the root as `_base`, and a
+    write bumps the counter. Autograd above the key (a transform inside functionalize,
+    `functionalize(grad(f))`) then records on wrappers as on plain tensors. With views
+    replayed as copies a view wrapper has its copy's geometry (as torch's), which autograd's
+    strided window through the base would misread: such a recorded write is refused.
+
     Whether views are replayed as views or as their `*_copy` operators is this thread's
     setting (`_enable_functionalization(reapply_views=...)`), as ATen's
     FunctionalizationReapplyViews TLS.
@@ -42,7 +49,7 @@ from pyaten.native.python_dispatch import overload_of, python_arguments
 from pyaten.utils import _pytree
 
 from .mode import Functionalizer, _classify
-from .tensor_wrapper import FUNCTIONALIZE_BIT, FunctionalTensorWrapper
+from .tensor_wrapper import FUNCTIONALIZE_BIT, GRAD_ABOVE, FunctionalTensorWrapper
 from .wrapper import FunctionalStorage, FunctionalTensor, FunctionalValue
 
 __all__ = [
@@ -85,7 +92,7 @@ class _KeyFunctionalizer(Functionalizer):
         return _SETTINGS.reapply_views
 
     def _mutation(self, func: Any, functional: Any, args: tuple, kwargs: dict) -> Any:
-        if not _SETTINGS.reapply_views and is_grad_enabled():
+        if not _SETTINGS.reapply_views and GRAD_ABOVE.seen and is_grad_enabled():
             _refuse_recorded_write_through_copy(func, args, kwargs)
         return super()._mutation(func, functional, args, kwargs)
 
@@ -93,9 +100,9 @@ class _KeyFunctionalizer(Functionalizer):
         view = super()._view_of(base, value, meta)
         # a view of its base to autograd too (one version counter, `_base` the root), as
         # ADInplaceOrView makes it: a write into it above the key rebases its base's history
-        counter = base._version_counter
-        view._vc = counter
-        view._base = base if base._base is None else base._base
+        view._vc = base._version_counter
+        if meta.name != "detach.default":  # detach: one counter, no autograd view (torch's)
+            view._base = base if base._base is None else base._base
         return view
 
 
@@ -105,14 +112,17 @@ _FUNCTIONALIZER = _KeyFunctionalizer()
 def _refuse_recorded_write_through_copy(func: Any, args: tuple, kwargs: dict) -> None:
     """Autograd above the key (`functionalize(grad(f))`) rebases a written view's base
     through the view's strided window; with views replayed as copies the window is the
-    copy's, not the view's, and the gradient would be wrong: refused instead."""
-    recorded = any(isinstance(t, Tensor) and t.requires_grad
+    copy's, not the view's, and the gradient would be wrong: refused instead. (Called only
+    once a wrapper was made a leaf that requires grad: plain tensors that require grad are
+    recorded on the values, below the key, exactly.)"""
+    recorded = any(isinstance(t, FunctionalTensorWrapper) and t.requires_grad
                    for t in _pytree.tree_leaves((args, kwargs)))
     for i, arg in enumerate(func._schema.arguments):
-        if not recorded or arg.annotation is None or not arg.annotation.is_write:
+        if arg.annotation is None or not arg.annotation.is_write:
             continue
         value = args[i] if i < len(args) else kwargs.get(arg.name)
-        if isinstance(value, FunctionalTensorWrapper) and value._base is not None:
+        if isinstance(value, FunctionalTensorWrapper) and value._base is not None \
+                and (recorded or value._base.requires_grad):
             raise NotImplementedError(
                 f"{func}: functionalize(remove='mutations_and_views') cannot record the "
                 "gradient of a write through a view of a tensor that requires grad above "
@@ -317,11 +327,12 @@ class _Functionalization:
     def __enter__(self) -> None:
         state = tls.STATE
         self.saved = (state.included & FUNCTIONALIZE_BIT, _SETTINGS.reapply_views,
-                      _SETTINGS.autograd_on_values)
+                      _SETTINGS.autograd_on_values, GRAD_ABOVE.seen)
+        GRAD_ABOVE.seen = False
         _enable_functionalization(self.reapply_views)
 
     def __exit__(self, *exc: object) -> None:
-        was_on, reapply, autograd = self.saved
+        was_on, reapply, autograd, GRAD_ABOVE.seen = self.saved
         state = tls.STATE
         included = state.included | FUNCTIONALIZE_BIT if was_on else \
             state.included & ~FUNCTIONALIZE_BIT

@@ -17,6 +17,7 @@ Note: the wrapper on the Functionalize key
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from pyaten._C import _disabled_torch_function_impl
@@ -29,9 +30,19 @@ from pyaten.native.ops_handles import aten
 
 from .wrapper import FunctionalStorage, FunctionalValue, ViewMeta
 
-__all__ = ["FunctionalTensorWrapper", "FUNCTIONALIZE_BIT"]
+__all__ = ["FunctionalTensorWrapper", "FUNCTIONALIZE_BIT", "GRAD_ABOVE"]
 
 FUNCTIONALIZE_BIT = functionality_bit("Functionalize")
+
+
+class _GradAbove(threading.local):
+    """Whether a wrapper was made a leaf that requires grad on this thread (a transform
+    inside functionalize, `functionalize(grad(f))`): autograd above the key then matters."""
+
+    seen: bool = False
+
+
+GRAD_ABOVE = _GradAbove()
 # Keys of the value a wrapper does not carry, as ATen's constructor drops them: the Python
 # keys and functorch's transform keys (c10::functorch_transforms_ks).
 _DROPPED_KEYS = PYTHON_KEYS | functionality_bit("FuncTorchBatched") | functionality_bit(
@@ -93,6 +104,16 @@ class FunctionalTensorWrapper(FunctionalValue, Tensor):
 
         _functionalize_sync(self)
         return f"_to_functional_tensor({self.elem!r})"
+
+    @property
+    def requires_grad(self) -> bool:
+        return Tensor.requires_grad.fget(self)
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        Tensor.requires_grad.fset(self, value)
+        if value:
+            GRAD_ABOVE.seen = True
 
     # The value lives in `elem`: item() goes through the key; tolist() refuses, as torch's.
     def item(self) -> Any:
