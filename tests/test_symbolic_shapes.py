@@ -4,6 +4,7 @@ PyTorch's graphs, and pyaten.compile(dynamic=...) capturing once for many batch 
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -506,3 +507,17 @@ def test_print_readable_annotates_symbolic_sizes_as_torchs() -> None:
     assert 'x_1: "f32[s0, s1, s2]"' in text
     assert 'sym_size_int: "Sym(s0)" = pyaten.ops.aten.sym_size.int(x_1, 0)' in text
     assert 'view: "f32[s0, s1*s2]"' in text
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_sym_size_stride_numel_operators_as_torchs(device: str) -> None:
+    x, t = pyaten.randn(4, 3, device=device), torch.randn(4, 3, device=device)
+    ours, theirs = pyaten.ops.aten, torch.ops.aten
+    assert ours.sym_size.int(x, -1) == theirs.sym_size.int(t, -1) == 3
+    assert ours.sym_stride.int(x, 0) == theirs.sym_stride.int(t, 0) == 3
+    assert ours.sym_numel.default(x) == theirs.sym_numel.default(t) == 12
+    for call in (lambda a, v: a.sym_size.int(v, 5), lambda a, v: a.sym_stride.int(v, -3)):
+        with pytest.raises(IndexError) as expected:
+            call(theirs, t)
+        with pytest.raises(IndexError, match=re.escape(str(expected.value))):
+            call(ours, x)
