@@ -30,7 +30,7 @@
 
 /* Raised with every change of this module's Python-facing API; pyaten/core/accel.py loads
  * only the version it was written for (a stale build is reported, not used). */
-#define ACCEL_VERSION 1
+#define ACCEL_VERSION 2
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define MAX_DIMS 64
@@ -57,6 +57,7 @@ static PyObject *quiet_var = NULL;          /* ContextVar: inside the quiet cont
 static PyObject *s_keyset, *s_cpu, *s_context, *s_item, *s_numpy, *s_version_counter, *s_value;
 static PyObject *kw_out;                    /* ("out",) */
 static PyObject *one, *zero;
+static PyObject *empty_tuple;
 
 /* Tensor slots */
 static Py_ssize_t T_storage, T_sizes, T_strides, T_offset, T_dtype, T_device, T_keyset, T_np,
@@ -1100,6 +1101,297 @@ make_binary(PyObject *module, PyObject *args)
     return Py_BuildValue("(NN)", functional, inplace);
 }
 
+/* --- the recording path: Note: the accelerated recording path (pyaten/autograd/graph.py) --
+ *
+ * `call_below_autograd` (dispatch/tls.py) for the default thread-local sets, the `Node` and
+ * `AccumulateGrad` constructors' `__init__` and `grad_accumulator`. Each does what its Python
+ * reference does, in the same order; every case it does not take (a thread inside a guard,
+ * an argument that is not a Tensor, a slot not set) goes to the reference. */
+
+static PyObject *tls_state = NULL, *tls_nondefault = NULL, *tls_default_included = NULL,
+    *tls_default_excluded = NULL, *tls_excluded_below = NULL, *tls_keep_below = NULL,
+    *tls_default_keep = NULL, *py_call_below_reference = NULL;
+static PyObject *s_included, *s_excluded, *s_keep;
+
+static PyObject *
+setup_tls(PyObject *module, PyObject *args)
+{
+    PyObject *state, *nondefault, *included, *excluded, *excluded_below, *keep_below, *keep,
+        *reference;
+    if (!PyArg_ParseTuple(args, "OO!OOOOOO:setup_tls", &state, &PyList_Type, &nondefault,
+                          &included, &excluded, &excluded_below, &keep_below, &keep,
+                          &reference)) {
+        return NULL;
+    }
+    Py_INCREF(state);
+    Py_XSETREF(tls_state, state);
+    Py_INCREF(nondefault);
+    Py_XSETREF(tls_nondefault, nondefault);
+    Py_INCREF(included);
+    Py_XSETREF(tls_default_included, included);
+    Py_INCREF(excluded);
+    Py_XSETREF(tls_default_excluded, excluded);
+    Py_INCREF(excluded_below);
+    Py_XSETREF(tls_excluded_below, excluded_below);
+    Py_INCREF(keep_below);
+    Py_XSETREF(tls_keep_below, keep_below);
+    Py_INCREF(keep);
+    Py_XSETREF(tls_default_keep, keep);
+    Py_INCREF(reference);
+    Py_XSETREF(py_call_below_reference, reference);
+    Py_RETURN_NONE;
+}
+
+/* 1 where this thread's `name` set is `expected` (by value), 0 where not, -1 on error */
+static int
+tls_is(PyObject *name, PyObject *expected)
+{
+    PyObject *value = PyObject_GetAttr(tls_state, name);
+    if (value == NULL) {
+        return -1;
+    }
+    int same = value == expected ? 1 : PyObject_RichCompareBool(value, expected, Py_EQ);
+    Py_DECREF(value);
+    return same;
+}
+
+static PyObject *
+call_below_autograd(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (tls_state == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.call_below_autograd: setup_tls not run");
+        return NULL;
+    }
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "call_below_autograd() missing 1 required positional argument: 'fn'");
+        return NULL;
+    }
+    int plain = tls_is(s_excluded, tls_default_excluded);
+    if (plain > 0) {
+        plain = tls_is(s_included, tls_default_included);
+    }
+    if (plain < 0) {
+        return NULL;
+    }
+    if (!plain) {  /* inside a guard (or already below autograd): the reference */
+        return PyObject_Vectorcall(py_call_below_reference, args, nargs, NULL);
+    }
+    if (PyList_Append(tls_nondefault, Py_None) < 0) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (PyObject_SetAttr(tls_state, s_excluded, tls_excluded_below) == 0
+        && PyObject_SetAttr(tls_state, s_keep, tls_keep_below) == 0) {
+        result = PyObject_Vectorcall(args[0], args + 1, nargs - 1, NULL);
+    }
+    /* the `finally` of the reference: restore, keeping the call's exception if any */
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    int failed = PyObject_SetAttr(tls_state, s_excluded, tls_default_excluded) < 0;
+    failed = failed || PyObject_SetAttr(tls_state, s_keep, tls_default_keep) < 0;
+    Py_ssize_t n = PyList_GET_SIZE(tls_nondefault);
+    failed = failed || (n > 0 && PyList_SetSlice(tls_nondefault, n - 1, n, NULL) < 0);
+    if (failed) {
+        Py_XDECREF(result);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        return NULL;
+    }
+    PyErr_Restore(type, value, traceback);
+    return result;
+}
+
+static PyTypeObject *node_type = NULL, *accumulate_type = NULL;
+static PyObject *node_sequence = NULL;          /* graph._SEQUENCE, an itertools.count */
+static PyObject *py_accumulate_init = NULL;     /* AccumulateGrad.__init__'s reference */
+static PyObject *py_grad_accumulator = NULL;    /* grad_accumulator's reference */
+static Py_ssize_t N_next, N_meta, N_sequence, N_pre_hooks, N_hooks, N_tensor_pre_hooks,
+    N_retains_grad, N_metadata, N_released, N_counts, A_variable;
+
+static inline void
+set_slot_new(PyObject *obj, Py_ssize_t offset, PyObject *value)  /* steals `value` */
+{
+    PyObject **where = (PyObject **)((char *)obj + offset);
+    PyObject *old = *where;
+    *where = value;
+    Py_XDECREF(old);
+}
+
+/* Node.__init__'s stores: `meta` (stolen) is the new input_meta */
+static int
+node_fill(PyObject *self, PyObject *meta)
+{
+    PyObject *number = PyIter_Next(node_sequence);
+    if (number == NULL) {
+        Py_DECREF(meta);
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "the node sequence ended");
+        }
+        return -1;
+    }
+    set_slot(self, N_next, empty_tuple);
+    set_slot_new(self, N_meta, meta);
+    set_slot_new(self, N_sequence, number);
+    set_slot(self, N_pre_hooks, Py_None);
+    set_slot(self, N_hooks, Py_None);
+    set_slot(self, N_tensor_pre_hooks, Py_None);
+    set_slot(self, N_retains_grad, Py_None);
+    set_slot(self, N_metadata, Py_None);
+    set_slot(self, N_counts, Py_None);
+    set_slot(self, N_released, Py_False);
+    return 0;
+}
+
+static PyObject *
+node_init(PyObject *self, PyObject *unused)
+{
+    PyObject *meta = PyList_New(0);
+    if (meta == NULL || node_fill(self, meta) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static inline int
+is_tensor_with(PyObject *t, Py_ssize_t offset)
+{
+    return tensor_type != NULL && PyObject_TypeCheck(t, tensor_type) && SLOT(t, offset) != NULL;
+}
+
+/* AccumulateGrad.__init__'s stores, for a Tensor whose slots are set */
+static int
+accumulate_fill(PyObject *self, PyObject *variable)
+{
+    PyObject *sizes = SLOT(variable, T_sizes), *dtype = SLOT(variable, T_dtype),
+        *device = SLOT(variable, T_device);
+    PyObject *entry = PyTuple_Pack(3, sizes, dtype, device);
+    if (entry == NULL) {
+        return -1;
+    }
+    PyObject *meta = PyList_New(1);
+    if (meta == NULL) {
+        Py_DECREF(entry);
+        return -1;
+    }
+    PyList_SET_ITEM(meta, 0, entry);
+    if (node_fill(self, meta) < 0) {
+        return -1;
+    }
+    set_slot(self, A_variable, variable);
+    return 0;
+}
+
+static inline int
+tensor_meta_set(PyObject *t)
+{
+    return is_tensor_with(t, T_sizes) && SLOT(t, T_dtype) != NULL && SLOT(t, T_device) != NULL;
+}
+
+static PyObject *
+accumulate_init(PyObject *self, PyObject *variable)
+{
+    if (!tensor_meta_set(variable)) {
+        return PyObject_CallFunctionObjArgs(py_accumulate_init, self, variable, NULL);
+    }
+    if (accumulate_fill(self, variable) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+grad_accumulator(PyObject *module, PyObject *t)
+{
+    if (accumulate_type == NULL || !is_tensor_with(t, T_grad_acc) || !tensor_meta_set(t)) {
+        return PyObject_CallOneArg(py_grad_accumulator, t);
+    }
+    PyObject *ref = SLOT(t, T_grad_acc);
+    if (ref != Py_None) {
+        if (!PyWeakref_CheckRef(ref)) {
+            return PyObject_CallOneArg(py_grad_accumulator, t);
+        }
+        PyObject *node = PyWeakref_GET_OBJECT(ref);
+        if (node != Py_None) {
+            Py_INCREF(node);
+            return node;
+        }
+    }
+    PyObject *node = accumulate_type->tp_alloc(accumulate_type, 0);
+    if (node == NULL) {
+        return NULL;
+    }
+    if (accumulate_fill(node, t) < 0) {
+        Py_DECREF(node);
+        return NULL;
+    }
+    PyObject *weak = PyWeakref_NewRef(node, NULL);
+    if (weak == NULL) {
+        Py_DECREF(node);
+        return NULL;
+    }
+    set_slot_new(t, T_grad_acc, weak);
+    return node;
+}
+
+static PyMethodDef node_init_def = {
+    "__init__", node_init, METH_NOARGS, "Node.__init__ (compiled; graph.node_init_reference)."};
+static PyMethodDef accumulate_init_def = {
+    "__init__", accumulate_init, METH_O,
+    "AccumulateGrad.__init__(variable) (compiled; graph.accumulate_grad_init_reference)."};
+
+static PyObject *
+setup_graph(PyObject *module, PyObject *args)
+{
+    PyObject *node, *accumulate, *sequence, *accumulate_reference, *accumulator_reference;
+    if (!PyArg_ParseTuple(args, "O!O!OOO:setup_graph", &PyType_Type, &node, &PyType_Type,
+                          &accumulate, &sequence, &accumulate_reference,
+                          &accumulator_reference)) {
+        return NULL;
+    }
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.setup_graph: setup_core not run");
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)accumulate, (PyTypeObject *)node)
+        || !PyIter_Check(sequence)) {
+        PyErr_SetString(PyExc_TypeError, "_accel.setup_graph(Node, AccumulateGrad, count, "
+                                         "init_reference, grad_accumulator_reference)");
+        return NULL;
+    }
+    PyTypeObject *n = (PyTypeObject *)node, *a = (PyTypeObject *)accumulate;
+    if (slot_offset(n, "next_functions", &N_next) || slot_offset(n, "input_meta", &N_meta)
+        || slot_offset(n, "_sequence_nr", &N_sequence)
+        || slot_offset(n, "_pre_hooks", &N_pre_hooks) || slot_offset(n, "_hooks", &N_hooks)
+        || slot_offset(n, "_tensor_pre_hooks", &N_tensor_pre_hooks)
+        || slot_offset(n, "_retains_grad", &N_retains_grad)
+        || slot_offset(n, "_metadata", &N_metadata) || slot_offset(n, "_released", &N_released)
+        || slot_offset(n, "_counts", &N_counts) || slot_offset(a, "variable", &A_variable)) {
+        return NULL;
+    }
+    PyObject *init = PyDescr_NewMethod(n, &node_init_def);
+    if (init == NULL) {
+        return NULL;
+    }
+    PyObject *accumulate_init_descr = PyDescr_NewMethod(a, &accumulate_init_def);
+    if (accumulate_init_descr == NULL) {
+        Py_DECREF(init);
+        return NULL;
+    }
+    Py_INCREF(node);
+    Py_XSETREF(node_type, n);
+    Py_INCREF(accumulate);
+    Py_XSETREF(accumulate_type, a);
+    Py_INCREF(sequence);
+    Py_XSETREF(node_sequence, sequence);
+    Py_INCREF(accumulate_reference);
+    Py_XSETREF(py_accumulate_init, accumulate_reference);
+    Py_INCREF(accumulator_reference);
+    Py_XSETREF(py_grad_accumulator, accumulator_reference);
+    return Py_BuildValue("(NN)", init, accumulate_init_descr);
+}
+
 static PyMethodDef accel_methods[] = {
     {"setup_core", setup_core, METH_VARARGS,
      "setup_core(Tensor, Storage, VersionCounter, cpu): the classes whose objects it makes."},
@@ -1121,6 +1413,16 @@ static PyMethodDef accel_methods[] = {
     {"binary", make_binary, METH_VARARGS,
      "binary(fn, kernels, kernel, dtypes, numbers, wrapped, out_dtype, alpha, name) -> "
      "(functional, inplace)"},
+    {"setup_tls", setup_tls, METH_VARARGS,
+     "setup_tls(STATE, NONDEFAULT, included, excluded, excluded_below, keep_below, keep, "
+     "reference): dispatch/tls.py's state and defaults."},
+    {"call_below_autograd", (PyCFunction)(void (*)(void))call_below_autograd, METH_FASTCALL,
+     "call_below_autograd(fn, *args): fn(*args) with the autograd keys excluded."},
+    {"setup_graph", setup_graph, METH_VARARGS,
+     "setup_graph(Node, AccumulateGrad, sequence, init_reference, grad_accumulator_reference)"
+     " -> (Node.__init__, AccumulateGrad.__init__)"},
+    {"grad_accumulator", grad_accumulator, METH_O,
+     "grad_accumulator(t): the one AccumulateGrad of leaf t."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1151,8 +1453,12 @@ PyInit__accel(void)
     Py_XDECREF(out_name);
     one = PyLong_FromLong(1);
     zero = PyLong_FromLong(0);
+    empty_tuple = PyTuple_New(0);
+    s_included = PyUnicode_InternFromString("included");
+    s_excluded = PyUnicode_InternFromString("excluded");
+    s_keep = PyUnicode_InternFromString("keep");
     if (!s_keyset || !s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
-        || !kw_out || !one || !zero) {
+        || !kw_out || !one || !zero || !empty_tuple || !s_included || !s_excluded || !s_keep) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&accel_module);

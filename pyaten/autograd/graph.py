@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from pyaten.core.accel import ACCEL as _ACCEL
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch.python_key import PYTHON_KEYS
 from pyaten.dispatch.tls import STATE as _TLS
@@ -216,6 +217,26 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     node = AccumulateGrad(t)
     t._grad_acc = _weakref(node)
     return node
+
+
+grad_accumulator_reference = grad_accumulator
+node_init_reference = Node.__init__
+accumulate_grad_init_reference = AccumulateGrad.__init__
+
+# Note: the accelerated recording path
+#     Every recorded call builds a node and, for each leaf input, looks up (and, when the last
+#     graph using it died, rebuilds) the leaf's AccumulateGrad. With the accelerator loaded,
+#     `Node.__init__`, `AccumulateGrad.__init__` and `grad_accumulator` are its C versions
+#     (method descriptors on these classes; the same stores, in the same slots, drawing the
+#     same sequence numbers), and the reference functions above stay for anything that is
+#     not a plain Tensor with its slots set. `call_below_autograd` (dispatch/tls.py) is the
+#     other half of the recording path's cost; tests/test_accel_graph.py compares each with
+#     its reference.
+if _ACCEL is not None:
+    Node.__init__, AccumulateGrad.__init__ = _ACCEL.setup_graph(  # type: ignore[method-assign]
+        Node, AccumulateGrad, _SEQUENCE, accumulate_grad_init_reference,
+        grad_accumulator_reference)
+    grad_accumulator = _ACCEL.grad_accumulator  # noqa: F811
 
 
 def gradient_edge(t: Tensor | None) -> tuple[Node | None, int]:

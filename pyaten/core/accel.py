@@ -1,46 +1,6 @@
-"""The optional compiled accelerator: C equivalents of two layers of the small-call path.
+"""The optional compiled accelerator, for the core layer and above: loaded by
+`pyaten.dispatch.accel` (the lowest layer using it; Note: the accelerator is there)."""
 
-Note: the accelerator
-    A small operator call spends most of its time in Python object work (docs/performance.md,
-    "Where a call's time goes"): making the result (a `Storage`, its bytes, the `Tensor`, its
-    NumPy view; ~0.9 us) and the structured fast function's checks (~0.4 us). `pyaten._accel`
-    (csrc/accel.c, built at install time where a C compiler exists) does both in C:
+from pyaten.dispatch.accel import ACCEL, DISABLED, LOAD_ERROR, VERSION
 
-    - `new_row_major` (core/broadcast.py) builds the row-major CPU result in one call,
-      writing the Python classes' slots at the offsets their member descriptors report;
-    - `fastpath.unary`/`fastpath.binary` (native/fastpath.py) return C objects doing the same
-      checks, in the same order, and the same NumPy call into the same arrays, as the Python
-      closures; they decline with None where those decline.
-
-    Each replaces its Python layer when loaded; it does not stack another layer on top. The
-    Python functions stay the reference, and the fallback for every case the C code does not
-    take itself (another device, complex32, an allocation error). `PYATEN_NO_ACCEL=1` (read at
-    import) keeps the pure-Python path; CI runs the fast-path tests both ways, and
-    tests/test_accel.py compares every accelerated function with its Python reference.
-    Tracing (`pyaten.explain()`) and modes never reach either layer, as before.
-"""
-
-from __future__ import annotations
-
-import importlib
-import os
-from types import ModuleType
-
-__all__ = ["ACCEL", "DISABLED", "LOAD_ERROR"]
-
-# PYATEN_NO_ACCEL=1: the pure-Python reference path, even where the extension was built
-DISABLED: bool = os.environ.get("PYATEN_NO_ACCEL", "") not in ("", "0")
-
-VERSION = 1  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
-LOAD_ERROR: str | None = None  # why the built extension could not be imported, if it was not
-ACCEL: ModuleType | None = None
-if not DISABLED:
-    try:  # (by name: the extension module, not the package, is what this layer loads)
-        ACCEL = importlib.import_module("pyaten._accel")
-    except ImportError as error:  # not built (no compiler at install time): pure Python
-        LOAD_ERROR = str(error)
-    if ACCEL is not None and getattr(ACCEL, "VERSION", None) != VERSION:
-        LOAD_ERROR = (f"pyaten._accel was built from another csrc/accel.c (version "
-                      f"{getattr(ACCEL, 'VERSION', None)}, expected {VERSION}): rebuild it with "
-                      "`pip install -e . --no-deps --no-build-isolation`")
-        ACCEL = None
+__all__ = ["ACCEL", "DISABLED", "LOAD_ERROR", "VERSION"]

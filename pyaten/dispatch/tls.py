@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from types import TracebackType
 
+from pyaten.dispatch.accel import ACCEL as _ACCEL
 from pyaten.dispatch.keys import (
     FUNCTIONALITY_MASK,
     DispatchKey,
@@ -159,10 +160,12 @@ class ResetTLSGuard(_Guard):
 _KEEP_BELOW_AUTOGRAD = ~((DEFAULT_EXCLUDED | AUTOGRAD_BITS) & FUNCTIONALITY_MASK)
 
 
-def call_below_autograd(fn, *args):  # noqa: ANN001, ANN002, ANN201 - the hot path
+def call_below_autograd_reference(fn, *args):  # noqa: ANN001, ANN002, ANN201 - hot path
     """`fn(*args)` with the autograd keys excluded on this thread (what an autograd kernel
     does around the call below it): `AutoDispatchBelowAutograd` without the guard object,
-    since every recorded operator call pays for it."""
+    since every recorded operator call pays for it. With the accelerator loaded,
+    `call_below_autograd` is its C version, which takes the default sets itself and hands
+    every other case to this one."""
     state = STATE
     excluded = state.excluded
     if excluded & AUTOGRAD_BITS == AUTOGRAD_BITS:
@@ -183,3 +186,11 @@ def call_below_autograd(fn, *args):  # noqa: ANN001, ANN002, ANN201 - the hot pa
         return fn(*args)
     finally:
         _set(included, excluded)
+
+
+call_below_autograd = call_below_autograd_reference
+if _ACCEL is not None:
+    _ACCEL.setup_tls(STATE, NONDEFAULT, DEFAULT_INCLUDED, DEFAULT_EXCLUDED,
+                     DEFAULT_EXCLUDED | AUTOGRAD_BITS, _KEEP_BELOW_AUTOGRAD, DEFAULT_KEEP,
+                     call_below_autograd_reference)
+    call_below_autograd = _ACCEL.call_below_autograd
