@@ -43,16 +43,15 @@ _FUNCTIONAL_NAMES = {
     "normal_.default": "normal_functional.default",
     "bernoulli_.float": "bernoulli.p",
 }
-_KIND_CACHE: dict[str, tuple[str, Any]] = {}
+_KIND_CACHE: dict[Any, tuple[str, Any]] = {}
 _RESIZE_ = aten.resize_.default
 
 
 def _classify(func: Any) -> tuple[str, Any]:
-    """(kind, functional variant or None) of an OpOverload, cached by its name."""
-    key = str(func)
-    known = _KIND_CACHE.get(key)
+    """(kind, functional variant or None) of an OpOverload, cached per overload."""
+    known = _KIND_CACHE.get(func)
     if known is None:
-        known = _KIND_CACHE[key] = _compute_kind(func)
+        known = _KIND_CACHE[func] = _compute_kind(func)
     return known
 
 
@@ -137,16 +136,16 @@ class Functionalizer:
             if func is _RESIZE_ and isinstance(args[0], FunctionalValue):
                 return self._resize(args[0], args[1], kwargs)
             return self._inplace_view(func, functional, args, kwargs)
-        _pytree.tree_map(_sync, (args, kwargs))
+        _sync_all(args, kwargs)
         if kind == _MUTATION:
             return self._mutation(func, functional, args, kwargs)
-        out = func(*_pytree.tree_map(_unwrap, args), **_pytree.tree_map(_unwrap, kwargs))
-        return _pytree.tree_map(self.wrap, out)
+        out = func(*_map_args(_unwrap, args), **_map_kwargs(_unwrap, kwargs))
+        return _map_result(self.wrap, out)
 
     def _view(self, func: Any, args: tuple, kwargs: dict) -> Any:
         base = args[0]
         if not isinstance(base, FunctionalValue):
-            return _pytree.tree_map(self.wrap, func(*args, **kwargs))
+            return _map_result(self.wrap, func(*args, **kwargs))
         packet, _, overload = func.__name__.partition(".")
         op = func if self.reapply_views else getattr(getattr(aten, f"{packet}_copy"), overload)
         out = op(base.elem, *args[1:], **kwargs)
@@ -210,13 +209,13 @@ class Functionalizer:
                     "inside of a functionalize() call."
                 )
             # a write into a tensor functionalize() did not wrap: it happens as written
-            return func(*_pytree.tree_map(_unwrap, args), **_pytree.tree_map(_unwrap, kwargs))
+            return func(*_map_args(_unwrap, args), **_map_kwargs(_unwrap, kwargs))
         if functional is None:
             raise NotImplementedError(
                 f"functionalize: {func} has no functional variant to run in its place"
             )
         fargs, fkwargs = _functional_call_args(func, functional, args, kwargs)
-        out = functional(*_pytree.tree_map(_unwrap, fargs), **_pytree.tree_map(_unwrap, fkwargs))
+        out = functional(*_map_args(_unwrap, fargs), **_map_kwargs(_unwrap, fkwargs))
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         flat_targets = [t for v in targets for t in (v if isinstance(v, (list, tuple)) else [v])]
         if any(isinstance(o, Tensor) and (tuple(o.shape) != tuple(t.shape) or o.dtype != t.dtype)
@@ -305,10 +304,33 @@ def _all_functional(v: Any) -> bool:
     return isinstance(v, FunctionalValue)
 
 
-def _sync(x: Any) -> Any:
-    if isinstance(x, FunctionalValue):
-        x.sync()
-    return x
+# An operator's arguments and results are tensors, scalars and one level of lists (Tensor[],
+# Tensor?[]): mapped directly, without the general pytree walk, on every call.
+
+
+def _map_one(fn: Any, v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return type(v)(fn(x) for x in v)
+    return fn(v)
+
+
+def _map_args(fn: Any, args: tuple) -> tuple:
+    return tuple(_map_one(fn, v) for v in args)
+
+
+def _map_kwargs(fn: Any, kwargs: dict) -> dict:
+    return {k: _map_one(fn, v) for k, v in kwargs.items()} if kwargs else kwargs
+
+
+def _map_result(fn: Any, out: Any) -> Any:
+    return _map_one(fn, out)
+
+
+def _sync_all(args: tuple, kwargs: dict) -> None:
+    for v in (*args, *kwargs.values()):
+        for x in v if isinstance(v, (list, tuple)) else (v,):
+            if isinstance(x, FunctionalValue):
+                x.sync()
 
 
 def _unwrap(x: Any) -> Any:
