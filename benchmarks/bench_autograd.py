@@ -6,7 +6,11 @@ Run: .venv/bin/python benchmarks/bench_autograd.py [--quick]
    call on), and one requires grad (a node is recorded); then a small graph run backward.
    Issue 23's goal: the recorded call within 1.5x of PyTorch's. The "recording cost" line is
    the difference of the first two rows: what autograd adds to a call.
-2. Forward + backward of an MLP (batch 64, 784-256-10: mm, add, relu, log_softmax, a
+2. The small-operator set of bench_ops.py with inputs requiring grad (a node recorded per
+   call), timed three ways in alternation: pyaten as loaded, pyaten with the Python
+   reference of the recording path swapped back in (Note: the accelerated recording path,
+   pyaten/autograd/graph.py; the same as the first column without the accelerator), PyTorch.
+3. Forward + backward of an MLP (batch 64, 784-256-10: mm, add, relu, log_softmax, a
    weighted sum) and of a chain of 100 small pointwise ops. (The whole training step, with
    the optimizer, is benchmarks/bench_training.py; the optimizer alone bench_optim.py.)
 """
@@ -22,7 +26,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from _common import per_call_cpu_us  # noqa: E402
+from _common import geometric_mean, per_call_cpu_us  # noqa: E402
 
 
 def _add_cases(lib):
@@ -34,6 +38,67 @@ def _add_cases(lib):
         "add, records a node": lambda: lib.add(w, b),
         "w * b + a, sum, backward": lambda: (w * b + a).sum().backward(),
     }
+
+
+class _ReferenceRecording:
+    """Swap the Python reference of the recording path back in (while the block runs):
+    `Node.__init__`, `AccumulateGrad.__init__`, and every module global bound to the compiled
+    `call_below_autograd`/`grad_accumulator` (the generated autograd kernels import them)."""
+
+    def __enter__(self):
+        from pyaten.autograd import graph
+        from pyaten.dispatch import tls
+
+        self.saved = [(graph.Node, "__init__", graph.Node.__init__),
+                      (graph.AccumulateGrad, "__init__", graph.AccumulateGrad.__init__)]
+        swaps = {id(tls.call_below_autograd): tls.call_below_autograd_reference,
+                 id(graph.grad_accumulator): graph.grad_accumulator_reference}
+        for module in list(sys.modules.values()):
+            names = getattr(module, "__dict__", {})
+            if module is None or not names.get("__name__", "").startswith("pyaten"):
+                continue
+            for name, value in list(names.items()):
+                if id(value) in swaps and value is not swaps[id(value)]:
+                    self.saved.append((module, name, value))
+        graph.Node.__init__ = graph.node_init_reference
+        graph.AccumulateGrad.__init__ = graph.accumulate_grad_init_reference
+        for owner, name, value in self.saved[2:]:
+            setattr(owner, name, swaps[id(value)])
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, value in self.saved:
+            setattr(owner, name, value)
+
+
+def _graph_table(number: int, repeat: int) -> None:
+    import torch
+    from bench_ops import _cases
+
+    import pyaten
+
+    ours = _cases(pyaten, lambda s: pyaten.ones(*s), True)
+    theirs = _cases(torch, lambda s: torch.ones(*s), True)
+    print("\n4x4 float32, inputs requiring grad (goal <= 1.5x); 'py rec': the Python "
+          "recording path")
+    print(f"{'op':<20}{'pyaten us':>11}{'py rec us':>11}{'torch us':>10}{'ratio':>7}"
+          f"{'py rec':>8}")
+    ratios, plain_ratios = [], []
+    for name, fn in ours.items():
+        if fn is None:
+            continue
+        best = [float("inf")] * 3
+        for _ in range(repeat):
+            best[0] = min(best[0], per_call_cpu_us(fn, number, 1))
+            with _ReferenceRecording():
+                best[1] = min(best[1], per_call_cpu_us(fn, number, 1))
+            best[2] = min(best[2], per_call_cpu_us(theirs[name], number, 1))
+        ratios.append(best[0] / best[2])
+        plain_ratios.append(best[1] / best[2])
+        print(f"{name:<20}{best[0]:>11.2f}{best[1]:>11.2f}{best[2]:>10.2f}"
+              f"{ratios[-1]:>7.2f}{plain_ratios[-1]:>8.2f}")
+    print(f"geometric mean pyaten/torch: {geometric_mean(ratios):.2f} (Python recording path "
+          f"{geometric_mean(plain_ratios):.2f})   worst: {max(ratios):.2f}\n")
 
 
 def _mlp(lib, rng):
@@ -99,6 +164,8 @@ def main() -> int:
         p = per_call_cpu_us(build(pyaten, np.random.default_rng(0)), n, repeat)
         t = per_call_cpu_us(build(torch, np.random.default_rng(0)), n, repeat)
         print(f"{name:<34}{p:>12.1f}{t:>12.1f}{p / t:>8.2f}")
+    pyaten.set_num_threads(1)  # NumPy's BLAS pool too (mm, linear)
+    _graph_table(number // 2, repeat)
     return 0
 
 
