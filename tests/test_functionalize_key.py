@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from test_functionalize import PROGRAMS, REMOVE, _assert_same_tree, _inputs, _is_mutating, _numpy
+from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
 
 import pyaten
 import pyaten._functionalize as pyaten_functionalize
@@ -29,6 +30,7 @@ from pyaten._functionalize import (
 )
 from pyaten.dispatch import tls
 from pyaten.dispatch.keys import DispatchKeySet
+from pyaten.fx.experimental.proxy_tensor import make_fx
 from pyaten.utils import _pytree
 from pyaten.utils._python_dispatch import TorchDispatchMode
 
@@ -549,3 +551,31 @@ def test_closed_over_parameter_written_through_a_view_gets_torchs_gradient(remov
         grads.append((x.grad.numpy(), weight.grad.numpy()))
     for ours, theirs in zip(grads[1], grads[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
+# -- make_fx of functionalize on the key against torch's (all programs: test_functionalize.py) ---
+
+_GRAPH_CASES = {"view_of_view", "slice_diagonal", "transpose_select", "permute_add",
+                "mutate_two_inputs", "out_into_view", "split_fill", "unbind_add",
+                "resize_input", "inplace_t_input", "expand_write", "as_strided_add"}
+_GRAPH_PROGRAMS = [p for p in PROGRAMS if p[0] in _GRAPH_CASES]
+
+
+@pytest.mark.parametrize("remove", REMOVE)
+@pytest.mark.parametrize(("name", "factory", "shapes"), _GRAPH_PROGRAMS,
+                         ids=[p[0] for p in _GRAPH_PROGRAMS])
+def test_make_fx_of_the_key_records_torchs_operators(name, factory, shapes, remove):
+    arrays = _inputs(shapes)
+    theirs = torch_make_fx(torch.func.functionalize(factory(torch), remove=remove))(
+        *[torch.from_numpy(a.copy()) for a in arrays])
+    ours = make_fx(functionalize(factory(pyaten), remove=remove))(
+        *[pyaten.tensor(a.copy()) for a in arrays])
+    targets = [[str(n.target) for n in g.graph.nodes if n.op == "call_function"]
+               for g in (ours, theirs)]
+    assert targets[0] == targets[1]
+    assert not any(isinstance(n.meta.get("val"), FunctionalTensorWrapper)
+                   for n in ours.graph.nodes)
+
+
+def test_graph_cases_exist():
+    assert len(_GRAPH_PROGRAMS) == len(_GRAPH_CASES)
