@@ -114,11 +114,17 @@ def test_cross_entropy(path):
 
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-                                dict(kernel_size=3, stride=1, padding=1)])
-def test_max_pool2d_backward(path, kw):
+                                dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=2, ceil_mode=True),
+                                dict(kernel_size=2, padding=1)], ids=str)
+@pytest.mark.parametrize("size", [12, 13])
+def test_max_pool2d_backward(path, kw, size):
     g = torch.Generator().manual_seed(1)
-    x = torch.randn(8, 16, 12, 12, generator=g)
+    x = torch.randn(8, 16, size, size, generator=g)
     x[0, 0, 1, 1] = float("nan")
+    x[0, 0, 2:4, 2:4] = float("nan")  # two NaNs in a window: the last wins
+    x[1, 1, 4:6, 4:6] = -float("inf")
+    x[1, 2, 4:6, 4:6] = 1.0  # ties: the first wins
     x = x.requires_grad_()
     mine = from_torch(x.detach()).requires_grad_()
     theirs = torch.nn.functional.max_pool2d(x, **kw)

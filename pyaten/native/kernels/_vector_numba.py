@@ -272,3 +272,36 @@ def col2im_last_2d(cols, sh, sw, dh, dw, gx):
                         dst = gx[b, y, z]
                         for k in range(c):
                             dst[k] += src[k]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def max_pool_2x2(x, out, indices):
+    """ATen's max_pool2d with 2x2 windows, stride 2, no padding or dilation, every window
+    inside x (B, H, W): out and indices (B, OH, OW). The four taps in the window's order, a
+    larger value or a NaN taking the place (the last NaN wins), as ATen's loop. (The fixed
+    trip count unrolls; a loop over runtime window sizes measured slower than NumPy.)"""
+    b, h, w = x.shape
+    oh, ow = out.shape[1], out.shape[2]
+    for c in range(b):
+        plane = x[c]
+        for i in range(oh):
+            top = plane[2 * i]
+            below = plane[2 * i + 1]
+            for j in range(ow):
+                z = 2 * j
+                best = top[z]  # (ATen's start, -inf at the first tap, gives this too)
+                where = 2 * i * w + z
+                v = top[z + 1]
+                take = (v > best) | (v != v)
+                best = v if take else best
+                where = where + 1 if take else where
+                v = below[z]
+                take = (v > best) | (v != v)
+                best = v if take else best
+                where = (2 * i + 1) * w + z if take else where
+                v = below[z + 1]
+                take = (v > best) | (v != v)
+                best = v if take else best
+                where = (2 * i + 1) * w + z + 1 if take else where
+                out[c, i, j] = best
+                indices[c, i, j] = where

@@ -26,9 +26,9 @@ import numpy as np
 from pyaten.native import compiled
 
 __all__ = [
-    "adam_step", "col2im_last_2d", "erf_into", "exp_into", "fresh", "gelu_backward", "loops_for",
-    "max_pool2d_backward", "relu_into", "sigmoid_into", "silu_backward", "silu_into",
-    "softmax_rows", "threshold_backward",
+    "adam_step", "col2im_last_2d", "erf_into", "exp_into", "fresh", "gelu_backward",
+    "loops_for", "max_pool2d_backward", "max_pool_2x2", "relu_into", "sigmoid_into",
+    "silu_backward", "silu_into", "softmax_rows", "threshold_backward",
 ]
 
 _F32 = np.dtype(np.float32)
@@ -210,4 +210,22 @@ def col2im_last_2d(cols: np.ndarray, stride: tuple, dilation: tuple, gx: np.ndar
     if fast is None:
         return False
     fast.col2im_last_2d(cols, stride[0], stride[1], dilation[0], dilation[1], gx)
+    return True
+
+
+def max_pool_2x2(x: np.ndarray, out: np.ndarray, indices: np.ndarray) -> bool:
+    """max_pool2d of planes x (B, H, W) with 2x2 windows and stride 2 (no padding or
+    dilation, every window inside x) into out and int64 indices (B, OH, OW) by the compiled
+    loop; False: not applicable."""
+    if (x.dtype.kind != "f" or x.dtype.itemsize < 4 or out.dtype != x.dtype
+            or indices.dtype != np.int64 or x.ndim != 3 or not x.flags.c_contiguous
+            or not out.flags.c_contiguous or not indices.flags.c_contiguous
+            or 2 * out.shape[1] > x.shape[1] or 2 * out.shape[2] > x.shape[2]):
+        return False
+    if compiled.loops(x.size) is None:
+        return False
+    fast = _module()
+    if fast is None:
+        return False
+    fast.max_pool_2x2(x, out, indices)
     return True
