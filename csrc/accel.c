@@ -1392,6 +1392,204 @@ setup_graph(PyObject *module, PyObject *args)
     return Py_BuildValue("(NN)", init, accumulate_init_descr);
 }
 
+/* SavedTensor.__init__ and TensorGeometry.__init__ (graph.py): the same stores; a tensor
+ * that is not an exact, fully set Tensor, keywords, or Python dispatch on go to the
+ * references. */
+static PyObject *saved_type = NULL, *geometry_type = NULL;
+static PyObject *py_saved_init = NULL, *py_geometry_init = NULL, *py_alias = NULL;
+static PyObject *python_keys = NULL;            /* graph's PYTHON_KEYS, an int */
+static Py_ssize_t V_data, V_version, V_is_output, V_output_nr, G_sizes, G_dtype, G_device,
+    G_strides, G_offset;
+
+static int
+tensor_slots_set(PyObject *t)
+{
+    if (tensor_type == NULL || !PyObject_TypeCheck(t, tensor_type)) {
+        return 0;
+    }
+    Py_ssize_t offsets[] = {T_storage, T_sizes, T_strides, T_offset, T_dtype, T_device,
+                            T_keyset, T_vc, T_base, T_grad_fn, T_output_nr};
+    for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+        if (SLOT(t, offsets[i]) == NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* `_alias_without_history(t)` for an exact Tensor without Python dispatch; NULL with no
+ * error set where the reference must run */
+static PyObject *
+alias_without_history(PyObject *t)
+{
+    if (Py_TYPE(t) != tensor_type || PyList_GET_SIZE(tls_nondefault) != 0) {
+        return NULL;  /* a subclass, or a thread with non-default sets: the reference */
+    }
+    PyObject *keyset = SLOT(t, T_keyset);
+    PyObject *python = PyNumber_And(keyset, python_keys);
+    if (python == NULL) {
+        return NULL;
+    }
+    int on = PyObject_IsTrue(python);
+    Py_DECREF(python);
+    if (on != 0) {
+        return NULL;  /* Python dispatch (or an error): the reference, which redoes the check */
+    }
+    PyObject *storage = SLOT(t, T_storage), *strides = SLOT(t, T_strides);
+    Py_INCREF(storage);
+    Py_INCREF(strides);
+    PyObject *alias = new_tensor(storage, SLOT(t, T_sizes), strides, SLOT(t, T_offset),
+                                 SLOT(t, T_dtype), SLOT(t, T_device), keyset);
+    if (alias == NULL) {
+        return NULL;
+    }
+    set_slot(alias, T_vc, SLOT(t, T_vc));
+    set_slot(alias, T_base, SLOT(t, T_base));
+    return alias;
+}
+
+static PyObject *
+saved_init(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs < 1 || nargs > 2 || !tensor_slots_set(args[0])
+        || tls_nondefault == NULL) {
+        PyObject *call = PyTuple_New(nargs + 1);
+        if (call == NULL) {
+            return NULL;
+        }
+        Py_INCREF(self);
+        PyTuple_SET_ITEM(call, 0, self);
+        for (Py_ssize_t i = 0; i < nargs; i++) {
+            Py_INCREF(args[i]);
+            PyTuple_SET_ITEM(call, i + 1, args[i]);
+        }
+        PyObject *kwargs = NULL;
+        if (kwnames != NULL) {
+            kwargs = PyDict_New();
+            for (Py_ssize_t i = 0; kwargs != NULL && i < PyTuple_GET_SIZE(kwnames); i++) {
+                if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+                    Py_CLEAR(kwargs);
+                }
+            }
+            if (kwargs == NULL) {
+                Py_DECREF(call);
+                return NULL;
+            }
+        }
+        PyObject *result = PyObject_Call(py_saved_init, call, kwargs);
+        Py_DECREF(call);
+        Py_XDECREF(kwargs);
+        return result;
+    }
+    PyObject *t = args[0];
+    PyObject *is_output = nargs > 1 ? args[1] : Py_False;
+    /* self._version = t._version_counter.value (the counter made when first asked for) */
+    PyObject *counter = SLOT(t, T_vc);
+    if (counter == Py_None) {
+        counter = PyObject_CallNoArgs(version_counter_type);
+        if (counter == NULL) {
+            return NULL;
+        }
+        set_slot_new(t, T_vc, counter);
+    }
+    PyObject *version = PyObject_GetAttr(counter, s_value);
+    if (version == NULL) {
+        return NULL;
+    }
+    set_slot_new(self, V_version, version);
+    int output = PyObject_IsTrue(is_output);
+    if (output < 0) {
+        return NULL;
+    }
+    /* `is_output and t.grad_fn is not None` */
+    PyObject *kept = output ? (SLOT(t, T_grad_fn) != Py_None ? Py_True : Py_False) : is_output;
+    set_slot(self, V_is_output, kept);
+    set_slot(self, V_output_nr, SLOT(t, T_output_nr));
+    if (!output) {
+        set_slot(self, V_data, t);
+        Py_RETURN_NONE;
+    }
+    PyObject *alias = kept == Py_True ? alias_without_history(t) : NULL;
+    if (alias == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        alias = PyObject_CallFunctionObjArgs(py_alias, t, kept, NULL);
+        if (alias == NULL) {
+            return NULL;
+        }
+    }
+    set_slot_new(self, V_data, alias);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+geometry_init(PyObject *self, PyObject *t)
+{
+    if (!tensor_slots_set(t)) {
+        return PyObject_CallFunctionObjArgs(py_geometry_init, self, t, NULL);
+    }
+    set_slot(self, G_sizes, SLOT(t, T_sizes));
+    set_slot(self, G_dtype, SLOT(t, T_dtype));
+    set_slot(self, G_device, SLOT(t, T_device));
+    set_slot(self, G_strides, SLOT(t, T_strides));
+    set_slot(self, G_offset, SLOT(t, T_offset));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef saved_init_def = {
+    "__init__", (PyCFunction)(void (*)(void))saved_init, METH_FASTCALL | METH_KEYWORDS,
+    "SavedTensor.__init__(t, is_output=False) (compiled; graph.saved_tensor_init_reference)."};
+static PyMethodDef geometry_init_def = {
+    "__init__", geometry_init, METH_O,
+    "TensorGeometry.__init__(t) (compiled; graph.tensor_geometry_init_reference)."};
+
+static PyObject *
+setup_saved(PyObject *module, PyObject *args)
+{
+    PyObject *saved, *geometry, *keys, *saved_reference, *geometry_reference, *alias;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO:setup_saved", &PyType_Type, &saved, &PyType_Type,
+                          &geometry, &PyLong_Type, &keys, &saved_reference,
+                          &geometry_reference, &alias)) {
+        return NULL;
+    }
+    if (tensor_type == NULL || tls_nondefault == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.setup_saved: setup_core/setup_tls not run");
+        return NULL;
+    }
+    PyTypeObject *v = (PyTypeObject *)saved, *g = (PyTypeObject *)geometry;
+    if (slot_offset(v, "_data", &V_data) || slot_offset(v, "_version", &V_version)
+        || slot_offset(v, "_is_output", &V_is_output)
+        || slot_offset(v, "_output_nr", &V_output_nr) || slot_offset(g, "_sizes", &G_sizes)
+        || slot_offset(g, "dtype", &G_dtype) || slot_offset(g, "device", &G_device)
+        || slot_offset(g, "_strides", &G_strides) || slot_offset(g, "_offset", &G_offset)) {
+        return NULL;
+    }
+    PyObject *init = PyDescr_NewMethod(v, &saved_init_def);
+    if (init == NULL) {
+        return NULL;
+    }
+    PyObject *geometry_init_descr = PyDescr_NewMethod(g, &geometry_init_def);
+    if (geometry_init_descr == NULL) {
+        Py_DECREF(init);
+        return NULL;
+    }
+    Py_INCREF(saved);
+    Py_XSETREF(saved_type, saved);
+    Py_INCREF(geometry);
+    Py_XSETREF(geometry_type, geometry);
+    Py_INCREF(keys);
+    Py_XSETREF(python_keys, keys);
+    Py_INCREF(saved_reference);
+    Py_XSETREF(py_saved_init, saved_reference);
+    Py_INCREF(geometry_reference);
+    Py_XSETREF(py_geometry_init, geometry_reference);
+    Py_INCREF(alias);
+    Py_XSETREF(py_alias, alias);
+    return Py_BuildValue("(NN)", init, geometry_init_descr);
+}
+
 static PyMethodDef accel_methods[] = {
     {"setup_core", setup_core, METH_VARARGS,
      "setup_core(Tensor, Storage, VersionCounter, cpu): the classes whose objects it makes."},
@@ -1421,6 +1619,10 @@ static PyMethodDef accel_methods[] = {
     {"setup_graph", setup_graph, METH_VARARGS,
      "setup_graph(Node, AccumulateGrad, sequence, init_reference, grad_accumulator_reference)"
      " -> (Node.__init__, AccumulateGrad.__init__)"},
+    {"setup_saved", setup_saved, METH_VARARGS,
+     "setup_saved(SavedTensor, TensorGeometry, PYTHON_KEYS, init_reference, "
+     "geometry_init_reference, alias_reference) -> (SavedTensor.__init__, "
+     "TensorGeometry.__init__)"},
     {"grad_accumulator", grad_accumulator, METH_O,
      "grad_accumulator(t): the one AccumulateGrad of leaf t."},
     {NULL, NULL, 0, NULL},
@@ -1458,7 +1660,8 @@ PyInit__accel(void)
     s_excluded = PyUnicode_InternFromString("excluded");
     s_keep = PyUnicode_InternFromString("keep");
     if (!s_keyset || !s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
-        || !kw_out || !one || !zero || !empty_tuple || !s_included || !s_excluded || !s_keep) {
+        || !kw_out || !one || !zero || !empty_tuple || !s_included || !s_excluded
+        || !s_keep) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&accel_module);

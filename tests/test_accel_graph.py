@@ -258,3 +258,84 @@ def test_recorded_graphs_match_the_pure_python_path():
     assert ours == theirs
     assert ours["version"] is True and ours["no_grad"] is False and ours["inference"] is False
     assert ours["graph"][0] == "SumBackward0"
+
+
+def _saved_slots(saved: graph.SavedTensor, t: Tensor) -> dict:
+    out = {n: getattr(saved, n, "<unset>") for n in ("_version", "_is_output", "_output_nr")}
+    data = saved._data
+    out["data"] = None if data is None else (
+        type(data), data._storage, data._sizes, data._strides, data._offset, data._dtype,
+        data._device, data._keyset, data._version_counter, data._base, data.grad_fn,
+        data._requires_grad, data.output_nr, data.__dict__ if type(data) is not Tensor else {})
+    out["same_object"] = data is t
+    return out
+
+
+def _both_saved(t, *args, **kwargs) -> tuple[dict, dict]:
+    ours = graph.SavedTensor(t, *args, **kwargs)
+    theirs = graph.SavedTensor.__new__(graph.SavedTensor)
+    graph.saved_tensor_init_reference(theirs, t, *args, **kwargs)
+    return _saved_slots(ours, t), _saved_slots(theirs, t)
+
+
+@needs_accel
+@pytest.mark.parametrize("case", ["input", "output", "leaf_output", "zero_flag", "keyword",
+                                  "subclass", "view", "fresh_counter"])
+def test_saved_tensor_init_matches_the_reference(case):
+    a = pyaten.ones(2, 3, requires_grad=True)
+    out = a.sigmoid()
+    args, kwargs, t = (), {}, out
+    if case == "input":
+        t = a
+    elif case == "output":
+        args = (True,)
+    elif case == "leaf_output":
+        t, args = a, (True,)
+    elif case == "zero_flag":
+        args = (0,)
+    elif case == "keyword":
+        kwargs = {"is_output": True}
+    elif case == "subclass":
+        t = out.as_subclass(_Sub)
+        t.note = "kept"
+        args = (True,)
+    elif case == "view":
+        t, args = out[1], (True,)
+    elif case == "fresh_counter":
+        t = pyaten.ones(3).exp()
+        assert t._vc is None
+    ours, theirs = _both_saved(t, *args, **kwargs)
+    assert ours == theirs
+    if args == (True,) and t.grad_fn is not None:
+        assert ours["data"][10] is None and not ours["same_object"]
+
+
+@needs_accel
+def test_saved_tensor_under_python_dispatch_goes_through_detach():
+    from pyaten.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    out = pyaten.ones(2, requires_grad=True).exp()
+    with Log():
+        ours, theirs = _both_saved(out, True)
+    assert [s for s in seen if "detach" in s] and len(seen) % 2 == 0
+    assert ours == theirs
+
+
+@needs_accel
+def test_tensor_geometry_matches_the_reference():
+    t = pyaten.ones(4, 6, dtype=pyaten.float64)[1:, ::2]
+    ours = graph.TensorGeometry(t)
+    theirs = graph.TensorGeometry.__new__(graph.TensorGeometry)
+    graph.tensor_geometry_init_reference(theirs, t)
+    for name in graph.TensorGeometry.__slots__:
+        assert getattr(ours, name) == getattr(theirs, name)
+    assert ours.shape == (3, 3) and ours.stride() == (6, 2) and ours.storage_offset() == 6
+    with pytest.raises(AttributeError):
+        graph.TensorGeometry(3)

@@ -229,9 +229,11 @@ accumulate_grad_init_reference = AccumulateGrad.__init__
 #     `Node.__init__`, `AccumulateGrad.__init__` and `grad_accumulator` are its C versions
 #     (method descriptors on these classes; the same stores, in the same slots, drawing the
 #     same sequence numbers), and the reference functions above stay for anything that is
-#     not a plain Tensor with its slots set. `call_below_autograd` (dispatch/tls.py) is the
-#     other half of the recording path's cost; tests/test_accel_graph.py compares each with
-#     its reference.
+#     not a plain Tensor with its slots set. `SavedTensor.__init__` and
+#     `TensorGeometry.__init__` (below) are compiled the same way; a saved output's alias is
+#     made in C for an exact Tensor without Python dispatch. `call_below_autograd`
+#     (dispatch/tls.py) is the other half of the recording path's cost;
+#     tests/test_accel_graph.py compares each with its reference.
 if _ACCEL is not None:
     Node.__init__, AccumulateGrad.__init__ = _ACCEL.setup_graph(  # type: ignore[method-assign]
         Node, AccumulateGrad, _SEQUENCE, accumulate_grad_init_reference,
@@ -414,3 +416,11 @@ class TensorGeometry:
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
+
+
+saved_tensor_init_reference = SavedTensor.__init__
+tensor_geometry_init_reference = TensorGeometry.__init__
+if _ACCEL is not None:  # Note: the accelerated recording path
+    SavedTensor.__init__, TensorGeometry.__init__ = _ACCEL.setup_saved(  # type: ignore[method-assign]
+        SavedTensor, TensorGeometry, PYTHON_KEYS, saved_tensor_init_reference,
+        tensor_geometry_init_reference, _alias_without_history)
