@@ -42,15 +42,19 @@ def _add_cases(lib):
 
 class _ReferenceRecording:
     """Swap the Python reference of the recording path back in (while the block runs):
-    `Node.__init__`, `AccumulateGrad.__init__`, and every module global bound to the compiled
+    the `__init__` of Node, AccumulateGrad, SavedTensor and TensorGeometry, and every module
+    global bound to the compiled
     `call_below_autograd`/`grad_accumulator` (the generated autograd kernels import them)."""
 
     def __enter__(self):
         from pyaten.autograd import graph
         from pyaten.dispatch import tls
 
-        self.saved = [(graph.Node, "__init__", graph.Node.__init__),
-                      (graph.AccumulateGrad, "__init__", graph.AccumulateGrad.__init__)]
+        inits = {graph.Node: graph.node_init_reference,
+                 graph.AccumulateGrad: graph.accumulate_grad_init_reference,
+                 graph.SavedTensor: graph.saved_tensor_init_reference,
+                 graph.TensorGeometry: graph.tensor_geometry_init_reference}
+        self.saved = [(cls, "__init__", cls.__dict__["__init__"]) for cls in inits]
         swaps = {id(tls.call_below_autograd): tls.call_below_autograd_reference,
                  id(graph.grad_accumulator): graph.grad_accumulator_reference}
         for module in list(sys.modules.values()):
@@ -60,9 +64,9 @@ class _ReferenceRecording:
             for name, value in list(names.items()):
                 if id(value) in swaps and value is not swaps[id(value)]:
                     self.saved.append((module, name, value))
-        graph.Node.__init__ = graph.node_init_reference
-        graph.AccumulateGrad.__init__ = graph.accumulate_grad_init_reference
-        for owner, name, value in self.saved[2:]:
+        for cls, init in inits.items():
+            cls.__init__ = init
+        for owner, name, value in self.saved[len(inits):]:
             setattr(owner, name, swaps[id(value)])
         return self
 

@@ -1111,7 +1111,7 @@ make_binary(PyObject *module, PyObject *args)
 static PyObject *tls_state = NULL, *tls_nondefault = NULL, *tls_default_included = NULL,
     *tls_default_excluded = NULL, *tls_excluded_below = NULL, *tls_keep_below = NULL,
     *tls_default_keep = NULL, *py_call_below_reference = NULL;
-static PyObject *s_included, *s_excluded, *s_keep;
+static PyObject *s_included, *s_excluded, *s_keep, *s_dict;
 
 static PyObject *
 setup_tls(PyObject *module, PyObject *args)
@@ -1142,11 +1142,20 @@ setup_tls(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* 1 where this thread's `name` set is `expected` (by value), 0 where not, -1 on error */
+/* 1 where this thread's `name` set is `expected` (by value), 0 where not, -1 on error.
+ * `values` is the thread's own dict of the threading.local (a set never stored on this
+ * thread is read as the class default, through the attribute). */
 static int
-tls_is(PyObject *name, PyObject *expected)
+tls_is(PyObject *values, PyObject *name, PyObject *expected)
 {
-    PyObject *value = PyObject_GetAttr(tls_state, name);
+    PyObject *value = PyDict_GetItemWithError(values, name);
+    if (value != NULL) {
+        return value == expected ? 1 : PyObject_RichCompareBool(value, expected, Py_EQ);
+    }
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    value = PyObject_GetAttr(tls_state, name);
     if (value == NULL) {
         return -1;
     }
@@ -1167,29 +1176,40 @@ call_below_autograd(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         "call_below_autograd() missing 1 required positional argument: 'fn'");
         return NULL;
     }
-    int plain = tls_is(s_excluded, tls_default_excluded);
-    if (plain > 0) {
-        plain = tls_is(s_included, tls_default_included);
-    }
-    if (plain < 0) {
+    /* The threading.local's per-thread dict: storing in it is what setting the attribute
+     * does (the class defaults are plain ints, no descriptors), at a fraction of the cost. */
+    PyObject *values = PyObject_GetAttr(tls_state, s_dict);
+    if (values == NULL) {
         return NULL;
     }
-    if (!plain) {  /* inside a guard (or already below autograd): the reference */
+    if (!PyDict_Check(values)) {
+        Py_DECREF(values);
         return PyObject_Vectorcall(py_call_below_reference, args, nargs, NULL);
     }
+    int plain = tls_is(values, s_excluded, tls_default_excluded);
+    if (plain > 0) {
+        plain = tls_is(values, s_included, tls_default_included);
+    }
+    if (plain <= 0) {  /* inside a guard (or already below autograd): the reference */
+        Py_DECREF(values);
+        return plain < 0 ? NULL
+                         : PyObject_Vectorcall(py_call_below_reference, args, nargs, NULL);
+    }
     if (PyList_Append(tls_nondefault, Py_None) < 0) {
+        Py_DECREF(values);
         return NULL;
     }
     PyObject *result = NULL;
-    if (PyObject_SetAttr(tls_state, s_excluded, tls_excluded_below) == 0
-        && PyObject_SetAttr(tls_state, s_keep, tls_keep_below) == 0) {
+    if (PyDict_SetItem(values, s_excluded, tls_excluded_below) == 0
+        && PyDict_SetItem(values, s_keep, tls_keep_below) == 0) {
         result = PyObject_Vectorcall(args[0], args + 1, nargs - 1, NULL);
     }
     /* the `finally` of the reference: restore, keeping the call's exception if any */
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
-    int failed = PyObject_SetAttr(tls_state, s_excluded, tls_default_excluded) < 0;
-    failed = failed || PyObject_SetAttr(tls_state, s_keep, tls_default_keep) < 0;
+    int failed = PyDict_SetItem(values, s_excluded, tls_default_excluded) < 0;
+    failed = failed || PyDict_SetItem(values, s_keep, tls_default_keep) < 0;
+    Py_DECREF(values);
     Py_ssize_t n = PyList_GET_SIZE(tls_nondefault);
     failed = failed || (n > 0 && PyList_SetSlice(tls_nondefault, n - 1, n, NULL) < 0);
     if (failed) {
@@ -1659,9 +1679,10 @@ PyInit__accel(void)
     s_included = PyUnicode_InternFromString("included");
     s_excluded = PyUnicode_InternFromString("excluded");
     s_keep = PyUnicode_InternFromString("keep");
+    s_dict = PyUnicode_InternFromString("__dict__");
     if (!s_keyset || !s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
         || !kw_out || !one || !zero || !empty_tuple || !s_included || !s_excluded
-        || !s_keep) {
+        || !s_keep || !s_dict) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&accel_module);
