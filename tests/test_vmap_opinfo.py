@@ -1,0 +1,253 @@
+"""vmap over PyTorch's OpInfo database: every operator pyaten has, against torch.func.vmap.
+
+`torch.testing._internal.common_methods_invocations.op_db` describes each operator with sample
+inputs. For every OpInfo whose function is `torch.<name>` with `pyaten.<name>` beside it, the
+first float64 sample is batched (each tensor argument stacked three times, shifted) and run:
+- over one level, with every tensor argument mapped, then with each one alone mapped over
+  its last dimension; equal to torch.func.vmap and to a Python loop over the samples;
+- over two levels (a second batch of two in front);
+- as `vmap(grad(f))` where OpInfo says the operator is differentiable.
+Where torch.func itself refuses a case the case is skipped; `KNOWN` lists the cases pyaten
+still gets wrong, with the reason. `test_coverage_report` checks `batching_coverage()`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import pyaten
+import pyaten.func as pf
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+B1, B2 = 3, 2
+
+_AS_STRIDED = "as_strided of a BatchedTensor: torch maps the strides per sample"
+_ITEM = "the derivative formula calls .item(), which vmap refuses (as PyTorch would)"
+_READS_DATA = "the composite kernel reads the data, which a BatchedTensor does not hold"
+# (test, OpInfo name, variant) -> why pyaten's vmap still differs from torch.func's there
+KNOWN = {
+    ("one", "as_strided", ""): _AS_STRIDED,
+    ("one", "as_strided_copy", ""): _AS_STRIDED,
+    ("one", "empty_like", ""): "the values are uninitialised",
+    ("one", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
+    ("one", "stft", ""): "the stft rule does not fold the batch into the frames",
+    ("two", "as_strided", ""): _AS_STRIDED,
+    ("two", "as_strided_copy", ""): _AS_STRIDED,
+    ("two", "empty_like", ""): "the values are uninitialised",
+    ("two", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
+    ("two", "stft", ""): "the stft rule does not fold the batch into the frames",
+    ("grad", "as_strided", ""): _AS_STRIDED,
+    ("grad", "as_strided_copy", ""): _AS_STRIDED,
+    ("grad", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
+    ("grad", "cumprod", ""): _ITEM,
+    ("grad", "prod", ""): _ITEM,
+    ("grad", "max", "reduction_no_dim"): _ITEM,
+    ("grad", "min", "reduction_no_dim"): _ITEM,
+    ("grad", "median", ""): _ITEM,
+    ("grad", "nanmedian", ""): _ITEM,
+    ("grad", "quantile", ""): _READS_DATA,
+    ("grad", "nanquantile", ""): _READS_DATA,
+    ("grad", "logdet", ""): _READS_DATA,
+    ("grad", "sgn", ""): "the derivative's ZeroTensor reaches NumPy",
+}
+
+
+def _to_pyaten(x):
+    if isinstance(x, torch.Tensor):
+        return pyaten.tensor(x.detach().numpy().copy())
+    if isinstance(x, torch.dtype):
+        return getattr(pyaten, str(x).split(".")[-1])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_pyaten(y) for y in x)
+    if isinstance(x, dict):
+        return {k: _to_pyaten(v) for k, v in x.items()}
+    return x
+
+
+def _batch(t: torch.Tensor, size: int) -> torch.Tensor:
+    if t.is_floating_point():
+        return torch.stack([t + 0.25 * i for i in range(size)])
+    return torch.stack([t] * size)
+
+
+def _cases():
+    cases, seen = [], set()
+    for info in op_db:
+        key = (info.name, info.variant_test_name)
+        if key in seen or not hasattr(pyaten, info.name):
+            continue
+        if info.op is not getattr(torch, info.name, None):
+            continue  # OpInfo calls a lambda of its own
+        if torch.float64 not in info.supported_dtypes("cpu"):
+            continue
+        seen.add(key)
+        label = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+        cases.append((info, label))
+    return cases
+
+
+def _params(cases: list, test: str) -> list:
+    params = []
+    for info, label in cases:
+        reason = KNOWN.get((test, info.name, info.variant_test_name))
+        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        params.append(pytest.param(info, id=label, marks=marks))
+    return params
+
+
+def _sample(info):
+    """The OpInfo's first float64 sample (made here, not at collection: making every
+    operator's samples takes a minute)."""
+    sample = next(iter(info.sample_inputs("cpu", torch.float64)), None)
+    if sample is None or not isinstance(sample.input, torch.Tensor):
+        pytest.skip("no sample whose input is a tensor")
+    return sample
+
+
+CASES = _cases()
+# CI runs a fixed eighth of the operators for each test, a different eighth each (the whole
+# database takes minutes on two cores); PYATEN_VMAP_OPINFO=all runs every operator.
+_ALL = os.environ.get("PYATEN_VMAP_OPINFO") == "all"
+
+
+def _share(cases: list, part: int, test: str) -> list:
+    return _params(cases if _ALL else cases[part::8], test)
+
+
+def _functions(info):
+    sample = _sample(info)
+    args = [sample.input, *sample.args]
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    kwargs, p_kwargs = sample.kwargs, _to_pyaten(sample.kwargs)
+    name = info.name
+
+    def theirs(*a):
+        return getattr(torch, name)(*a, **kwargs)
+
+    def ours(*a):
+        return getattr(pyaten, name)(*a, **p_kwargs)
+
+    return args, tensors, theirs, ours
+
+
+def _same(got, want) -> None:
+    got_flat = got if isinstance(got, (tuple, list)) else [got]
+    want_flat = want if isinstance(want, (tuple, list)) else [want]
+    assert len(got_flat) == len(want_flat)
+    for g, w in zip(got_flat, want_flat, strict=True):
+        if not isinstance(w, torch.Tensor):
+            continue
+        assert tuple(g.shape) == tuple(w.shape)
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-6,
+                                   atol=1e-8, equal_nan=True)
+
+
+def _torch_or_skip(fn):
+    try:
+        return fn()
+    except Exception as e:  # torch.func refuses this case too: nothing to compare
+        pytest.skip(f"torch.func: {type(e).__name__}: {str(e)[:80]}")
+
+
+def _in_dims_cases(args, tensors):
+    cases = [tuple(0 if i in tensors else None for i in range(len(args)))]
+    if len(tensors) > 1:
+        for k in tensors:
+            cases.append(tuple(-1 if i == k else None for i in range(len(args))))
+    return cases
+
+
+def _batched_args(args, in_dims, size):
+    out = []
+    for a, d in zip(args, in_dims, strict=True):
+        out.append(a if d is None else _batch(a, size).movedim(0, d))
+    return out
+
+
+@pytest.mark.parametrize("info", _share(CASES, 0, "one"))
+def test_one_level(info) -> None:
+    args, tensors, theirs, ours = _functions(info)
+    for in_dims in _in_dims_cases(args, tensors):
+        batched = _batched_args(args, in_dims, B1)
+        want = _torch_or_skip(lambda: tf.vmap(theirs, in_dims=in_dims)(*batched))  # noqa: B023
+        p_batched = _to_pyaten(batched)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = pf.vmap(ours, in_dims=in_dims)(*p_batched)
+            # the same as calling the operator once per sample
+            loop = [ours(*[a if d is None else a.select(d, i) for a, d in
+                           zip(p_batched, in_dims, strict=True)]) for i in range(B1)]
+        _same(got, want)
+        if isinstance(got, pyaten.Tensor):
+            _same(got, torch.stack([torch.from_numpy(r.numpy()) for r in loop]))
+
+
+@pytest.mark.parametrize("info", _share(CASES, 1, "two"))
+def test_two_levels(info) -> None:
+    args, tensors, theirs, ours = _functions(info)
+    inner = tuple(0 if i in tensors else None for i in range(len(args)))
+    # the outer level maps the first tensor argument over its dimension 1 and the others
+    # over dimension 0
+    outer = tuple(None if i not in tensors else (1 if i == tensors[0] else 0)
+                  for i in range(len(args)))
+    batched = []
+    for a, d in zip(args, outer, strict=True):
+        if d is None:
+            batched.append(a)
+        else:
+            twice = torch.stack([_batch(a, B1) + (0.5 * j if a.is_floating_point() else 0)
+                                 for j in range(B2)])
+            batched.append(twice.movedim(0, d))
+    want = _torch_or_skip(
+        lambda: tf.vmap(tf.vmap(theirs, in_dims=inner), in_dims=outer)(*batched))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pf.vmap(pf.vmap(ours, in_dims=inner), in_dims=outer)(*_to_pyaten(batched))
+    _same(got, want)
+
+
+def _scalar(lib, out):
+    flat = out if isinstance(out, (tuple, list)) else [out]
+    total = None
+    for o in flat:
+        if isinstance(o, lib.Tensor) and o.is_floating_point():
+            term = (o * o).sum()
+            total = term if total is None else total + term
+    return total
+
+
+GRAD_CASES = [(info, label) for info, label in CASES if info.supports_autograd]
+
+
+@pytest.mark.parametrize("info", _share(GRAD_CASES, 2, "grad"))
+def test_vmap_of_grad(info) -> None:
+    args, tensors, theirs, ours = _functions(info)
+    if not args[0].is_floating_point():
+        pytest.skip("the first argument is not floating point")
+    in_dims = tuple(0 if i in tensors else None for i in range(len(args)))
+    batched = _batched_args(args, in_dims, B1)
+    want = _torch_or_skip(lambda: tf.vmap(tf.grad(lambda *a: _scalar(torch, theirs(*a))),
+                                          in_dims=in_dims)(*batched))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pf.vmap(pf.grad(lambda *a: _scalar(pyaten, ours(*a))),
+                      in_dims=in_dims)(*_to_pyaten(batched))
+    _same(got, want)
+
+
+def test_coverage_report() -> None:
+    report = pf.batching_coverage()
+    assert set(report) == {"rule", "decomposed", "fallback"}
+    assert "aten::sin" in report["rule"] and "aten::aminmax" in report["rule"]
+    everything = [name for names in report.values() for name in names]
+    assert len(everything) == len(set(everything))
