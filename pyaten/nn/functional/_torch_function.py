@@ -74,13 +74,15 @@ def overridable(fn: Callable[..., Any]) -> Callable[..., Any]:
         f"def {fn.__name__}({', '.join(head)}):",
         f"    if _tf.ACTIVE or {checks}:",
         f"        if _tf._has_torch_function({relevant}):",
-        f"            return _tf.handle_torch_function({fn.__name__}, {relevant}, "
+        f"            return _tf.handle_torch_function(_public, {relevant}, "
         f"{handler_args}{handler_kwargs})",
         f"    return _fn({', '.join(call)})",
     ]
     namespace: dict[str, Any] = {"_tf": _tf, "_PLAIN": _PLAIN, "_fn": fn, "_defaults": defaults}
     exec("\n".join(lines), namespace)  # noqa: S102 - source built above from fn's signature
     wrapper = namespace[fn.__name__]
+    # the handlers' `func`, under a name no parameter shadows (`pad(input, pad, ...)`)
+    namespace["_public"] = wrapper
     wrapper.__doc__ = fn.__doc__
     wrapper.__module__ = "pyaten.nn.functional"
     wrapper.__qualname__ = fn.__qualname__
