@@ -271,14 +271,8 @@ class OpOverloadPacket:
         self._lock = threading.Lock()
 
     def overloads(self) -> list[str]:
-        """Overload names (`default` for the empty one), in definition order."""
-        names = []
-        prefix = self._qualified
-        for qualified in list_operators(self._ns):
-            base, _, overload = qualified.partition(".")
-            if base == prefix:
-                names.append(overload or "default")
-        return names
+        """Overload names (`default` for the empty one), in the order of their names."""
+        return list(_overload_index(self._ns).get(self._qualified, ()))
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
@@ -334,6 +328,25 @@ class OpOverloadPacket:
         return f"{self._ns}.{self._name}"
 
 
+# namespace -> (DEFINITIONS generation, {"ns::name": (overload names, sorted)}): one scan
+# of the operator table per namespace and generation, not one per new name looked up
+_OVERLOADS: dict[str, tuple[int, dict[str, tuple[str, ...]]]] = {}
+
+
+def _overload_index(namespace: str) -> dict[str, tuple[str, ...]]:
+    generation = DEFINITIONS[0]
+    cached = _OVERLOADS.get(namespace)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    index: dict[str, list[str]] = {}
+    for qualified in list_operators(namespace):
+        base, _, overload = qualified.partition(".")
+        index.setdefault(base, []).append(overload or "default")
+    frozen = {base: tuple(names) for base, names in index.items()}
+    _OVERLOADS[namespace] = (generation, frozen)
+    return frozen
+
+
 class OpNamespace:
     """`pyaten.ops.<ns>`: packets by operator name."""
 
@@ -346,9 +359,7 @@ class OpNamespace:
             raise AttributeError(name)  # typing/inspect probes; operators like __lshift__ pass
         packet = self._packets.get(name)
         if packet is None:
-            prefix = f"{self._ns_name}::{name}"
-            if not any(q == prefix or q.startswith(prefix + ".") for q in
-                       list_operators(self._ns_name)):
+            if f"{self._ns_name}::{name}" not in _overload_index(self._ns_name):
                 raise AttributeError(
                     f"'_OpNamespace' '{self._ns_name}' object has no attribute '{name}'"
                 )
