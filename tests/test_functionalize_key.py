@@ -442,11 +442,6 @@ def _grad_of_program(P, factory):
     return loss
 
 
-# Programs whose gradient pyaten's eager autograd gets wrong already (a view taken before a
-# write through another view of its base keeps its old grad_fn; torch regenerates it).
-EAGER_AUTOGRAD_DIFFERS = {"view_then_read_base", "view_of_view"}
-
-
 def _writes_through_a_view(factory, shapes):
     """Whether the program writes through a view of a tensor that requires grad (what
     remove="mutations_and_views" refuses to record), found by running it eagerly."""
@@ -474,8 +469,6 @@ def _writes_through_a_view(factory, shapes):
 @pytest.mark.parametrize(("name", "factory", "shapes"), _FLOAT_PROGRAMS,
                          ids=[p[0] for p in _FLOAT_PROGRAMS])
 def test_functionalize_of_grad_matches_torch(name, factory, shapes, remove):
-    if name in EAGER_AUTOGRAD_DIFFERS:
-        pytest.xfail("pyaten's eager autograd: views keep their grad_fn after a write")
     arrays = [a / 4 for a in _inputs(shapes)]
     argnums = tuple(range(len(arrays)))
 

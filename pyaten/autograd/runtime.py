@@ -8,10 +8,19 @@ Note: in-place operations on views
     operation's other inputs on. The view itself becomes an `AsStridedBackward0` of the base,
     so later uses of the view reach the base's new history. A leaf that requires grad (or a
     view of one) cannot be written in place while grad mode is on.
+
+    The base's other views see the write too (a sibling written through, or the base itself):
+    PyTorch regenerates a view's grad_fn on its next access once the shared version moved.
+    pyaten does it at the write instead, which is the same graph: a differentiable view of a
+    base with history is remembered on that base (`track_view`, weakly), and each write gives
+    every other remembered view an `AsStridedBackward0` over the base's new node. A view that
+    cannot be rebased (made in no_grad mode, or one of several outputs) gets a node whose
+    backward raises PyTorch's error (PyTorch raises on reading its grad_fn).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +48,7 @@ __all__ = [
     "tangent",
     "element_wise",
     "mark_views",
+    "track_view",
     "NO_GRAD_VIEW",
     "view_geometry",
     "view_tangent_to_base",
@@ -96,10 +106,62 @@ def mark_views(outputs: Any, how: tuple) -> None:
     if isinstance(outputs, Tensor):
         if outputs._base is not None:
             outputs._view_creation = how
+            track_view(outputs)
         return
     for t in outputs:
         if isinstance(t, Tensor) and t._base is not None:
             t._view_creation = how
+            track_view(t)
+
+
+_VIEWS = "_autograd_views"  # the base's __dict__ entry: weak references to its views
+_LIMIT = "_autograd_views_limit"  # the length at which the dead references are dropped
+
+
+def track_view(view: Tensor) -> None:
+    """Remember `view` on its base when the base has history, so that an in-place write into
+    the base gives it a new grad_fn (Note: in-place operations on views)."""
+    base = view._base
+    if base is None or base.grad_fn is None:
+        return
+    state = base.__dict__
+    found = state.get(_VIEWS)
+    if found is None:
+        state[_VIEWS] = [weakref.ref(view)]
+        return
+    if len(found) >= state.get(_LIMIT, 64):  # drop the views that died; amortised O(1)
+        found[:] = [ref for ref in found if ref() is not None]
+        state[_LIMIT] = max(64, 2 * len(found))
+    found.append(weakref.ref(view))
+
+
+def _regenerate_views(base: Tensor, written: Tensor) -> None:
+    # `base` was just written (directly or through `written`): its other views now read the
+    # new values, so their gradients flow through the base's new node.
+    found = base.__dict__.get(_VIEWS)
+    if not found:
+        return
+    alive = []
+    for ref in found:
+        view = ref()
+        if view is None:
+            continue
+        alive.append(ref)
+        if view is written:
+            continue
+        old, old_nr = view.grad_fn, view.output_nr
+        if view._view_creation is not None:
+            node: Node = _RefusedView(view._view_creation, view.output_nr)
+            node.next_functions = (gradient_edge(base),)
+        else:
+            node = AsStridedBackward0(base, view)
+            node.next_functions = (gradient_edge(base),)
+        set_history((view,), node)
+        if view.retains_grad and old is not None:  # the retained gradient follows the view
+            if old._retains_grad:
+                old._retains_grad.pop(old_nr, None)
+            node._retains_grad = {0: ref}
+    found[:] = alive
 
 
 NO_GRAD_VIEW = ("no_grad",)
@@ -151,6 +213,7 @@ def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
     base = t._base
     if base is None:
         set_history((t,), node)
+        _regenerate_views(t, t)
         return
     copy = CopySlices(base, t, node)
     if before is not None:
@@ -161,6 +224,7 @@ def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
     view = AsStridedBackward0(base, t)
     view.next_functions = ((copy, 0),)
     set_history((t,), view)
+    _regenerate_views(base, t)
 
 
 def _geometry(base: Tensor, view: Tensor) -> tuple:
@@ -259,6 +323,37 @@ class AsStridedBackward0(Node):
         result.zero_()
         _through_bits(_window(result, self.view_dtype, self.view), self.bits).copy_(grad)
         return (result,)
+
+
+class _RefusedView(Node):
+    """A view that cannot be rebased, after a write into its base: backward raises."""
+
+    __slots__ = ("how", "nr")
+
+    def __init__(self, how: tuple, nr: int) -> None:
+        super().__init__()
+        self.how = how
+        self.nr = nr
+
+    def name(self) -> str:
+        return "AsStridedBackward0"
+
+    def apply(self, grads: tuple) -> tuple:
+        if self.how[0] == "no_grad":
+            raise RuntimeError(
+                "A view was created in no_grad mode and its base or another view of its base "
+                "has been modified inplace with grad mode enabled. Given that this use case is "
+                "ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                "moving both the view and the inplace either both inside the no_grad block (if "
+                "you don't want the inplace to be tracked) or both outside (if you want the "
+                "inplace to be tracked)."
+            )
+        raise RuntimeError(
+            f"Output {self.nr} of {self.how[1]} is a view and its base or another view of its "
+            "base has been modified inplace. This view is the output of a function that "
+            "returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
 
 
 class NotImplementedBackward(Node):

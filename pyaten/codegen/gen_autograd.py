@@ -609,6 +609,8 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
             "        out._requires_grad = True",
             "        node.input_meta = [(out._sizes, out._dtype, out._device)]",
         ]
+        if schema.is_view:  # a later write into its base regenerates its grad_fn
+            lines.append("        track_view(out)")
     else:
         lines.append("    outs = (out,)" if n == 1 else "    outs = tuple(out)")
         lines.append(f"    set_outputs(node, outs, {e.out_diff!r}, {inputs_tuple})")
@@ -737,7 +739,7 @@ from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.runtime import (
     AFTER_AUTOGRAD, any_requires_grad, any_tangent, check_inplace, element_wise,
     original, raise_out_requires_grad, rebase_history, record_not_implemented, run_below,
-    view_geometry, mark_views, NO_GRAD_VIEW, view_tangent_to_base,
+    view_geometry, mark_views, NO_GRAD_VIEW, view_tangent_to_base, track_view,
     set_outputs, tangent,
 )
 from pyaten.autograd.formulas import *
