@@ -284,3 +284,13 @@ def test_erf(path):
     finite = np.isfinite(exact) & (exact != 0)
     assert (np.abs(ours - exact)[finite] <= 2.6e-7 * np.abs(exact[finite]) + 1e-45).all()
     assert np.signbit(pyaten.erf(pyaten.tensor([-0.0] * 5000)).numpy()).all()
+
+
+@pytest.mark.parametrize("name", ["_softmax", "_log_softmax"])
+def test_softmax_out_is_the_input(path, name):
+    x = _values(8192, scale=5.0)[:8192].reshape(64, 128)
+    mine = from_torch(x.clone())
+    getattr(pyaten.ops.aten, name).out(mine, 1, False, out=mine)
+    theirs = x.clone()
+    getattr(torch.ops.aten, name).out(theirs, 1, False, out=theirs)
+    assert_same(mine, theirs)

@@ -153,6 +153,8 @@ def softmax_rows(x: np.ndarray, axis: int, out: np.ndarray, log: bool) -> bool:
     applicable (another axis, dtype or layout, an empty row)."""
     if axis != x.ndim - 1 or x.shape != out.shape or x.ndim == 0 or x.shape[-1] == 0:
         return False
+    if np.may_share_memory(x, out):  # (log_softmax reads x again after writing exps)
+        return False
     fast = loops_for(x, out)
     if fast is None:
         return False
