@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyaten.core.accel import ACCEL as _ACCEL
+from pyaten.core.size import Size
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch.python_key import PYTHON_KEYS
 from pyaten.dispatch.tls import STATE as _TLS
@@ -385,8 +386,6 @@ class TensorGeometry:
 
     @property
     def shape(self) -> Any:
-        from pyaten.core.size import Size
-
         return Size(self._sizes)
 
     def storage_offset(self) -> int:
