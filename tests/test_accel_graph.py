@@ -340,3 +340,22 @@ def test_tensor_geometry_matches_the_reference():
     assert ours.shape == (3, 3) and ours.stride() == (6, 2) and ours.storage_offset() == 6
     with pytest.raises(AttributeError):
         graph.TensorGeometry(3)
+
+
+def test_no_accel_keeps_the_python_recording_path():
+    code = (
+        "import pyaten\n"
+        "from pyaten.autograd import graph\n"
+        "from pyaten.dispatch import tls\n"
+        "assert tls.call_below_autograd is tls.call_below_autograd_reference\n"
+        "assert graph.grad_accumulator is graph.grad_accumulator_reference\n"
+        "for cls, ref in ((graph.Node, graph.node_init_reference),\n"
+        "                 (graph.AccumulateGrad, graph.accumulate_grad_init_reference),\n"
+        "                 (graph.SavedTensor, graph.saved_tensor_init_reference),\n"
+        "                 (graph.TensorGeometry, graph.tensor_geometry_init_reference)):\n"
+        "    assert cls.__dict__['__init__'] is ref, cls\n"
+    )
+    env = dict(os.environ, PYATEN_NO_ACCEL="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
