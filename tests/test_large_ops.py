@@ -237,10 +237,12 @@ def test_conv2d_input_gradient_channels_last_columns(path, kw):
     g = torch.Generator().manual_seed(2)
     x = torch.randn(8, 16, 9, 9, generator=g, requires_grad=True)
     w = torch.randn(12, 16, 3, 3, generator=g, requires_grad=True)
+    b = torch.randn(12, generator=g, requires_grad=True)
     xm = from_torch(x.detach()).requires_grad_()
     wm = from_torch(w.detach()).requires_grad_()
-    theirs = torch.nn.functional.conv2d(x, w, **kw)
-    ours = pyaten.nn.functional.conv2d(xm, wm, **kw)
+    bm = from_torch(b.detach()).requires_grad_()
+    theirs = torch.nn.functional.conv2d(x, w, b, **kw)
+    ours = pyaten.nn.functional.conv2d(xm, wm, bm, **kw)
     assert_same(ours, theirs)
     grad = torch.randn(theirs.shape, generator=g)
     theirs.backward(grad)
@@ -248,6 +250,7 @@ def test_conv2d_input_gradient_channels_last_columns(path, kw):
     assert_same(xm.grad, x.grad)
     # (a sum over 8 samples x 81 positions of O(10) terms: float32 order differences)
     assert_same(wm.grad, w.grad, rtol=1e-4, atol=1e-4)
+    assert_same(bm.grad, b.grad, rtol=1e-4, atol=1e-4)
 
 
 def test_gelu_forward_backward(path):
