@@ -113,6 +113,17 @@ def _retain_grad_follows(P, x):
     return loss, [v, b]
 
 
+def _retain_grad_on_the_written(P, x):
+    b = x * 1
+    b.retain_grad()
+    v, w = b[0], b[1]
+    v.retain_grad()
+    w.retain_grad()
+    v.mul_(2)
+    b.add_(1)
+    return (v * 3).sum() + (w * w).sum(), [v, w, b]
+
+
 def _write_with_sibling_operand(P, x):
     b = x.clone()
     v1, v2 = b[0], b[1]
@@ -131,7 +142,8 @@ def _select_of_transpose_sibling(P, x):
 PROGRAMS = [
     _sibling_select, _base_write_view, _slice_sibling, _transpose_after_row_write,
     _diagonal_after_base_mul, _view_of_view, _write_through_view_of_view, _permute_unsqueeze,
-    _two_writes, _view_taken_between_writes, _retain_grad_follows, _write_with_sibling_operand,
+    _two_writes, _view_taken_between_writes, _retain_grad_follows, _retain_grad_on_the_written,
+    _write_with_sibling_operand,
     _select_of_transpose_sibling,
 ]
 

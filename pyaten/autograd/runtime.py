@@ -157,10 +157,7 @@ def _regenerate_views(base: Tensor, written: Tensor) -> None:
             node = AsStridedBackward0(base, view)
             node.next_functions = (gradient_edge(base),)
         set_history((view,), node)
-        if view.retains_grad and old is not None:  # the retained gradient follows the view
-            if old._retains_grad:
-                old._retains_grad.pop(old_nr, None)
-            node._retains_grad = {0: ref}
+        _move_retained(view, old, old_nr)
     found[:] = alive
 
 
@@ -212,9 +209,13 @@ def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
     `before`: the view's geometry before an in-place view operation changed it."""
     base = t._base
     if base is None:
+        old = t.grad_fn, t.output_nr
         set_history((t,), node)
+        _move_retained(t, *old)
         _regenerate_views(t, t)
         return
+    old_base = base.grad_fn, base.output_nr
+    old_view = t.grad_fn, t.output_nr
     copy = CopySlices(base, t, node)
     if before is not None:
         scale = 1 if t._dtype is base._dtype else 2  # a real view's offsets count real parts
@@ -224,7 +225,20 @@ def rebase_history(t: Tensor, node: Node, before: tuple | None = None) -> None:
     view = AsStridedBackward0(base, t)
     view.next_functions = ((copy, 0),)
     set_history((t,), view)
+    _move_retained(base, *old_base)
+    _move_retained(t, *old_view)
     _regenerate_views(base, t)
+
+
+def _move_retained(t: Tensor, old: Node | None, old_nr: int) -> None:
+    # retain_grad() keeps the gradient of the tensor's newest value: it moves to its new node
+    if not t.retains_grad or old is None or old is t.grad_fn:
+        return
+    ref = old._retains_grad.pop(old_nr, None) if old._retains_grad else None
+    node = t.grad_fn
+    if node._retains_grad is None:
+        node._retains_grad = {}
+    node._retains_grad[t.output_nr] = ref if ref is not None else weakref.ref(t)
 
 
 def _geometry(base: Tensor, view: Tensor) -> tuple:
