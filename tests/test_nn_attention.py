@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
@@ -289,3 +290,67 @@ def test_multi_head_attention_separate_weights_and_errors() -> None:
     for fn in bad:
         same_error(lambda f=fn: f(F, to_pyaten), lambda f=fn: f(TF, lambda t: t),
                    message=False)
+
+
+# --- _safe_softmax: softmax whose rows masked everywhere are 0 (attention's masks) ----------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_safe_softmax_values_gradients_and_tangents_match_torch(dtype, dim):
+    rows = [[1.0, 2.0, 3.0], [-math.inf] * 3, [0.0, -math.inf, 1.0], [-math.inf, 0.5, -math.inf]]
+    ours = pyaten.tensor(rows, dtype=getattr(pyaten, dtype), requires_grad=True)
+    theirs = torch.tensor(rows, dtype=getattr(torch, dtype), requires_grad=True)
+    y = pyaten.ops.aten._safe_softmax.default(ours, dim)
+    t = torch.ops.aten._safe_softmax.default(theirs, dim)
+    assert y.grad_fn.name() == t.grad_fn.name()
+    np.testing.assert_allclose(y.detach().numpy(), t.detach().numpy(), rtol=1e-6)
+    weights = np.arange(12, dtype=dtype).reshape(4, 3)
+    y.backward(pyaten.tensor(weights))
+    t.backward(torch.tensor(weights))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=1e-7)
+    # forward AD (safe_logsumexp_jvp: 0 on the dead slices)
+    import torch.autograd.forward_ad as tfwd
+
+    import pyaten.autograd.forward_ad as pfwd
+    tangent = np.linspace(-1, 1, 12).reshape(4, 3).astype(dtype)
+    with pfwd.dual_level():
+        out = pyaten.ops.aten._safe_softmax.default(
+            pfwd.make_dual(ours.detach(), pyaten.tensor(tangent)), dim)
+        ours_t = pfwd.unpack_dual(out).tangent
+    with tfwd.dual_level():
+        out = torch.ops.aten._safe_softmax.default(
+            tfwd.make_dual(theirs.detach(), torch.tensor(tangent)), dim)
+        theirs_t = tfwd.unpack_dual(out).tangent
+    np.testing.assert_allclose(ours_t.numpy(), theirs_t.numpy(), rtol=1e-5, atol=1e-7,
+                               equal_nan=True)
+
+
+def test_safe_softmax_dtype_and_meta_match_torch():
+    x = pyaten.randn(2, 3)
+    t = torch.from_numpy(x.numpy())
+    y = pyaten.ops.aten._safe_softmax.default(x, 1, pyaten.float64)
+    assert y.dtype == pyaten.float64
+    np.testing.assert_allclose(
+        y.numpy(), torch.ops.aten._safe_softmax.default(t, 1, torch.float64).numpy())
+    meta = pyaten.ops.aten._safe_softmax.default(pyaten.empty(2, 3, 4, device="meta"), 1)
+    assert meta.device.type == "meta" and tuple(meta.shape) == (2, 3, 4)
+
+
+def test_causal_attention_records_safe_softmax_as_torch():
+    # the math path's softmax under a mask is _safe_softmax, in pyaten's graph as in torch's
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    from pyaten.fx.experimental.proxy_tensor import make_fx as ours_make_fx
+
+    def targets(graph, module):
+        return [str(n.target) for n in graph.graph.nodes if n.op == "call_function"
+                and "softmax" in str(n.target)]
+
+    q = pyaten.randn(1, 2, 4, 8)
+    ours = ours_make_fx(lambda q: pyaten.ops.aten._scaled_dot_product_attention_math.default(
+        q, q, q, is_causal=True)[0])(q)
+    tq = torch.from_numpy(q.numpy())
+    theirs = torch_make_fx(lambda q: torch.ops.aten._scaled_dot_product_attention_math.default(
+        q, q, q, is_causal=True)[0])(tq)
+    assert targets(ours, pyaten) == targets(theirs, torch) == ["aten._safe_softmax.default"]

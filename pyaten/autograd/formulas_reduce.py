@@ -53,6 +53,7 @@ __all__ = [
     "gather_with_keepdimed_indices",
     "evenly_read_jvp",
     "logsumexp_jvp",
+    "safe_logsumexp_jvp",
     "norm_jvp",
     "cumprod_jvp",
     "logcumsumexp_jvp",
@@ -509,6 +510,14 @@ def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: Any, keepdim: bool) -> Te
     else:
         self_p_exp = self_p.exp()
     return (self_p_exp * self_t).sum(dims, keepdim) / self_p_exp.sum(dims, keepdim)
+
+
+def safe_logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """`logsumexp_jvp`, 0 over the slices where every entry of `self_p` is -inf (the tangent
+    of `_safe_softmax`, whose rows masked everywhere are 0)."""
+    jvp = logsumexp_jvp(self_p, self_t, dim, keepdim)
+    dead = (self_p == -math.inf).all(tuple(_dim_list(dim) or ()), True)
+    return pyaten.where(dead, pyaten.zeros((), dtype=jvp.dtype), jvp)
 
 
 def _real(t: Tensor) -> Tensor:

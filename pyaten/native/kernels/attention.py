@@ -128,6 +128,16 @@ def _gqa(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> tuple:
 
 
 @native
+def _safe_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
+    """softmax, with the slices along `dim` where every entry is -inf giving 0, not NaN
+    (a query that may attend to nothing: attention's masks)."""
+    a = _aten()
+    result = a.softmax.int(self, dim, dtype)
+    dead = a.all.dim(a.eq.Scalar(self, -math.inf), dim, True)
+    return a.where.ScalarSelf(dead, 0.0, result)
+
+
+@native
 def _scaled_dot_product_attention_math(query: Tensor, key: Tensor, value: Tensor,
                                        attn_mask: Tensor | None = None,
                                        dropout_p: float = 0.0, is_causal: bool = False,
@@ -158,11 +168,8 @@ def _scaled_dot_product_attention_math(query: Tensor, key: Tensor, value: Tensor
     if attn_mask is None:
         weights = a._softmax.default(attn, -1, False)
     else:
-        # PyTorch's _safe_softmax: a row masked everywhere attends to nothing (0, not NaN);
-        # the row is zeroed before the softmax too, so no NaN reaches the backward pass
-        dead = a.all.dim(a.eq.Scalar(attn, -math.inf), -1, True)
-        weights = a._softmax.default(a.where.ScalarSelf(dead, 0.0, attn), -1, False)
-        weights = a.where.ScalarSelf(dead, 0.0, weights)
+        # a row masked everywhere attends to nothing (0, not NaN)
+        weights = a._safe_softmax.default(attn, -1)
     if dropout_p > 0.0:
         if dropout_mask is not None:
             # a given mask (for testing): the scaling goes onto value, as PyTorch does
