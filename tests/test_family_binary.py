@@ -368,6 +368,20 @@ def test_integer_pow_with_negative_exponent():
     assert_same(pyaten.pow(2, e), torch.pow(2, f))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1, 2, 3, -2, 0.3, 1.5])
+def test_float_pow_scalar_special_values_as_torch(dtype, exponent):
+    # which of sqrt/rsqrt/reciprocal/powf torch's kernel takes shows at -0.0 and -inf
+    values = [-0.0, -np.inf, np.inf, 0.0, -2.0, 3.0, 0.7, np.nan]
+    ours = pyaten.pow(pyaten.tensor(values, dtype=getattr(pyaten, dtype)), exponent)
+    theirs = torch.pow(torch.tensor(values, dtype=getattr(torch, dtype)), exponent)
+    a, b = ours.float().numpy(), theirs.float().numpy()
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_array_equal(a, b)
+    numbers = ~np.isnan(b)  # (a NaN's sign bit is the hardware's)
+    np.testing.assert_array_equal(np.signbit(a)[numbers], np.signbit(b)[numbers])
+
+
 def test_integer_overflow_wraps():
     cases = [("int8", 100, 3), ("uint8", 200, 2), ("int32", 2**30, 4), ("int64", 2**62, 4)]
     for dtype, a, b in cases:

@@ -372,7 +372,26 @@ def pow_Tensor_Scalar_out(op, self, exponent, out):
         # sqrt or reciprocals, straight into the output (np.power's powf: 8x slower)
         op.compute(special, op.input_arrays()[0])
         return
+    if (exponent.__class__ in (int, float) and exponent in (0.5, -0.5)
+            and op.common_dtype in (dt.float16, dt.bfloat16)
+            and pow_stub.kernel("cpu") is pow_kernel):
+        # bfloat16 takes sqrt and rsqrt for these (PyTorch's pow_tensor_scalar_kernel);
+        # float16 takes powf, whose pow(-0.0, 0.5) is +0.0 and pow(-inf, 0.5) +inf, where
+        # NumPy's float32 power computes 0.5 as a square root
+        if op.common_dtype is dt.bfloat16:
+            op.compute(np.sqrt if exponent == 0.5 else _inverse_sqrt, op.input_arrays()[0])
+        else:
+            op.compute(_powf_half if exponent == 0.5 else np.power,
+                       *op.input_arrays())
+        return
     pow_stub(op.device.type, op)
+
+
+def _powf_half(a: np.ndarray, exponent: np.ndarray, out: np.ndarray | None = None):
+    """powf(a, 0.5): a square root, but +0.0 for -0.0 and +inf for -inf."""
+    root = np.sqrt(a, out=out)
+    root[(a == 0) | (a == -np.inf)] = np.abs(a[(a == 0) | (a == -np.inf)])
+    return root
 
 
 def _cube(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
