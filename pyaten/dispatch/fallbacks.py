@@ -12,6 +12,7 @@ agrees with PyTorch's for an operator with the same registrations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pyaten.dispatch.errors import meta_fallback_message
@@ -69,55 +70,34 @@ def _pass_through(key: str):
     return fallback
 
 
-# FuncTorchBatched: vmap's kernel once pyaten.func installs it (`set_batched_kernel`), a
-# pass-through below the key until then.
-_BATCHED_KERNEL: list[Any] = [None]
-_BELOW_BATCHED = full_after("FuncTorchBatched").raw
+def _installable(key: str, name: str) -> tuple[Callable[[Any], None], Callable[..., Any]]:
+    """A fallback for `key` that passes the call below the key until a layer above dispatch
+    installs its kernel (pyaten.func, pyaten._functionalize), and runs that kernel after:
+    (install, fallback), the fallback named `name` in tables and traces."""
+    installed: list[Any] = [None]
+    below = full_after(key).raw
+
+    def install(kernel: Any) -> None:
+        installed[0] = kernel
+
+    def fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
+        kernel = installed[0]
+        if kernel is None:
+            return op.redispatch(keyset.raw & below, *args)
+        return kernel(op, keyset, *args)
+
+    fallback.__name__ = fallback.__qualname__ = name
+    return install, fallback
 
 
-def set_batched_kernel(kernel: Any) -> None:
-    _BATCHED_KERNEL[0] = kernel
-
-
-def functorch_batched_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
-    kernel = _BATCHED_KERNEL[0]
-    if kernel is None:
-        return op.redispatch(keyset.raw & _BELOW_BATCHED, *args)
-    return kernel(op, keyset, *args)
-
-
-# FuncTorchDynamicLayerBackMode: the functorch layer's kernel below autograd once pyaten.func
-# installs it (`set_layer_back_kernel`), a pass-through until then.
-_LAYER_BACK_KERNEL: list[Any] = [None]
-_BELOW_BACK = full_after("FuncTorchDynamicLayerBackMode").raw
-
-
-def set_layer_back_kernel(kernel: Any) -> None:
-    _LAYER_BACK_KERNEL[0] = kernel
-
-
-def functorch_layer_back_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
-    kernel = _LAYER_BACK_KERNEL[0]
-    if kernel is None:
-        return op.redispatch(keyset.raw & _BELOW_BACK, *args)
-    return kernel(op, keyset, *args)
-
-
-# Functionalize: functionalization's kernel once pyaten._functionalize installs it
-# (`set_functionalize_kernel`, pyaten/_functionalize/key.py), a pass-through until then.
-_FUNCTIONALIZE_KERNEL: list[Any] = [None]
-_BELOW_FUNCTIONALIZE = full_after("Functionalize").raw
-
-
-def set_functionalize_kernel(kernel: Any) -> None:
-    _FUNCTIONALIZE_KERNEL[0] = kernel
-
-
-def functionalize_fallback(op: Any, keyset: DispatchKeySet, *args: Any) -> Any:
-    kernel = _FUNCTIONALIZE_KERNEL[0]
-    if kernel is None:
-        return op.redispatch(keyset.raw & _BELOW_FUNCTIONALIZE, *args)
-    return kernel(op, keyset, *args)
+# vmap's kernel (pyaten/func/_key.py), the functorch layer's kernel below autograd (the same
+# file), and functionalization's (pyaten/_functionalize/key.py)
+set_batched_kernel, functorch_batched_fallback = _installable(
+    "FuncTorchBatched", "functorch_batched_fallback")
+set_layer_back_kernel, functorch_layer_back_fallback = _installable(
+    "FuncTorchDynamicLayerBackMode", "functorch_layer_back_fallback")
+set_functionalize_kernel, functionalize_fallback = _installable(
+    "Functionalize", "functionalize_fallback")
 
 
 def _site(fn: Any) -> str:
