@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["MIN_ELEMENTS", "loops", "set_enabled", "same_size_uint"]
+__all__ = ["MIN_ELEMENTS", "loops", "may_run", "set_enabled", "same_size_uint"]
 
 MIN_ELEMENTS = 4096
 
@@ -31,6 +31,13 @@ _STATE: dict[str, object] = {"loops": None, "decided": False, "enabled": None}
 def set_enabled(enabled: bool | None) -> None:
     """Force the compiled path on (True) or off (False); None: decide from the environment."""
     _STATE["enabled"] = enabled
+
+
+def may_run(elements: int) -> bool:
+    """Whether a call moving `elements` may take the compiled loops (cheap: no import, no
+    compile): a small call runs on NumPy unless the compiled path is forced on."""
+    forced = _STATE["enabled"]
+    return forced is not False and (elements >= MIN_ELEMENTS or forced is True)
 
 
 def loops(elements: int) -> SimpleNamespace | None:

@@ -53,8 +53,8 @@ def loops_for(*arrays: np.ndarray, dtypes: tuple = (_F32,)) -> ModuleType | None
     alike, row-major, at least `compiled.MIN_ELEMENTS` elements unless the compiled path is
     forced on), else None."""
     first = arrays[0]
-    if first.dtype not in dtypes:
-        return None
+    if not compiled.may_run(first.size) or first.dtype not in dtypes:
+        return None  # (the size first: most calls of a small tensor stop there)
     for a in arrays:
         if a.dtype != first.dtype or not a.flags.c_contiguous:
             return None
