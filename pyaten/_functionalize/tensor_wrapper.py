@@ -21,8 +21,7 @@ import threading
 from typing import Any
 
 from pyaten._C import _disabled_torch_function_impl
-from pyaten.core.storage import Storage
-from pyaten.core.tensor import Tensor
+from pyaten.core.tensor import Tensor, make_dataless
 from pyaten.core.views import storage_nbytes_needed
 from pyaten.dispatch.keys import functionality_bit
 from pyaten.dispatch.python_key import PYTHON_KEYS
@@ -62,33 +61,12 @@ class FunctionalTensorWrapper(FunctionalValue, Tensor):
     def __new__(cls, elem: Tensor, storage: FunctionalStorage,
                 view_metas: tuple[ViewMeta, ...] = (),
                 generation: int = 0) -> FunctionalTensorWrapper:
-        t = _new(cls)
-        device = elem._device
-        holder = _new(Storage)
-        holder.data = None  # the data lives in `elem`
-        holder.device = device
-        holder.resizable = True
-        holder.nbytes = storage_nbytes_needed(elem._sizes, elem._strides, elem._offset,
-                                              elem._dtype.itemsize)
-        t._storage = holder
-        t._sizes = elem._sizes
-        t._strides = elem._strides
-        t._offset = elem._offset
-        t._dtype = elem._dtype
-        t._device = device
-        t._keyset = (elem._keyset & ~_DROPPED_KEYS) | FUNCTIONALIZE_BIT
-        t._np = None
-        t._vc = None
-        t._base = None
-        t._requires_grad = False
-        t.grad_fn = None
-        t._grad = None
-        t._hooks = None
-        t.retains_grad = False
-        t.output_nr = 0
-        t._wrapped_number = False
-        t._grad_acc = None
-        t._fw_grad = None
+        # the data lives in `elem`
+        t = make_dataless(
+            cls, elem._sizes, elem._strides, elem._offset, elem._dtype, elem._device,
+            (elem._keyset & ~_DROPPED_KEYS) | FUNCTIONALIZE_BIT,
+            storage_nbytes_needed(elem._sizes, elem._strides, elem._offset,
+                                  elem._dtype.itemsize))
         t.elem = elem
         t.functional_storage = storage
         t.view_metas = view_metas

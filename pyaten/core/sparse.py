@@ -38,7 +38,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.size import _Token
 from pyaten.core.storage import Storage
-from pyaten.core.tensor import Tensor, _new, strided
+from pyaten.core.tensor import Tensor, make_dataless, strided
 from pyaten.core.torch_function import _disabled_torch_function_impl
 from pyaten.dispatch.keys import functionality_bit
 
@@ -182,14 +182,10 @@ def _assemble(layout: _Token, parts: tuple, sizes: tuple, sparse_dim: int, dense
               coalesced: bool) -> SparseTensor:
     values = parts[-1]
     where = values._device
-    storage = Storage(0, where)
-    storage.data = None  # no dense bytes: the data lives in `parts`
-    t = _new(SparseTensor)
-    plain = Tensor._make(storage, sizes, (0,) * len(sizes), 0, values._dtype, where)
-    for name in Tensor.__slots__[:-2]:
-        setattr(t, name, getattr(plain, name))
     bit = _SPARSE_BIT if layout is sparse_coo else _SPARSE_CSR_BIT
-    t._keyset = (where._keyset & ~_DENSE_BIT) | bit
+    # no dense bytes: the data lives in `parts`
+    t = make_dataless(SparseTensor, sizes, (0,) * len(sizes), 0, values._dtype, where,
+                      (where._keyset & ~_DENSE_BIT) | bit, 0)
     t._layout = layout
     t._parts = parts
     t._sparse_dim = sparse_dim

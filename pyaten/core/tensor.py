@@ -266,14 +266,11 @@ class Tensor:
         strides = contiguous_strides(sizes) if strides is None else tuple(strides)
         offset = 0 if storage_offset is None else builtins.int(storage_offset)
         nbytes = storage_nbytes_needed(sizes, strides, offset, dtype.itemsize)
-        storage = Storage(0, where)
-        storage.data = None  # the data lives wherever the subclass keeps it
-        storage.nbytes = nbytes if storage_size is None else storage_size * dtype.itemsize
-        plain = Tensor._make(storage, sizes, strides, offset, dtype, where)
-        t = _new(cls)
-        for name in Tensor.__slots__[:-2]:
-            setattr(t, name, getattr(plain, name))
-        t._keyset = where._keyset | PYTHON_KEYS
+        if storage_size is not None:
+            nbytes = storage_size * dtype.itemsize
+        # the data lives wherever the subclass keeps it
+        t = make_dataless(cls, sizes, strides, offset, dtype, where,
+                          where._keyset | PYTHON_KEYS, nbytes)
         if requires_grad:
             t.requires_grad_(True)
         return t
@@ -794,6 +791,39 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def make_dataless(cls: type, sizes: tuple, strides: tuple, offset: int, dtype: dtype,
+                  device: device, keyset: object, nbytes: int) -> Tensor:
+    """An instance of `cls` (a Tensor subclass) with this geometry over a Storage of `nbytes`
+    that holds no bytes, its data living elsewhere (a wrapper's inner tensor, a sparse
+    tensor's parts); every other field as `Tensor._make` sets it, the key set `keyset`."""
+    storage = _new(Storage)
+    storage.data = None
+    storage.nbytes = nbytes
+    storage.device = device
+    storage.resizable = True
+    t = _new(cls)
+    t._storage = storage
+    t._sizes = sizes
+    t._strides = strides
+    t._offset = offset
+    t._dtype = dtype
+    t._device = device
+    t._keyset = keyset
+    t._np = None
+    t._vc = None
+    t._base = None
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._hooks = None
+    t.retains_grad = False
+    t.output_nr = 0
+    t._wrapped_number = False
+    t._grad_acc = None
+    t._fw_grad = None
+    return t
 
 
 def _disabled_torch_dispatch_impl(func: Callable, types: object, args: tuple = (),

@@ -29,7 +29,7 @@ from typing import Any
 
 import pyaten
 from pyaten._C import _disabled_torch_function_impl
-from pyaten.core.storage import Storage
+from pyaten.core.tensor import make_dataless
 from pyaten.core.views import storage_nbytes_needed
 from pyaten.dispatch.keys import functionality_bit
 from pyaten.dispatch.python_key import PYTHON_BIT
@@ -120,34 +120,13 @@ _new = object.__new__
 
 
 def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
-    t = _new(BatchedTensor)
     sizes = value._sizes[1:]
     strides = value._strides[1:]
     device = value._device
-    storage = _new(Storage)
-    storage.data = None  # the data lives in `value`
-    storage.device = device
-    storage.resizable = True
-    storage.nbytes = storage_nbytes_needed(sizes, strides, 0, value._dtype.itemsize)
-    t._storage = storage
-    t._sizes = sizes
-    t._strides = strides
-    t._offset = 0
-    t._dtype = value._dtype
-    t._device = device
-    t._keyset = device._keyset | BATCHED_KEYS
-    t._np = None
-    t._vc = None
-    t._base = None
-    t._requires_grad = False
-    t.grad_fn = None
-    t._grad = None
-    t._hooks = None
-    t.retains_grad = False
-    t.output_nr = 0
-    t._wrapped_number = False
-    t._grad_acc = None
-    t._fw_grad = None
+    # the data lives in `value`
+    t = make_dataless(BatchedTensor, sizes, strides, 0, value._dtype, device,
+                      device._keyset | BATCHED_KEYS,
+                      storage_nbytes_needed(sizes, strides, 0, value._dtype.itemsize))
     t.value = value
     t.level = level
     return t
