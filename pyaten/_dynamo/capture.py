@@ -251,6 +251,21 @@ class Joint:
     grads: list[Node | None]
 
 
+def add_tangents(graph: Graph, mode: Any, tensors: list[Tensor],
+                 diff: list[int]) -> tuple[list[Node], list[Tensor]]:
+    """A `tangents_<k>` placeholder for each differentiable output `tensors[i]` (i in `diff`),
+    and the all-ones seed the capture `mode` tracks as its value: (placeholders, seeds)."""
+    tangents: list[Node] = []
+    seeds: list[Tensor] = []
+    for i in diff:
+        seed = tensors[i].detach().new_ones(tensors[i].shape)
+        node = graph.placeholder(f"tangents_{len(tangents) + 1}")
+        mode.track(seed, node)
+        tangents.append(node)
+        seeds.append(seed)
+    return tangents, seeds
+
+
 def _capture_backward(mode: _BreakingCapture, graph: Graph, out_flat: list[Any],
                       outputs: list[Node], autograd_grad: Any) -> Joint | None:
     from pyaten.autograd.grad_mode import is_grad_enabled
@@ -263,14 +278,7 @@ def _capture_backward(mode: _BreakingCapture, graph: Graph, out_flat: list[Any],
               for v in [n.meta.get("val")] if isinstance(v, Tensor) and v.requires_grad]
     if not diff or not inputs:
         return None
-    tangents = []
-    seeds = []
-    for i in diff:
-        seed = tensors[i].detach().new_ones(tensors[i].shape)
-        node = graph.placeholder(f"tangents_{len(tangents) + 1}")
-        mode.track(seed, node)
-        tangents.append(node)
-        seeds.append(seed)
+    tangents, seeds = add_tangents(graph, mode, tensors, diff)
     with mode:
         grads = autograd_grad([tensors[i] for i in diff], [v for _, v in inputs], seeds,
                               retain_graph=True, allow_unused=True)

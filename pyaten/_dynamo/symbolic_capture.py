@@ -32,6 +32,7 @@ from .capture import (
     Joint,
     _BreakingCapture,
     _drop_tangents,
+    add_tangents,
     eliminate_dead_code,
     graph_break_reason,
 )
@@ -232,14 +233,7 @@ def _capture_backward(mode: _SymbolicCapture, graph: Graph, out_flat: list[Any],
                 inputs.append((node, value))
     if not diff or not inputs:
         return None
-    tangents = []
-    seeds = []
-    for i in diff:
-        seed = tensors[i].detach().new_ones(tensors[i].shape)
-        node = graph.placeholder(f"tangents_{len(tangents) + 1}")
-        mode.track(seed, node)
-        tangents.append(node)
-        seeds.append(seed)
+    tangents, seeds = add_tangents(graph, mode, tensors, diff)
     try:
         with mode:
             grads = autograd_grad([tensors[i] for i in diff], [v for _, v in inputs], seeds,
