@@ -20,6 +20,7 @@ __all__ = [
     "permute_backwards",
     "unsqueeze_squeezed",
     "slice_backward_wrapper",
+    "narrow_backward",
     "as_strided_backward",
     "cat_tensors_backward",
     "split_backward",
@@ -79,6 +80,16 @@ def slice_backward_wrapper(
     d = _wrap(dim, len(sizes))
     lo, hi = _clamp_slice(start, end, sizes[d])
     return pyaten.slice_backward(grad, list(sizes), d, lo, hi, step)
+
+
+def narrow_backward(
+    grad: Tensor, sizes: Sequence[int], dim: int, start: int, length: int
+) -> Tensor:
+    """`narrow_copy`'s gradient: `grad` placed at the narrowed range (a negative `start`
+    counts from the end, as the forward took it)."""
+    d = _wrap(dim, len(sizes))
+    lo = start + sizes[d] if start < 0 else start
+    return pyaten.slice_backward(grad, list(sizes), d, lo, lo + length, 1)
 
 
 def _positions(sizes: Sequence[int], strides: Sequence[int], offset: int) -> np.ndarray:

@@ -587,6 +587,64 @@ for _kernel, _view, _overload in (
 
 
 @native
+def narrow_copy_dense(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The composite form (Meta and other backends): `narrow`, then a contiguous copy."""
+    return _contiguous_copy(aten_ops().narrow.default(self, dim, start, length))
+
+
+def _checked_narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The CPU kernel's own checks, which word two cases differently from `narrow`'s."""
+    sizes = self._sizes
+    if not sizes:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim < 0:
+        dim = wrap_dim(dim, len(sizes))
+    if dim >= len(sizes):
+        raise RuntimeError(
+            "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+            "(Could this error message be improved?  If so, please report an enhancement "
+            "request to PyTorch.)"
+        )
+    size = sizes[dim]
+    if start < -size or start > size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    if start < 0:
+        start += size
+    if length < 0 or start > size - length:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    return aten_ops().slice.Tensor(self, dim, start, start + length, 1)
+
+
+@native
+def narrow_copy_dense_cpu(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return _contiguous_copy(_checked_narrow(self, dim, start, length))
+
+
+@native
+def narrow_copy_dense_cpu_out(self: Tensor, dim: int, start: int, length: int,
+                              out: Tensor) -> Tensor:
+    if self._dtype is not out._dtype:
+        raise RuntimeError(
+            "Expected self.dtype() == output.dtype() to be true, but got false.  (Could this "
+            "error message be improved?  If so, please report an enhancement request to "
+            "PyTorch.)"
+        )
+    piece = _checked_narrow(self, dim, start, length)
+    resize_output(out, piece._sizes, "narrow_copy")
+    aten_ops().copy_.default(out, piece)
+    return out
+
+
+@native
+def _reshape_copy(self: Tensor, size: tuple) -> Tensor:
+    return _contiguous_copy(aten_ops().reshape.default(self, size))
+
+
+@native
 def view_copy(self: Tensor, size: tuple) -> Tensor:
     shape = infer_view_size(size, numel_of(self._sizes))
     aten = aten_ops()
