@@ -30,7 +30,7 @@
 
 /* Raised with every change of this module's Python-facing API; pyaten/core/accel.py loads
  * only the version it was written for (a stale build is reported, not used). */
-#define ACCEL_VERSION 2
+#define ACCEL_VERSION 3
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define MAX_DIMS 64
@@ -460,13 +460,17 @@ new_row_major(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* --- the structured fast functions ----------------------------------------------------- */
 
-enum { UNARY = 0, UNARY_INPLACE = 1, BINARY = 2, BINARY_INPLACE = 3 };
+enum { UNARY = 0, UNARY_INPLACE = 1, BINARY = 2, BINARY_INPLACE = 3, CAT = 4 };
+
+/* The C loops a fast function may run itself (Note: the small-operator loops, below). */
+enum { LOOP_NONE = 0, LOOP_RELU = 1, LOOP_ADD = 2, LOOP_SUB = 3, LOOP_MUL = 4 };
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     int kind;
     int alpha;            /* a third argument, `alpha`, that must be the int 1 */
+    int loop;             /* LOOP_*: the element loop it runs itself on small inputs */
     PyObject *fn;         /* the NumPy function, called as fn(*arrays, out=array) */
     PyObject *kernels;    /* the stub's device -> kernel dict, or None */
     PyObject *kernel;     /* the "cpu" kernel the function was made with (None: none) */
@@ -662,6 +666,112 @@ set_contains(PyObject *set, PyObject *key)
     return PySet_Contains(set, key);
 }
 
+/* Note: the small-operator loops
+ *     On a small tensor, the NumPy call of a fast function costs more than the rest of the
+ *     call (a 4x4 float32 `np.maximum(0, a, out=o)` ~1 us, PyTorch's whole relu ~1.2 us). For
+ *     the element loops whose every result is one exactly rounded IEEE operation (relu's
+ *     select, add, sub and mul of two float32 or float64 arrays), a loop here gives the very
+ *     bits NumPy gives, without the call: taken on C-contiguous arrays of at most
+ *     SMALL_LOOP elements; anything else makes the NumPy call as before. cat's copy is a
+ *     memcpy per block (`cat` below). FP flags raised here are never read: NumPy clears them
+ *     before each of its loops. */
+#define SMALL_LOOP 4096
+
+/* 1: ran the loop (out written), 0: not applicable (the NumPy call instead). */
+static int
+small_unary_loop(int loop, PyObject *x_obj, PyObject *out_obj)
+{
+    PyArrayObject *x = (PyArrayObject *)x_obj, *out = (PyArrayObject *)out_obj;
+    if (loop != LOOP_RELU || !PyArray_Check(x_obj) || !PyArray_Check(out_obj)
+        || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_IS_C_CONTIGUOUS(out)) {
+        return 0;
+    }
+    npy_intp n = PyArray_SIZE(x);
+    int type = PyArray_TYPE(x);
+    if (n > SMALL_LOOP || PyArray_SIZE(out) != n || PyArray_TYPE(out) != type
+        || !PyArray_ISWRITEABLE(out)) {
+        return 0;
+    }
+    /* PyTorch's clamp_min(x, 0) as np.maximum(0, x): -0.0 and NaN stay as they are */
+#define RELU_LOOP(T)                                                       \
+    do {                                                                   \
+        const T *a = (const T *)PyArray_DATA(x);                           \
+        T *o = (T *)PyArray_DATA(out);                                     \
+        for (npy_intp i = 0; i < n; i++) {                                 \
+            T v = a[i];                                                    \
+            o[i] = v < 0 ? (T)0 : v;                                       \
+        }                                                                  \
+    } while (0)
+    switch (type) {
+    case NPY_FLOAT: RELU_LOOP(npy_float); return 1;
+    case NPY_DOUBLE: RELU_LOOP(npy_double); return 1;
+    case NPY_BYTE: RELU_LOOP(npy_byte); return 1;
+    case NPY_SHORT: RELU_LOOP(npy_short); return 1;
+    case NPY_INT: RELU_LOOP(npy_int); return 1;
+    case NPY_LONG: RELU_LOOP(npy_long); return 1;
+    case NPY_LONGLONG: RELU_LOOP(npy_longlong); return 1;
+    case NPY_UBYTE: /* never negative: a copy */
+        memcpy(PyArray_DATA(out), PyArray_DATA(x), n);
+        return 1;
+    default: return 0;
+    }
+#undef RELU_LOOP
+}
+
+/* out = a (op) b, elementwise, for two same-shape arrays (out may be a). */
+static int
+small_binary_loop(int loop, PyObject *a_obj, PyObject *b_obj, PyObject *out_obj)
+{
+    if (loop < LOOP_ADD || !PyArray_Check(a_obj) || !PyArray_Check(b_obj)
+        || !PyArray_Check(out_obj)) {
+        return 0;
+    }
+    PyArrayObject *a = (PyArrayObject *)a_obj, *b = (PyArrayObject *)b_obj,
+                  *out = (PyArrayObject *)out_obj;
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_IS_C_CONTIGUOUS(b)
+        || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)) {
+        return 0;
+    }
+    npy_intp n = PyArray_SIZE(a);
+    int type = PyArray_TYPE(a);
+    if (n > SMALL_LOOP || PyArray_SIZE(b) != n || PyArray_SIZE(out) != n
+        || PyArray_TYPE(b) != type || PyArray_TYPE(out) != type) {
+        return 0;
+    }
+    /* `b` may share memory with `out` only as the same array (a.add_(a)): each element is
+     * read before it is written. */
+    if (PyArray_DATA(b) != PyArray_DATA(out) && PyArray_DATA(a) != PyArray_DATA(out)) {
+        char *o0 = PyArray_DATA(out), *b0 = PyArray_DATA(b), *a0 = PyArray_DATA(a);
+        npy_intp bytes = n * PyArray_ITEMSIZE(out);
+        if ((b0 < o0 + bytes && o0 < b0 + bytes) || (a0 < o0 + bytes && o0 < a0 + bytes)) {
+            return 0;
+        }
+    }
+#define BINARY_LOOP(T, OP)                                                 \
+    do {                                                                   \
+        const T *x = (const T *)PyArray_DATA(a);                           \
+        const T *y = (const T *)PyArray_DATA(b);                           \
+        T *o = (T *)PyArray_DATA(out);                                     \
+        for (npy_intp i = 0; i < n; i++) {                                 \
+            o[i] = x[i] OP y[i];                                           \
+        }                                                                  \
+    } while (0)
+#define BINARY_TYPES(OP)                                                   \
+    switch (type) {                                                        \
+    case NPY_FLOAT: BINARY_LOOP(npy_float, OP); return 1;                  \
+    case NPY_DOUBLE: BINARY_LOOP(npy_double, OP); return 1;                \
+    default: return 0;                                                     \
+    }
+    switch (loop) {
+    case LOOP_ADD: BINARY_TYPES(+)
+    case LOOP_SUB: BINARY_TYPES(-)
+    case LOOP_MUL: BINARY_TYPES(*)
+    default: return 0;
+    }
+#undef BINARY_TYPES
+#undef BINARY_LOOP
+}
+
 static PyObject *
 unary_call(FastObject *f, PyObject *self)
 {
@@ -684,7 +794,8 @@ unary_call(FastObject *f, PyObject *self)
         return NULL;
     }
     if (f->kind == UNARY_INPLACE) {
-        PyObject *done = call_quiet(f->fn, &x, 1, x);
+        PyObject *done = small_unary_loop(f->loop, x, x) ? Py_NewRef(Py_None)
+                                                         : call_quiet(f->fn, &x, 1, x);
         Py_DECREF(x);
         if (done == NULL) {
             return NULL;
@@ -702,7 +813,9 @@ unary_call(FastObject *f, PyObject *self)
         Py_DECREF(x);
         return NULL;
     }
-    PyObject *done = call_quiet(f->fn, &x, 1, SLOT(out, T_np));
+    PyObject *out_np = SLOT(out, T_np);
+    PyObject *done = small_unary_loop(f->loop, x, out_np) ? Py_NewRef(Py_None)
+                                                          : call_quiet(f->fn, &x, 1, out_np);
     Py_DECREF(x);
     if (done == NULL) {
         Py_DECREF(out);
@@ -857,14 +970,18 @@ binary_call(FastObject *f, PyObject *self, PyObject *other)
     }
     PyObject *result, *done;
     if (f->kind == BINARY_INPLACE) {
-        done = call_quiet(f->fn, arrays, 2, arrays[0]);
+        done = small_binary_loop(f->loop, arrays[0], arrays[1], arrays[0])
+                   ? Py_NewRef(Py_None) : call_quiet(f->fn, arrays, 2, arrays[0]);
         result = self;
         Py_INCREF(result);
     }
     else {
         PyObject *dtype = f->out_dtype == Py_None ? SLOT(self, T_dtype) : f->out_dtype;
         result = make_row_major(SLOT(self, T_sizes), dtype, cpu_device);
-        done = result ? call_quiet(f->fn, arrays, 2, SLOT(result, T_np)) : NULL;
+        PyObject *out_np = result ? SLOT(result, T_np) : NULL;
+        done = result == NULL ? NULL
+               : small_binary_loop(f->loop, arrays[0], arrays[1], out_np)
+                   ? Py_NewRef(Py_None) : call_quiet(f->fn, arrays, 2, out_np);
     }
     Py_DECREF(arrays[0]);
     Py_DECREF(arrays[1]);
@@ -880,11 +997,16 @@ binary_call(FastObject *f, PyObject *self, PyObject *other)
     return result;
 }
 
+static PyObject *cat(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 static PyObject *
 fast_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     FastObject *f = (FastObject *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (f->kind == CAT && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0)) {
+        return cat(NULL, args, nargs);
+    }
     Py_ssize_t expected = (f->kind >= BINARY ? 2 : 1) + f->alpha;
     if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames)) || nargs != expected) {
         PyErr_Format(PyExc_TypeError, "%U() takes %zd positional arguments (%zd given)",
@@ -998,7 +1120,7 @@ static PyTypeObject Fast_Type = {
 };
 
 static PyObject *
-new_fast(int kind, int alpha, PyObject *fn, PyObject *kernels, PyObject *kernel,
+new_fast(int kind, int alpha, int loop, PyObject *fn, PyObject *kernels, PyObject *kernel,
          PyObject *dtypes, PyObject *numbers, PyObject *wrapped, PyObject *out_dtype,
          PyObject *name)
 {
@@ -1009,6 +1131,7 @@ new_fast(int kind, int alpha, PyObject *fn, PyObject *kernels, PyObject *kernel,
     f->vectorcall = fast_vectorcall;
     f->kind = kind;
     f->alpha = alpha;
+    f->loop = loop;
     f->fn = Py_NewRef(fn);
     f->kernels = Py_NewRef(kernels);
     f->kernel = Py_NewRef(kernel);
@@ -1041,8 +1164,13 @@ static PyObject *
 make_unary(PyObject *module, PyObject *args)
 {
     PyObject *fn, *kernels, *kernel, *dtypes, *out_dtype, *name;
-    if (!PyArg_ParseTuple(args, "OOOOOU:unary", &fn, &kernels, &kernel, &dtypes, &out_dtype,
-                          &name)) {
+    int loop = LOOP_NONE;
+    if (!PyArg_ParseTuple(args, "OOOOOU|i:unary", &fn, &kernels, &kernel, &dtypes, &out_dtype,
+                          &name, &loop)) {
+        return NULL;
+    }
+    if (loop != LOOP_NONE && loop != LOOP_RELU) {
+        PyErr_Format(PyExc_ValueError, "_accel.unary(): no unary loop %d", loop);
         return NULL;
     }
     if (check_fast_args(kernels, dtypes, dtypes, dtypes) < 0) {
@@ -1052,10 +1180,10 @@ make_unary(PyObject *module, PyObject *args)
     if (inplace_name == NULL) {
         return NULL;
     }
-    PyObject *functional = new_fast(UNARY, 0, fn, kernels, kernel, dtypes, dtypes, dtypes,
-                                    out_dtype, name);
-    PyObject *inplace = functional ? new_fast(UNARY_INPLACE, 0, fn, kernels, kernel, dtypes,
-                                              dtypes, dtypes, out_dtype, inplace_name)
+    PyObject *functional = new_fast(UNARY, 0, loop, fn, kernels, kernel, dtypes, dtypes,
+                                    dtypes, out_dtype, name);
+    PyObject *inplace = functional ? new_fast(UNARY_INPLACE, 0, loop, fn, kernels, kernel,
+                                              dtypes, dtypes, dtypes, out_dtype, inplace_name)
                                    : NULL;
     Py_DECREF(inplace_name);
     if (inplace == NULL) {
@@ -1071,9 +1199,13 @@ static PyObject *
 make_binary(PyObject *module, PyObject *args)
 {
     PyObject *fn, *kernels, *kernel, *dtypes, *numbers, *wrapped, *out_dtype, *name;
-    int alpha;
-    if (!PyArg_ParseTuple(args, "OOOOOOOpU:binary", &fn, &kernels, &kernel, &dtypes, &numbers,
-                          &wrapped, &out_dtype, &alpha, &name)) {
+    int alpha, loop = LOOP_NONE;
+    if (!PyArg_ParseTuple(args, "OOOOOOOpU|i:binary", &fn, &kernels, &kernel, &dtypes,
+                          &numbers, &wrapped, &out_dtype, &alpha, &name, &loop)) {
+        return NULL;
+    }
+    if (loop != LOOP_NONE && (loop < LOOP_ADD || loop > LOOP_MUL)) {
+        PyErr_Format(PyExc_ValueError, "_accel.binary(): no binary loop %d", loop);
         return NULL;
     }
     if (kernels == Py_None) {
@@ -1087,9 +1219,9 @@ make_binary(PyObject *module, PyObject *args)
     if (inplace_name == NULL) {
         return NULL;
     }
-    PyObject *functional = new_fast(BINARY, alpha, fn, kernels, kernel, dtypes, numbers,
+    PyObject *functional = new_fast(BINARY, alpha, loop, fn, kernels, kernel, dtypes, numbers,
                                     wrapped, out_dtype, name);
-    PyObject *inplace = functional ? new_fast(BINARY_INPLACE, alpha, fn, kernels, kernel,
+    PyObject *inplace = functional ? new_fast(BINARY_INPLACE, alpha, loop, fn, kernels, kernel,
                                               dtypes, numbers, wrapped, out_dtype,
                                               inplace_name)
                                    : NULL;
@@ -1099,6 +1231,204 @@ make_binary(PyObject *module, PyObject *args)
         return NULL;
     }
     return Py_BuildValue("(NN)", functional, inplace);
+}
+
+/* --- cat's fast function ---------------------------------------------------------------
+ *
+ * `cat(tensors, dim)`: kernels/cat.py's `_fast_cat_reference`, in C: the same checks in the
+ * same order (CPU tensors of one dtype and rank, sizes agreeing off `dim`, none 0-dim or a
+ * legacy empty [0], a result that is not 4-d and not empty), None where it declines. The
+ * copy is a memcpy per (outer index, input) block when every input is C-contiguous (Note: the
+ * small-operator loops), else the same `np.concatenate(arrays, dim, out)` call. */
+
+static PyObject *np_concatenate = NULL;
+
+/* Sizes tuple -> n, dims[] (0: not a tuple of non-negative ints that fit). */
+static int
+read_sizes(PyObject *sizes, Py_ssize_t *n, Py_ssize_t *dims)
+{
+    if (sizes == NULL || !PyTuple_CheckExact(sizes) || PyTuple_GET_SIZE(sizes) > MAX_DIMS) {
+        return 0;
+    }
+    *n = PyTuple_GET_SIZE(sizes);
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        PyObject *size = PyTuple_GET_ITEM(sizes, i);
+        if (!PyLong_CheckExact(size)) {
+            return 0;
+        }
+        dims[i] = PyLong_AsSsize_t(size);
+        if (dims[i] < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *
+cat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "cat() takes 2 positional arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!core_ready()) {
+        return NULL;
+    }
+    PyObject *tensors = args[0], *dim_obj = args[1];
+    if (!PyTuple_CheckExact(tensors) && !PyList_CheckExact(tensors)) {
+        DECLINE();
+    }
+    PyObject *fast = PySequence_Fast(tensors, "cat(): tensors");
+    if (fast == NULL) {
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    PyObject *result = NULL, *arrays = NULL;
+    Py_ssize_t ndim, sizes[MAX_DIMS], other[MAX_DIMS];
+    if (count == 0 || !PyObject_TypeCheck(items[0], tensor_type)
+        || SLOT(items[0], T_device) != cpu_device || !PyLong_CheckExact(dim_obj)
+        || !read_sizes(SLOT(items[0], T_sizes), &ndim, sizes)) {
+        goto decline;
+    }
+    int overflow;
+    long long dim = PyLong_AsLongLongAndOverflow(dim_obj, &overflow);
+    if (ndim == 0 || (ndim == 1 && sizes[0] == 0) || overflow || dim < -ndim || dim >= ndim) {
+        goto decline;
+    }
+    Py_ssize_t d = (Py_ssize_t)(dim < 0 ? dim + ndim : dim);
+    PyObject *dtype = SLOT(items[0], T_dtype);
+    Py_ssize_t total = sizes[d];
+    for (Py_ssize_t i = 1; i < count; i++) {
+        PyObject *t = items[i];
+        Py_ssize_t n;
+        if (!PyObject_TypeCheck(t, tensor_type) || SLOT(t, T_dtype) != dtype
+            || SLOT(t, T_device) != cpu_device || !read_sizes(SLOT(t, T_sizes), &n, other)
+            || n != ndim) {
+            goto decline;
+        }
+        for (Py_ssize_t k = 0; k < ndim; k++) {
+            if (k != d && other[k] != sizes[k]) {
+                goto decline;
+            }
+        }
+        total += other[d];
+    }
+    if (ndim == 4) {
+        goto decline; /* the layout rule (channels-last) is the general path's */
+    }
+    Py_ssize_t outer = 1, inner = 1;
+    for (Py_ssize_t k = 0; k < ndim; k++) {
+        Py_ssize_t size = k == d ? total : sizes[k];
+        if (size == 0) {
+            goto decline;
+        }
+        if (k < d) {
+            outer *= size;
+        }
+        else if (k > d) {
+            inner *= size;
+        }
+    }
+    PyObject *out_sizes = PyTuple_New(ndim);
+    if (out_sizes == NULL) {
+        goto error;
+    }
+    for (Py_ssize_t k = 0; k < ndim; k++) {
+        PyObject *size = k == d ? PyLong_FromSsize_t(total)
+                                : Py_NewRef(PyTuple_GET_ITEM(SLOT(items[0], T_sizes), k));
+        if (size == NULL) {
+            Py_DECREF(out_sizes);
+            goto error;
+        }
+        PyTuple_SET_ITEM(out_sizes, k, size);
+    }
+    result = make_row_major(out_sizes, dtype, cpu_device);
+    Py_DECREF(out_sizes);
+    if (result == NULL) {
+        goto error;
+    }
+    arrays = PyList_New(count);
+    if (arrays == NULL) {
+        goto error;
+    }
+    int contiguous = 1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *x = array_of(items[i]);
+        if (x == NULL) {
+            goto error;
+        }
+        PyList_SET_ITEM(arrays, i, x);
+        contiguous = contiguous && PyArray_Check(x)
+                     && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x);
+    }
+    PyObject *out_np = SLOT(result, T_np);
+    if (contiguous && out_np != NULL && PyArray_Check(out_np)
+        && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)out_np)) {
+        npy_intp itemsize = PyArray_ITEMSIZE((PyArrayObject *)out_np);
+        for (Py_ssize_t i = 0; i < count && contiguous; i++) {
+            contiguous = PyArray_ITEMSIZE((PyArrayObject *)PyList_GET_ITEM(arrays, i))
+                         == itemsize;
+        }
+        if (contiguous) {
+            char *target = PyArray_DATA((PyArrayObject *)out_np);
+            for (Py_ssize_t o = 0; o < outer; o++) {
+                for (Py_ssize_t i = 0; i < count; i++) {
+                    PyArrayObject *x = (PyArrayObject *)PyList_GET_ITEM(arrays, i);
+                    Py_ssize_t block = PyArray_DIM(x, (int)d) * inner * itemsize;
+                    memcpy(target, (char *)PyArray_DATA(x) + o * block, block);
+                    target += block;
+                }
+            }
+            Py_DECREF(arrays);
+            Py_DECREF(fast);
+            return result;
+        }
+    }
+    if (np_concatenate == NULL) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        np_concatenate = numpy ? PyObject_GetAttrString(numpy, "concatenate") : NULL;
+        Py_XDECREF(numpy);
+        if (np_concatenate == NULL) {
+            goto error;
+        }
+    }
+    PyObject *call[3] = {arrays, dim_obj, out_np};
+    PyObject *done = out_np ? PyObject_Vectorcall(np_concatenate, call, 3, NULL) : NULL;
+    if (done == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "_accel.cat(): the result has no array");
+        }
+        goto error;
+    }
+    Py_DECREF(done);
+    Py_DECREF(arrays);
+    Py_DECREF(fast);
+    return result;
+
+decline:
+    Py_DECREF(fast);
+    Py_RETURN_NONE;
+error:
+    Py_XDECREF(arrays);
+    Py_XDECREF(result);
+    Py_DECREF(fast);
+    return NULL;
+}
+
+/* cat_function() -> cat's fast function (a FastFunction, named as a kernel may be). */
+static PyObject *
+cat_function(PyObject *module, PyObject *unused)
+{
+    PyObject *name = PyUnicode_FromString("cat");
+    if (name == NULL) {
+        return NULL;
+    }
+    PyObject *f = new_fast(CAT, 0, LOOP_NONE, Py_None, Py_None, Py_None, Py_None, Py_None,
+                           Py_None, Py_None, name);
+    Py_DECREF(name);
+    return f;
 }
 
 /* --- the recording path: Note: the accelerated recording path (pyaten/autograd/graph.py) --
@@ -1627,7 +1957,9 @@ static PyMethodDef accel_methods[] = {
      "quiet(fn, *args, **kwargs): fn's call with NumPy's floating-point warnings off."},
     {"array", array, METH_O, "array(t): the tensor's NumPy view (cached)."},
     {"unary", make_unary, METH_VARARGS,
-     "unary(fn, kernels, kernel, dtypes, out_dtype, name) -> (functional, inplace)"},
+     "unary(fn, kernels, kernel, dtypes, out_dtype, name, loop=0) -> (functional, inplace)"},
+    {"cat_function", cat_function, METH_NOARGS,
+     "cat_function() -> f: f(tensors, dim) is cat's fast function (kernels/cat.py)."},
     {"binary", make_binary, METH_VARARGS,
      "binary(fn, kernels, kernel, dtypes, numbers, wrapped, out_dtype, alpha, name) -> "
      "(functional, inplace)"},

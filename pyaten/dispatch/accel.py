@@ -37,7 +37,7 @@ __all__ = ["ACCEL", "DISABLED", "LOAD_ERROR"]
 # PYATEN_NO_ACCEL=1: the pure-Python reference path, even where the extension was built
 DISABLED: bool = os.environ.get("PYATEN_NO_ACCEL", "") not in ("", "0")
 
-VERSION = 2  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
+VERSION = 3  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
 LOAD_ERROR: str | None = None  # why the built extension could not be imported, if it was not
 ACCEL: ModuleType | None = None
 if not DISABLED:

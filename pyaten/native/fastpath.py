@@ -119,18 +119,27 @@ def _name(fn: Callable) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
+# The element loops the accelerator runs itself on small contiguous inputs, giving NumPy's
+# bits without its call (Note: the small-operator loops, in csrc/accel.c): the loop's code
+# there, by the NumPy function or the name a fast function declares.
+_UNARY_LOOPS = {"relu": 1}
+_BINARY_LOOPS = {np.add: 2, np.subtract: 3, np.multiply: 4}
+
+
 def unary(
-    fn: Callable, stub: DispatchStub | None, dtypes: frozenset, out_dtype: Any = None
+    fn: Callable, stub: DispatchStub | None, dtypes: frozenset, out_dtype: Any = None,
+    loop: str | None = None,
 ) -> tuple[Callable, Callable]:
     """Fast functional and in-place functions for `fn(self)` (`out=` taking, ufunc-like);
     `stub` None for an operator without one (relu). With the accelerator, its C functions
-    (Note: the accelerator); these closures otherwise, the reference."""
+    (Note: the accelerator), running the C element loop `loop` ("relu": `fn` must compute
+    `maximum(0, x)`) on small inputs; these closures otherwise, the reference."""
     kernels = stub._kernels if stub is not None else {}
     kernel = kernels.get("cpu")
     dtypes = dtypes & DIRECT
     if _ACCEL is not None:
         return _ACCEL.unary(fn, None if stub is None else kernels, kernel, frozenset(dtypes),
-                            out_dtype, _name(fn))
+                            out_dtype, _name(fn), _UNARY_LOOPS[loop] if loop else 0)
     return unary_reference(fn, kernels, kernel, dtypes, out_dtype)
 
 
@@ -186,8 +195,9 @@ def binary(
     dtypes = dtypes & DIRECT
     numbers = dtypes & (FLOATS | COMPLEX)  # a Python number never changes these dtypes
     if _ACCEL is not None:
+        loop = _BINARY_LOOPS.get(fn, 0) if out_dtype is None else 0
         return _ACCEL.binary(fn, kernels, kernel, frozenset(dtypes), frozenset(numbers),
-                             _NUMBERS, out_dtype, alpha, _name(fn))
+                             _NUMBERS, out_dtype, alpha, _name(fn), loop)
     functional, inplace = binary_reference(fn, kernels, kernel, dtypes, out_dtype)
     if alpha:
         return _alpha_one(functional), _alpha_one(inplace)

@@ -399,7 +399,7 @@ def _relu_loop(a: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 _relu_fast, _relu_fast_ = fastpath.unary(
-    _relu_loop, None, fastpath.FLOATS | fastpath.INTEGERS
+    _relu_loop, None, fastpath.FLOATS | fastpath.INTEGERS, loop="relu"
 )
 
 
