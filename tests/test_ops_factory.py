@@ -453,3 +453,27 @@ def test_linspace_floating_bit_for_bit(low, high, steps, name):
     bits = {2: (pyaten.int16, torch.int16), 4: (pyaten.int32, torch.int32),
             8: (pyaten.int64, torch.int64)}[theirs.dtype.itemsize]
     assert np.array_equal(ours.view(bits[0]).numpy(), theirs.view(bits[1]).numpy())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    low=st.floats(-40, 40, allow_nan=False),
+    high=st.floats(-40, 40, allow_nan=False),
+    steps=st.one_of(st.integers(0, 40), st.integers(1000, 3000)),
+    base=st.sampled_from([10.0, 2.0, 2.718281828459045, 3.3, 0.5]),
+    name=st.sampled_from(["float32", "float64", "float16", "bfloat16"]),
+)
+def test_logspace_floating_bit_for_bit(low, high, steps, base, name):
+    # ATen's loop takes the exponents in double from endpoints of the result's type (their
+    # difference rounded to it), then one double pow per value: the same bits
+    from _helpers import run_both
+
+    pair = run_both(lambda: pyaten.logspace(low, high, steps, base, dtype=getattr(pyaten, name)),
+                    lambda: torch.logspace(low, high, steps, base, dtype=getattr(torch, name)))
+    if pair is None:
+        return
+    ours, theirs = pair
+    assert ours.dtype.itemsize == theirs.dtype.itemsize and ours.shape == theirs.shape
+    bits = {2: (pyaten.int16, torch.int16), 4: (pyaten.int32, torch.int32),
+            8: (pyaten.int64, torch.int64)}[theirs.dtype.itemsize]
+    assert np.array_equal(ours.view(bits[0]).numpy(), theirs.view(bits[1]).numpy())

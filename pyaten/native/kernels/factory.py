@@ -670,6 +670,29 @@ def _space_values(start, end, steps: int, dtype, fused: bool = True) -> np.ndarr
     return values
 
 
+def _log_exponents(start, end, steps: int, dtype) -> np.ndarray:
+    """logspace's exponents into a real floating `dtype`, as ATen's CPU loop takes them: the
+    endpoints as the result's type, their difference in that type (a rounded half-precision
+    value for float16/bfloat16), the step and every exponent in double, counting up from
+    `start` for the first half and down from `end` for the rest. A single step is `start`
+    itself, never rounded to the result's type."""
+    if steps == 1:
+        return np.array([float(start.real if isinstance(start, complex) else start)])
+    kind = np.dtype(dtype.numpy).type
+    first, last = (kind(v.real if isinstance(v, complex) else v) for v in (start, end))
+    if dtype.itemsize < 4:  # c10::Half/BFloat16 subtract in float and round the difference
+        span = float(kind(np.float32(last) - np.float32(first)))
+    else:
+        span = float(last - first)
+    step = span / (steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    exponents = np.empty(steps)
+    exponents[:half] = float(first) + step * i[:half]
+    exponents[half:] = float(last) - step * (steps - 1 - i[half:])
+    return exponents
+
+
 def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tensor:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -682,7 +705,10 @@ def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tens
         for value in (start, end):
             _check_endpoint(value, d)
     if out.device.type != "meta" and steps:
-        values = _space_values(start, end, steps, d, fused=base is None)
+        if base is not None and d.is_floating_point:
+            values = _log_exponents(start, end, steps, d)
+        else:
+            values = _space_values(start, end, steps, d, fused=base is None)
         if base is not None:
             wide = np.complex128 if d.is_complex else np.float64
             with np.errstate(over="ignore"):
