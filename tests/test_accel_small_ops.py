@@ -1,0 +1,217 @@
+"""The accelerator's small-operator work (Note: the small-operator loops, in csrc/accel.c):
+relu's and add/sub/mul's C element loops and cat's C fast function, each against its Python
+reference (same inputs, every slot of the result, versions, declining) and, through the
+public operators, against PyTorch (values, dtype, shape, strides, version counters)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_accel import _ALL, _LAYOUTS, _STUB, _compare, _tensor, _values, needs_accel
+
+import pyaten
+from pyaten.core import dtypes as dt
+from pyaten.native import fastpath
+from pyaten.native.kernels import cat as cat_kernels
+from pyaten.native.kernels import unary as unary_kernels
+
+_SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-40, -1e-40, 3.5, -2.25])
+
+
+def _with_specials(values: np.ndarray, dtype) -> np.ndarray:
+    """Floating values with NaN, infinities, signed zeros and subnormals mixed in."""
+    if not dtype.is_floating_point or values.size == 0:
+        return values
+    flat = values.reshape(-1).copy()
+    n = min(flat.size, _SPECIAL.size)
+    flat[:n] = _SPECIAL[:n]
+    return flat.reshape(values.shape)
+
+
+_SHAPES = [(), (3,), (2, 3), (2, 1, 4), (4097,)]  # (4097,): past the loops' size, NumPy's path
+
+
+@needs_accel
+@settings(max_examples=80, deadline=None)
+@given(dtype=st.sampled_from(_ALL), shape=st.sampled_from(_SHAPES),
+       layout=st.sampled_from(_LAYOUTS), inplace=st.booleans(), seed=st.integers(0, 2**16))
+def test_relu_loop_matches_the_reference(dtype, shape, layout, inplace, seed):
+    dtypes = fastpath.FLOATS | fastpath.INTEGERS
+    loop = unary_kernels._relu_loop
+    ours = fastpath.unary(loop, None, dtypes, loop="relu")
+    ref = fastpath.unary_reference(loop, {}, None, dtypes, None)
+    values = _with_specials(_values(seed, shape, dtype) - 2, dtype)
+    index = 1 if inplace else 0
+    _compare(ours[index], ref[index], lambda: (_tensor(values, dtype, layout),))
+
+
+_BINARY = {"add": (np.add, True), "sub": (np.subtract, True), "mul": (np.multiply, False)}
+
+
+@needs_accel
+@settings(max_examples=120, deadline=None)
+@given(name=st.sampled_from(sorted(_BINARY)), dtype=st.sampled_from(_ALL),
+       shape=st.sampled_from(_SHAPES), layout=st.sampled_from(_LAYOUTS),
+       other=st.sampled_from(["tensor", "plain", "self", "number"]), inplace=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_binary_loops_match_the_reference(name, dtype, shape, layout, other, inplace, seed):
+    fn, alpha = _BINARY[name]
+    ours = fastpath.binary(fn, _STUB, fastpath.DIRECT, None, alpha)
+    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"),
+                                    fastpath.DIRECT, None)
+    if alpha:
+        ref = tuple(fastpath._alpha_one(f) for f in ref)
+    index = 1 if inplace else 0
+    values = _with_specials(_values(seed, shape, dtype), dtype)
+    others = np.flip(_values(seed + 1, shape, dtype))
+
+    def make():
+        self = _tensor(values, dtype, layout)
+        if other == "self":
+            operand = self
+        elif other == "number":
+            operand = pyaten.native.runtime.wrapped_number(2.5)
+        else:
+            operand = _tensor(others, dtype, layout if other == "tensor" else "plain")
+        return (self, operand, 1) if alpha else (self, operand)
+
+    _compare(ours[index], ref[index], make)
+
+
+def test_the_small_ops_are_the_accelerated_ones():
+    if pyaten.core.accel.ACCEL is None:
+        assert cat_kernels._fast_cat is cat_kernels._fast_cat_reference
+        return
+    fast = pyaten.core.accel.ACCEL.FastFunction
+    assert isinstance(fastpath.REGISTERED["cat"], fast)
+    assert isinstance(unary_kernels._relu_fast, fast)
+
+
+# --- cat -------------------------------------------------------------------------------
+
+
+def _cat_pair():
+    accel = pyaten.core.accel.ACCEL
+    return accel.cat_function(), cat_kernels._fast_cat_reference
+
+
+@st.composite
+def _cat_inputs(draw):
+    ndim = draw(st.integers(0, 5))
+    sizes = [draw(st.integers(0, 3)) for _ in range(ndim)]
+    dim = draw(st.integers(-ndim - 1, ndim))
+    count = draw(st.integers(0, 3))
+    dtype = draw(st.sampled_from(_ALL))
+    pieces = []
+    for _ in range(count):
+        shape = list(sizes)
+        if ndim and -ndim <= dim < ndim:
+            shape[dim] = draw(st.integers(0, 3))
+        kind = draw(st.sampled_from(["same", "same", "same", "other dtype", "legacy empty",
+                                     "other rank", "other size"]))
+        piece_dtype = dtype
+        if kind == "other dtype":
+            piece_dtype = dt.float64 if dtype is not dt.float64 else dt.int32
+        elif kind == "legacy empty":
+            shape = [0]
+        elif kind == "other rank":
+            shape = shape + [1]
+        elif kind == "other size" and ndim > 1:
+            shape[(dim + 1) % ndim] += 1
+        layout = draw(st.sampled_from(_LAYOUTS))
+        pieces.append((tuple(shape), piece_dtype, layout, draw(st.integers(0, 2**16))))
+    return pieces, dim, draw(st.booleans())
+
+
+def _make_pieces(pieces, as_list: bool):
+    made = [_tensor(_values(seed, shape, dtype), dtype, layout)
+            for shape, dtype, layout, seed in pieces]
+    return made if as_list else tuple(made)
+
+
+@needs_accel
+@settings(max_examples=200, deadline=None)
+@given(_cat_inputs())
+def test_cat_matches_the_reference(case):
+    pieces, dim, as_list = case
+    ours, ref = _cat_pair()
+    _compare(ours, ref, lambda: (_make_pieces(pieces, as_list), dim))
+
+
+@needs_accel
+def test_cat_declines_what_it_does_not_take():
+    ours, ref = _cat_pair()
+    a = pyaten.ones(2, 3)
+    for args in [((a, a), 2**70), ((a, a), -(2**70)), ((a, a.to("meta")), 0),
+                 ((pyaten.ones(1, 2, 3, 4),) * 2, 0), ((), 0)]:
+        assert ours(*args) is None and ref(*args) is None
+    with pytest.raises(TypeError):
+        ours(a)
+
+
+# --- through the operators, against PyTorch ---------------------------------------------
+
+
+def _pair(values: np.ndarray, dtype):
+    theirs = getattr(torch, str(dtype).split(".")[-1])
+    return (pyaten.tensor(values.tolist(), dtype=dtype),
+            torch.tensor(values.tolist(), dtype=theirs))
+
+
+def _assert_like_torch(ours, theirs):
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+_OP_DTYPES = [dt.float32, dt.float64, dt.int64, dt.int32, dt.int8, dt.uint8]
+
+
+@settings(max_examples=60, deadline=None)
+@given(dtype=st.sampled_from(_OP_DTYPES), shape=st.sampled_from(_SHAPES[:4] + [(5, 2)]),
+       dim=st.integers(-1, 0), seed=st.integers(0, 2**16))
+def test_the_operators_match_torch(dtype, shape, dim, seed):
+    values = _with_specials(_values(seed, shape, dtype) - 2, dtype)
+    others = np.flip(_values(seed + 1, shape, dtype))
+    a, ta = _pair(values, dtype)
+    b, tb = _pair(others, dtype)
+    _assert_like_torch(pyaten.relu(a), torch.relu(ta))
+    for name in ("add", "sub", "mul"):
+        _assert_like_torch(getattr(pyaten, name)(a, b), getattr(torch, name)(ta, tb))
+    if shape:
+        _assert_like_torch(pyaten.cat([a, b, a], dim), torch.cat([ta, tb, ta], dim))
+    before, tbefore = a._version, ta._version
+    a.add_(b)
+    ta.add_(tb)
+    _assert_like_torch(a, ta)
+    assert a._version - before == ta._version - tbefore == 1
+    a.relu_()
+    ta.relu_()
+    _assert_like_torch(a, ta)
+    assert a._version - before == ta._version - tbefore == 2
+
+
+def test_the_operators_are_traced_and_seen_by_modes_as_before():
+    from pyaten.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    a, b = pyaten.ones(2, 2), pyaten.ones(2, 2)
+    with Record():
+        out = pyaten.cat([pyaten.relu(a), pyaten.add(a, b)])
+        a.add_(b)
+    assert seen == ["aten.relu.default", "aten.add.Tensor", "aten.cat.default",
+                    "aten.add_.Tensor"]
+    assert out.tolist() == [[1.0, 1.0]] * 2 + [[2.0, 2.0]] * 2
+    with pyaten.explain() as trace:
+        pyaten.cat([a, b])
+    assert "cat" in str(trace)
