@@ -6,6 +6,11 @@ node (`y.grad_fn`, named `FBackward`): `ctx.save_for_backward`, `ctx.saved_tenso
 against in-place changes), `ctx.needs_input_grad`, `ctx.mark_dirty`,
 `ctx.mark_non_differentiable`, `ctx.set_materialize_grads`. `forward` may take `ctx` itself
 or leave it to a separate `setup_context(ctx, inputs, output)`.
+
+Under pyaten.func's transforms `apply` first asks the hook that pyaten.func installs
+(`set_functorch_hook`; Note: autograd.Function under the transforms, in
+pyaten/func/_autograd_function.py), which runs the `vmap` staticmethod or the generated
+vmap rule and raises torch's errors; this layer does not import the transforms.
 """
 
 from __future__ import annotations
@@ -20,6 +25,16 @@ from pyaten.autograd.runtime import check_inplace, rebase_history
 from pyaten.core.tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+# Returned by the functorch hook when no transform concerns the call.
+NOT_HANDLED = object()
+_FUNCTORCH_HOOK: list[Callable | None] = [None]
+
+
+def set_functorch_hook(hook: Callable | None) -> None:
+    """Install `hook(cls, args, kwargs)`, asked first by every `Function.apply`: it returns
+    the call's result, or NOT_HANDLED for the ordinary path."""
+    _FUNCTORCH_HOOK[0] = hook
 
 
 class FunctionCtx:
@@ -146,6 +161,17 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     vjp = backward
 
+    # vmap support (docs/func.md): a `vmap(info, in_dims, *args)` staticmethod returning
+    # `(outputs, out_dims)`, or `generate_vmap_rule = True` to run forward on the batch
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap "
+            "staticmethod or set generate_vmap_rule=True."
+        )
+
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         raise NotImplementedError(
@@ -162,54 +188,68 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        ctx = cls._backward_cls()
-        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        recording = GRAD.enabled and any(ctx.needs_input_grad)
-        uses_setup = cls.setup_context is not Function.setup_context
-        with no_grad():
-            if uses_setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
-        if not recording:
-            return output
-        ctx._num_inputs = len(args)
-        ctx._tensor_positions = positions
-        ctx.next_functions = tuple(gradient_edge(args[i]) for i in positions)
-        outputs = output if isinstance(output, tuple) else (output,)
-        dirty = getattr(ctx, "dirty_tensors", ())
-        frozen = getattr(ctx, "non_differentiable", ())
-        inputs = [args[i] for i in positions]
-        chosen: list[Tensor | None] = []
-        new_outputs = []
-        for t in outputs:
-            if not isinstance(t, Tensor):
-                new_outputs.append(t)
-                chosen.append(None)
-                continue
-            if any(t is d for d in dirty):
-                check_inplace(t)
-            elif any(t is i for i in inputs):
-                t = _alias(t)  # an input returned as is becomes a new output (PyTorch: a view)
-            differentiable = (t._dtype.is_floating_point or t._dtype.is_complex) and not any(
-                t is f for f in frozen
-            )
+        hook = _FUNCTORCH_HOOK[0]
+        if hook is not None:
+            result = hook(cls, args, kwargs)
+            if result is not NOT_HANDLED:
+                return result
+        return record_apply(cls, args, kwargs)
+
+
+def record_apply(
+    cls: type[Function], args: tuple, kwargs: dict, forward: Callable | None = None
+) -> Any:
+    """`cls.apply`'s ordinary path: run the forward without grad (`forward()` when given,
+    which must return what `cls.forward` would) and record one node when an input requires
+    grad."""
+    ctx = cls._backward_cls()
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    recording = GRAD.enabled and any(ctx.needs_input_grad)
+    uses_setup = cls.setup_context is not Function.setup_context
+    with no_grad():
+        if uses_setup:
+            output = cls.forward(*args, **kwargs) if forward is None else forward()
+            cls.setup_context(ctx, args, output)
+        else:
+            output = cls.forward(ctx, *args, **kwargs)
+    if not recording:
+        return output
+    ctx._num_inputs = len(args)
+    ctx._tensor_positions = positions
+    ctx.next_functions = tuple(gradient_edge(args[i]) for i in positions)
+    outputs = output if isinstance(output, tuple) else (output,)
+    dirty = getattr(ctx, "dirty_tensors", ())
+    frozen = getattr(ctx, "non_differentiable", ())
+    inputs = [args[i] for i in positions]
+    chosen: list[Tensor | None] = []
+    new_outputs = []
+    for t in outputs:
+        if not isinstance(t, Tensor):
             new_outputs.append(t)
-            chosen.append(t if differentiable else None)
-        set_history(chosen, ctx)
-        for t in chosen:
-            if t is not None and any(t is d for d in dirty) and t._base is not None:
-                rebase_history(t, ctx)
-        ctx._saved = [
-            None if t is None else SavedTensor(t, is_output=any(t is o for o in chosen))
-            for t in ctx.to_save
-        ]
-        ctx.to_save = ()
-        if isinstance(output, tuple):
-            return tuple(new_outputs)
-        return new_outputs[0]
+            chosen.append(None)
+            continue
+        if any(t is d for d in dirty):
+            check_inplace(t)
+        elif any(t is i for i in inputs):
+            t = _alias(t)  # an input returned as is becomes a new output (PyTorch: a view)
+        differentiable = (t._dtype.is_floating_point or t._dtype.is_complex) and not any(
+            t is f for f in frozen
+        )
+        new_outputs.append(t)
+        chosen.append(t if differentiable else None)
+    set_history(chosen, ctx)
+    for t in chosen:
+        if t is not None and any(t is d for d in dirty) and t._base is not None:
+            rebase_history(t, ctx)
+    ctx._saved = [
+        None if t is None else SavedTensor(t, is_output=any(t is o for o in chosen))
+        for t in ctx.to_save
+    ]
+    ctx.to_save = ()
+    if isinstance(output, tuple):
+        return tuple(new_outputs)
+    return new_outputs[0]
 
 
 def _alias(t: Tensor) -> Tensor:

@@ -9,7 +9,9 @@ parameters (_functional_call.py).
 """
 
 from pyaten._functionalize import functionalize as functionalize  # docs/functionalize.md
-from pyaten.func import _key, _random, _rule_table  # noqa: F401 - registrations (rules, RNG, key)
+
+# registrations: rules, RNG, the key, autograd.Function under the transforms
+from pyaten.func import _autograd_function, _key, _random, _rule_table  # noqa: F401
 from pyaten.func._functional_call import functional_call, stack_module_state
 from pyaten.func._rules import batching_coverage
 from pyaten.func._transforms import (

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
+from pyaten._functorch.levels import current_level, pop_autograd_layer, push_autograd_layer
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad
 from pyaten.func._batched import BatchedTensor
@@ -50,18 +51,27 @@ class _Depth(threading.local):
 _DEPTH = _Depth()
 
 
-def _enter() -> None:
+def _enter(kind: str = "grad") -> None:
     if _DEPTH.value == 0:
         _DEPTH.outer_grad = GRAD.enabled
     _DEPTH.value += 1
+    push_autograd_layer(kind)  # its place on the one level stack (Note: one level stack)
+
+
+def _exit() -> None:
+    _DEPTH.value -= 1
+    pop_autograd_layer()
 
 
 class _Enter:
+    def __init__(self, kind: str = "grad") -> None:
+        self.kind = kind
+
     def __enter__(self) -> None:
-        _enter()
+        _enter(self.kind)
 
     def __exit__(self, *exc: Any) -> None:
-        _DEPTH.value -= 1
+        _exit()
 
 
 def _nested() -> bool:
@@ -80,7 +90,7 @@ def _alias_input(x: Any) -> Any:
         leaf = BatchedTensor(x.value, x.level).requires_grad_(True)
     else:
         leaf = x.detach().requires_grad_(True)
-    leaf._func_level = _DEPTH.value  # Note: grad levels
+    leaf._func_level = current_level()  # Note: grad levels
     return leaf
 
 
@@ -240,7 +250,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         # level 0's tensors in the graph: the products stay differentiable for them
         level0 = not nested_at_call and _DEPTH.outer_grad and _reaches_level0(flat_out)
     finally:
-        _DEPTH.value -= 1
+        _exit()
     for o in flat_out:
         if not isinstance(o, pyaten.Tensor):
             raise RuntimeError(
@@ -316,7 +326,7 @@ def jvp(
             f"be. Got primals with structure {tree_flatten(primals)[1]} and tangents with "
             f"structure {tree_flatten(tangents)[1]}"
         )
-    with _Enter(), pyaten.enable_grad():
+    with _Enter("jvp"), pyaten.enable_grad():
         inputs = tree_map(_alias_input, primals)
         out = func(*inputs)
         out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
@@ -325,7 +335,7 @@ def jvp(
         flat_out, out_spec = tree_flatten(out)
         dummies = [pyaten.zeros_like(o).requires_grad_(True) for o in flat_out]
         for d in dummies:
-            d._func_level = _DEPTH.value
+            d._func_level = current_level()
         g = _grads(flat_out, flat_in, dummies, retain=True, create=True)
         pairs = [(gi, t) for gi, t in zip(g, flat_t, strict=True) if gi.requires_grad]
         if pairs:
@@ -429,7 +439,7 @@ def jacfwd(
         columns: list[list[Any]] = [[] for _ in flat_in]
         out = aux = None
         out_spec = None
-        _enter()
+        _enter("jacfwd")
         try:
             for j, x in enumerate(flat_in):
                 for e in _basis(x):
@@ -463,7 +473,7 @@ def jacfwd(
                 return jac, tree_map(_finish, aux)
             return jac
         finally:
-            _DEPTH.value -= 1
+            _exit()
 
     return wrapper
 
