@@ -55,6 +55,8 @@ __all__ = [
     "NONDEFAULT",
     "PLAIN_CPU",
     "set_direct_calls",
+    "plain_list",
+    "direct_positional",
 ]
 
 
@@ -147,6 +149,81 @@ def _fast_behind(entry: Any, kernel: Any) -> Callable[..., Any] | None:
         if fast is not None:
             return fast
     return below  # functional, returning tensors: never None, the direct call's "declined"
+
+
+def plain_list(tensors: Any) -> bool:
+    """Whether a `Tensor[]` argument (a list or tuple) holds only plain CPU tensors (Note: the
+    direct call): what `cat([a, b])` tests before calling its fast function."""
+    if tensors.__class__ is not list and tensors.__class__ is not tuple:
+        return False
+    for t in tensors:
+        if (t.__class__ is not Tensor or t._keyset != PLAIN_CPU or t._requires_grad
+                or t._fw_grad is not None):
+            return False
+    return True
+
+
+# Note: the direct call of a composite
+#     A composite kernel calls the operators it is made of positionally through
+#     `aten_ops().<name>.<overload>(...)` (`sum()` calls `sum.dim_IntList`, `softmax.int`
+#     calls `_softmax`, `linear` calls `addmm`), and each such call would go through the
+#     dispatcher, the autograd kernel and the CPU wrapper again. When the direct call's
+#     conditions hold (no trace or torch-function mode, `NONDEFAULT` empty, every tensor
+#     argument plain) the handle calls what the dispatcher would end up calling, found by a
+#     `Direct` exactly as a binding finds it; anything else goes to `OpOverload.call_positional`.
+#     Below an autograd kernel (a call recording a graph) `NONDEFAULT` is not empty, so those
+#     calls keep the dispatcher's path. `direct_positional` builds one small function per
+#     operator, its source shared by every operator of the same argument shape.
+_POSITIONAL_CODE: dict[str, Any] = {}
+
+
+def direct_positional(handle: Any) -> Callable[..., Any]:
+    """The kernels' call of `handle` (an `OpOverload`): its `call_positional` with the direct
+    call in front (Note: the direct call of a composite), or `call_positional` itself for an
+    operator the direct call can never apply to (in-place, `out=`, views, no tensors)."""
+    positional = handle.call_positional
+    entry = handle._entry
+    schema = entry.schema
+    if schema is None or schema.is_view or any(a.is_write for a in schema.arguments):
+        return positional
+    tests: list[str] = []
+    for i, kind in entry._positions:
+        if kind == "list":
+            tests.append(f"plain_list(a{i})")
+        else:
+            test = (f"a{i}.__class__ is Tensor and a{i}._keyset == PLAIN_CPU and not "
+                    f"a{i}._requires_grad and a{i}._fw_grad is None")
+            tests.append(f"({test})" if kind == "tensor" else f"(a{i} is None or {test})")
+    if not tests:
+        return positional
+    n = len(schema.arguments)
+    names = "".join(f"a{i}, " for i in range(n))
+    source = "\n".join([
+        "def call(*args, **kwargs):",
+        f"    if len(args) == {n} and not kwargs and not NONDEFAULT and not TF.ACTIVE:",
+        f"        {names}= args",
+        f"        if {' and '.join(tests)}:",
+        "            fast = direct.fast if cache.get(PLAIN_KEY) is direct.checked else "
+        "direct.check(entry)",
+        "            if fast is not None:",
+        "                result = fast(*args)",
+        "                if result is not None:",
+        "                    return result",
+        "    return positional(*args, **kwargs)",
+    ])
+    code = _POSITIONAL_CODE.get(source)
+    if code is None:
+        code = _POSITIONAL_CODE[source] = compile(source, "<pyaten direct call>", "exec")
+    namespace: dict[str, Any] = {
+        "NONDEFAULT": NONDEFAULT, "TF": TF, "Tensor": Tensor, "PLAIN_CPU": PLAIN_CPU,
+        "PLAIN_KEY": PLAIN_KEY, "plain_list": plain_list, "direct": Direct(),
+        "cache": entry._cache, "entry": entry, "positional": positional,
+    }
+    exec(code, namespace)  # noqa: S102 - source built above from the schema
+    call = namespace["call"]
+    call.__qualname__ = call.__name__ = f"direct_{entry.name.replace('::', '_')}"
+    call.__self__ = handle  # as `call_positional`'s: `aten_entry` and nested read the handle
+    return call
 
 
 class Binding:

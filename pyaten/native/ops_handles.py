@@ -29,7 +29,7 @@ from typing import Any
 from pyaten.codegen.python_signature import PythonParam, PythonSignature, sort_signatures
 from pyaten.dispatch.registry import DEFINITIONS, get_operator, list_operators
 from pyaten.native.arg_parser import ParsedSignature
-from pyaten.native.gen_support import Binding, Tensor, bind_and_call
+from pyaten.native.gen_support import Binding, Tensor, bind_and_call, direct_positional
 from pyaten.schema.model import NO_DEFAULT, BaseType
 
 __all__ = ["ops", "aten", "aten_ops", "aten_entry", "LazyEntry", "OpOverload",
@@ -401,7 +401,7 @@ class _OverloadHandles:
 
     def __getattr__(self, overload: str) -> Any:
         # Kernels call like ATen's C++ API: keyword-only arguments positionally too.
-        handle = getattr(self._packet, overload).call_positional
+        handle = direct_positional(getattr(self._packet, overload))
         setattr(self, overload, handle)
         return handle
 
