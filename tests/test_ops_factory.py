@@ -477,3 +477,21 @@ def test_logspace_floating_bit_for_bit(low, high, steps, base, name):
     bits = {2: (pyaten.int16, torch.int16), 4: (pyaten.int32, torch.int32),
             8: (pyaten.int64, torch.int64)}[theirs.dtype.itemsize]
     assert np.array_equal(ours.view(bits[0]).numpy(), theirs.view(bits[1]).numpy())
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    low=st.complex_numbers(max_magnitude=1e4, allow_nan=False, allow_infinity=False),
+    high=st.complex_numbers(max_magnitude=1e4, allow_nan=False, allow_infinity=False),
+    steps=st.one_of(st.integers(0, 40), st.integers(1000, 3000)),
+    name=st.sampled_from(["complex64", "complex128"]),
+)
+def test_linspace_complex_bit_for_bit(low, high, steps, name):
+    # each component takes one fused multiply-add, as in the real dtypes
+    ours = pyaten.linspace(low, high, steps, dtype=getattr(pyaten, name))
+    theirs = torch.linspace(low, high, steps, dtype=getattr(torch, name))
+    assert ours.dtype.itemsize == theirs.dtype.itemsize and ours.shape == theirs.shape
+    bits = pyaten.int32 if name == "complex64" else pyaten.int64
+    torch_bits = torch.int32 if name == "complex64" else torch.int64
+    assert np.array_equal(pyaten.view_as_real(ours).view(bits).numpy(),
+                          torch.view_as_real(theirs).view(torch_bits).numpy())

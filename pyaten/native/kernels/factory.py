@@ -641,6 +641,14 @@ def _space_values(start, end, steps: int, dtype, fused: bool = True) -> np.ndarr
     results as `linspace_values` (linspace's loop); logspace's exponents are not fused."""
     if fused and dtype.is_floating_point:
         return linspace_values(start, end, steps, np.dtype(dtype.numpy))
+    if fused and dtype in (dt.complex64, dt.complex128):
+        # c10::complex times an integer is a product per component, fused with the add
+        part = np.dtype(np.float32 if dtype is dt.complex64 else np.float64)
+        low, high = complex(start), complex(end)
+        values = np.empty(steps, np.dtype(dtype.numpy))
+        values.real = linspace_values(low.real, high.real, steps, part)
+        values.imag = linspace_values(low.imag, high.imag, steps, part)
+        return values
     if dtype.is_complex:
         acc = np.complex128 if dtype is dt.complex128 else np.complex64
     elif dtype.is_floating_point:
