@@ -1233,6 +1233,105 @@ make_binary(PyObject *module, PyObject *args)
     return Py_BuildValue("(NN)", functional, inplace);
 }
 
+/* --- sum's small loop (Note: the small-operator loops) ----------------------------------
+ *
+ * NumPy's `np.add.reduce` of a contiguous float32/float64 run is `0 + pairwise(run)`, its
+ * pairwise summation (below 8 elements in order; up to 128, eight accumulators combined as
+ * ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) then the tail; beyond, the two halves, the first cut
+ * at a multiple of 8). `sum_small(x, dims, out)` runs it for a reduction of every dim or of
+ * the last one only, where each output element is one such run; True when done, False to
+ * make the NumPy call. tests/test_accel_small_ops.py compares it with np.add.reduce. */
+
+#define PAIRWISE(NAME, T)                                                    \
+    static T NAME(const T *a, npy_intp n)                                    \
+    {                                                                        \
+        if (n < 8) {                                                         \
+            T res = (T)-0.0;                                                 \
+            for (npy_intp i = 0; i < n; i++) {                               \
+                res += a[i];                                                 \
+            }                                                                \
+            return res;                                                      \
+        }                                                                    \
+        if (n <= 128) {                                                      \
+            T r[8];                                                          \
+            npy_intp i;                                                      \
+            for (i = 0; i < 8; i++) {                                        \
+                r[i] = a[i];                                                 \
+            }                                                                \
+            for (i = 8; i < n - (n % 8); i += 8) {                           \
+                for (int j = 0; j < 8; j++) {                                \
+                    r[j] += a[i + j];                                        \
+                }                                                            \
+            }                                                                \
+            T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])); \
+            for (; i < n; i++) {                                             \
+                res += a[i];                                                 \
+            }                                                                \
+            return res;                                                      \
+        }                                                                    \
+        npy_intp n2 = n / 2;                                                 \
+        n2 -= n2 % 8;                                                        \
+        return NAME(a, n2) + NAME(a + n2, n - n2);                           \
+    }
+
+PAIRWISE(pairwise_float, npy_float)
+PAIRWISE(pairwise_double, npy_double)
+
+static PyObject *
+sum_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "sum_small() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *x_obj = args[0], *dims = args[1], *out_obj = args[2];
+    if (!PyArray_Check(x_obj) || !PyArray_Check(out_obj) || !PyTuple_CheckExact(dims)) {
+        Py_RETURN_FALSE;
+    }
+    PyArrayObject *x = (PyArrayObject *)x_obj, *out = (PyArrayObject *)out_obj;
+    int nd = PyArray_NDIM(x), type = PyArray_TYPE(x);
+    npy_intp n = PyArray_SIZE(x);
+    if (nd == 0 || n == 0 || n > SMALL_LOOP || (type != NPY_FLOAT && type != NPY_DOUBLE)
+        || PyArray_TYPE(out) != type || !PyArray_IS_C_CONTIGUOUS(x)
+        || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)) {
+        Py_RETURN_FALSE;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(dims);
+    npy_intp run;
+    if (count == nd) {
+        run = n; /* every dim (the plan's dims are wrapped and distinct) */
+    }
+    else if (count == 1 && PyLong_CheckExact(PyTuple_GET_ITEM(dims, 0))
+             && PyLong_AsLong(PyTuple_GET_ITEM(dims, 0)) == nd - 1) {
+        run = PyArray_DIM(x, nd - 1);
+    }
+    else {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_FALSE;
+    }
+    npy_intp rows = n / run;
+    if (PyArray_SIZE(out) != rows) {
+        Py_RETURN_FALSE;
+    }
+    if (type == NPY_FLOAT) {
+        const npy_float *a = PyArray_DATA(x);
+        npy_float *o = PyArray_DATA(out);
+        for (npy_intp i = 0; i < rows; i++) {
+            o[i] = (npy_float)0 + pairwise_float(a + i * run, run);
+        }
+    }
+    else {
+        const npy_double *a = PyArray_DATA(x);
+        npy_double *o = PyArray_DATA(out);
+        for (npy_intp i = 0; i < rows; i++) {
+            o[i] = 0.0 + pairwise_double(a + i * run, run);
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 /* --- cat's fast function ---------------------------------------------------------------
  *
  * `cat(tensors, dim)`: kernels/cat.py's `_fast_cat_reference`, in C: the same checks in the
@@ -1958,6 +2057,8 @@ static PyMethodDef accel_methods[] = {
     {"array", array, METH_O, "array(t): the tensor's NumPy view (cached)."},
     {"unary", make_unary, METH_VARARGS,
      "unary(fn, kernels, kernel, dtypes, out_dtype, name, loop=0) -> (functional, inplace)"},
+    {"sum_small", (PyCFunction)(void (*)(void))sum_small, METH_FASTCALL,
+     "sum_small(x, dims, out) -> bool: np.add.reduce(x, dims, out=out) of a small run."},
     {"cat_function", cat_function, METH_NOARGS,
      "cat_function() -> f: f(tensors, dim) is cat's fast function (kernels/cat.py)."},
     {"binary", make_binary, METH_VARARGS,

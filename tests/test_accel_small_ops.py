@@ -215,3 +215,54 @@ def test_the_operators_are_traced_and_seen_by_modes_as_before():
     with pyaten.explain() as trace:
         pyaten.cat([a, b])
     assert "cat" in str(trace)
+
+
+# --- sum's small loop ---------------------------------------------------------------------
+
+
+@needs_accel
+@settings(max_examples=150, deadline=None)
+@given(shape=st.lists(st.integers(0, 40), min_size=0, max_size=3).map(tuple),
+       dtype=st.sampled_from([np.float32, np.float64, np.int64, np.float16]),
+       which=st.sampled_from(["all", "last", "first", "empty"]), keepdim=st.booleans(),
+       layout=st.sampled_from(["plain", "transposed", "offset"]), seed=st.integers(0, 2**16))
+def test_sum_small_is_numpys_add_reduce(shape, dtype, which, keepdim, layout, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, size=shape)).astype(dtype)
+    if x.size and np.issubdtype(dtype, np.floating):
+        x.reshape(-1)[: min(x.size, 4)] = np.array([-0.0, np.nan, np.inf, 1e-40])[: x.size]
+    if layout == "transposed":
+        x = x.T
+    elif layout == "offset" and x.size:
+        x = np.concatenate([x.reshape(-1)[:1], x.reshape(-1)])[1:].reshape(x.shape)
+    nd = x.ndim
+    dims = {"all": tuple(range(nd)), "last": (nd - 1,) if nd else (), "first": (0,) if nd
+            else (), "empty": ()}[which]
+    expected = np.add.reduce(x, axis=dims, keepdims=keepdim)
+    out = np.empty(np.shape(expected), x.dtype)
+    with np.errstate(all="ignore"):
+        done = pyaten.core.accel.ACCEL.sum_small(x, dims, out)
+    if not done:
+        return  # NumPy's call, as before
+    assert np.asarray(expected).tobytes() == out.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.sampled_from([(4, 4), (3,), (2, 3, 5), (1, 130), (3, 300)]),
+       dtype=st.sampled_from([dt.float32, dt.float64]), dim=st.sampled_from([None, -1, 0]),
+       keepdim=st.booleans(), seed=st.integers(0, 2**16))
+def test_sum_matches_the_general_path_and_torch(shape, dtype, dim, keepdim, seed):
+    values = _with_specials(_values(seed, shape, dtype), dtype) if seed % 3 == 0 else _values(
+        seed, shape, dtype)
+    a, ta = _pair(values, dtype)
+    if dim is None:
+        ours, theirs = pyaten.sum(a), torch.sum(ta)
+    else:
+        ours, theirs = pyaten.sum(a, dim, keepdim), torch.sum(ta, dim, keepdim)
+    with pyaten.explain():  # the general path: no fast function while tracing
+        general = pyaten.sum(a) if dim is None else pyaten.sum(a, dim, keepdim)
+    assert ours.numpy().tobytes() == general.numpy().tobytes()
+    assert ours.stride() == general.stride() and ours.dtype is general.dtype
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-4)

@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL
 from pyaten.core.broadcast import new_row_major
 from pyaten.core.device import CPU
 from pyaten.core.stub import DispatchStub
@@ -315,6 +316,8 @@ def _register_fast(row: Reduction, stub: DispatchStub, site: str) -> None:
     identity = row.identity
     blocked = ufunc is np.add  # large all-dims sums: the loop's blocked sum, not this
     reduce = ufunc.reduce
+    # small contiguous float sums: NumPy's pairwise sum in C (Note: the small-operator loops)
+    small = ACCEL.sum_small if ACCEL is not None and ufunc is np.add else None
 
     def fast(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
         if (dtype is not None or self._dtype not in dtypes or self._device is not CPU
@@ -333,7 +336,8 @@ def _register_fast(row: Reduction, stub: DispatchStub, site: str) -> None:
         ) or (size >= _BLOCKED_MIN and 0 in x.strides):  # broadcast dims: the loop's rule
             return None
         out = new_row_major(plan[1], self._dtype, CPU)
-        fastpath.quiet(reduce, x, plan[0], None, out._np, keepdim)
+        if small is None or not small(x, plan[0], out._np):
+            fastpath.quiet(reduce, x, plan[0], None, out._np, keepdim)
         return out
 
     fastpath.register(row.name, fast, None, row.site or site)
