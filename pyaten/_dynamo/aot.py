@@ -9,6 +9,11 @@ Note: the partition
     graph takes it as an input before the tangents. So what the backward keeps alive is
     exactly the graph's saved values, explicit in both graphs' signatures.
 
+    Neither graph records autograd, so a `detach` in them is only an alias, and so is
+    `t(t(x))`: a value reached through such identities is saved as the value itself (the
+    joint graph saves `relu` and `detach(detach(relu))` for one ReLU: one saved value, no
+    copy), and inside each graph a reader of an identity reads its source instead.
+
 Note: double backward
     The backward graph runs without recording autograd, as PyTorch's AOTAutograd runs its
     compiled backward. A backward with `create_graph=True` still returns gradients that
@@ -39,6 +44,39 @@ def _copy_node(graph: Graph, node: Node, env: dict[Node, Node]) -> Node:
     return new
 
 
+_DETACH = "detach.default"
+_TRANSPOSE = "t.default"
+
+
+def _aten_call(node: Node, name: str) -> bool:
+    return node.op == "call_function" and not node.kwargs and len(node.args) == 1 and \
+        isinstance(node.args[0], Node) and getattr(node.target, "__name__", "") == name and \
+        getattr(node.target, "namespace", None) == "aten"
+
+
+def _identity_source(node: Node) -> Node:
+    """What `node` is an alias of through `detach` and `t(t(...))` (Note: the partition)."""
+    while True:
+        if _aten_call(node, _DETACH):
+            node = node.args[0]
+        elif _aten_call(node, _TRANSPOSE) and _aten_call(node.args[0], _TRANSPOSE):
+            node = node.args[0].args[0]
+        else:
+            return node
+
+
+def _read_sources(graph: Graph) -> None:
+    """Readers of an identity read its source (Note: the partition); the graph's outputs
+    keep their own nodes."""
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        swap = {a: _identity_source(a) for a in node.all_input_nodes}
+        if any(a is not b for a, b in swap.items()):
+            node.args = map_arg(node.args, swap.__getitem__)
+            node.kwargs = map_arg(node.kwargs, swap.__getitem__)
+
+
 def partition_joint(joint_graph: Graph, joint: Any,
                     n_outputs: int) -> tuple[GraphModule, GraphModule, int]:
     """Split the joint graph (Note: the partition). Returns the forward graph (inputs ->
@@ -56,7 +94,9 @@ def partition_joint(joint_graph: Graph, joint: Any,
         if node in backward or node.op == "output":
             continue
         if any(user in backward for user in node.users):
-            saved.append(node)
+            source = _identity_source(node)
+            if source not in saved:
+                saved.append(source)
 
     forward = Graph()
     env: dict[Node, Node] = {}
@@ -65,6 +105,7 @@ def partition_joint(joint_graph: Graph, joint: Any,
             continue
         env[node] = _copy_node(forward, node, env)
     forward.output(tuple(env[n] for n in fwd_outputs + saved))
+    _read_sources(forward)
     eliminate_dead_code(forward)
     forward.lint()
 
@@ -79,7 +120,10 @@ def partition_joint(joint_graph: Graph, joint: Any,
     for node in nodes:
         if node in backward and node.op != "placeholder":
             benv[node] = _copy_node(back, node, benv)
+        elif node not in benv and _identity_source(node) in benv:
+            benv[node] = benv[_identity_source(node)]  # an identity of a saved value
     back.output(tuple(benv[g] for g in joint.grads if g is not None))
+    _read_sources(back)
     eliminate_dead_code(back)
     back.lint()
     return (GraphModule({}, forward, class_name="GraphModule"),

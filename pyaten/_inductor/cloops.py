@@ -16,6 +16,15 @@ Note: why C beside Numba
     given up, without which `sqrt` and the selects of `relu`/`maximum` block vectorizing
     (a 10-operator chain runs 20x slower). `PYATEN_NO_CC=1` (or no compiler) leaves the
     loops to Numba.
+
+Note: arrays passed as objects
+    Asking NumPy for an array's address (`array.ctypes.data`) costs microseconds, more than
+    a small loop itself. So each C function has a twin, `<name>_py`, that takes the NumPy
+    arrays themselves (ctypes `py_object`, a pointer) and reads each one's data pointer from
+    the array object, whose C layout NumPy keeps stable for compiled extensions
+    (`PyArrayObject_fields`: the object header, then `char *data`). The offset of that field
+    is measured once in this process on a probe array (`_data_offset`) and written into the
+    source; where it cannot be found, no C loop is used (Numba takes the loops).
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from pyaten.fx.node import Node
 
 from .lowering import expression
@@ -41,6 +52,8 @@ _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fPI
           "-std=c99")
 _STATE: dict[str, Any] = {}
 _HEADER = "#include <math.h>\n#include <stdint.h>\n"
+# an array object's data pointer (Note: arrays passed as objects); {offset} in bytes
+_DATA = "#define DATA(o) ((void *)*(char *const *)((const char *)(o) + {offset}))\n"
 _LIBRARIES: dict[str, Any] = {}  # loaded libraries of this process, by hash
 
 # math functions: the double name; float32 adds the `f` suffix
@@ -63,7 +76,43 @@ def _compiler() -> str | None:
 
 def available() -> bool:
     """Whether fused loops can be built by a C compiler (Note: why C beside Numba)."""
-    return _compiler() is not None
+    return _compiler() is not None and _data_offset() is not None
+
+
+def _data_offset() -> int | None:
+    """Where an ndarray object holds its data pointer (Note: arrays passed as objects)."""
+    if "offset" not in _STATE:
+        probe = np.empty(3)
+        found = None
+        for offset in range(8, 8 * 8, 8):
+            if ctypes.c_void_p.from_address(id(probe) + offset).value == probe.ctypes.data:
+                found = offset
+                break
+        _STATE["offset"] = found
+    return _STATE["offset"]
+
+
+def header() -> str:
+    """The includes and the `DATA(array)` macro every library source starts with."""
+    return _HEADER + _DATA.format(offset=_data_offset())
+
+
+def object_twin(prototype: str) -> str:
+    """The `<name>_py` twin of a C function (Note: arrays passed as objects): the same
+    parameters with every pointer an array object, calling the function on their data."""
+    head, params = prototype.split("(", 1)
+    name = head.split()[-1]
+    typed, passed = [], []
+    for param in params.rstrip(") {").split(","):
+        words = param.replace("*", " * ").split()
+        if "*" in words:
+            typed.append(f"const void *{words[-1]}")
+            passed.append(f"DATA({words[-1]})")
+        else:
+            typed.append(" ".join(words))
+            passed.append(words[-1])
+    return (f"void {name}_py({', '.join(typed)}) {{\n"
+            f"    {name}({', '.join(passed)});\n}}\n")
 
 
 def _machine_key() -> str:
@@ -164,25 +213,25 @@ def group_c_source(group: FusedGroup, name: str) -> str:
     if reduce and group.reduce_all:
         lines.append(f"    red0[0] = ({scalar})(acc{' / (n0 * n1)' if group.mean else ''});")
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + object_twin(lines[1])
 
 
-def load_loops(groups: list[FusedGroup], folder: Any,
-               pools: list[tuple] = ()) -> tuple[list[Callable[..., Any]], str, Any]:
+def load_loops(groups: list[FusedGroup], folder: Any, pools: list[tuple] = (),
+               extra: list[str] = ()) -> tuple[list[Callable[..., Any]], str, Any]:
     """Each group's loop as a callable `kernel(n0, n1, *arrays)` (the Numba loop's
     signature), from the graph's one shared library, built or found in `folder`, which also
-    holds the max-pool kernels `pools` names (functions `p<i>`, see `pool_sources`); the
-    library's source; the library."""
+    holds the max-pool kernels `pools` names (functions `p<i>`, see `pool_sources`) and the
+    `extra` functions' source; the library's source; the library."""
     bodies = [group_c_source(g, f"k{i}") for i, g in enumerate(groups)]
-    source = "\n".join([_HEADER, *bodies, *_pool_bodies(pools)])
+    source = "\n".join([header(), *bodies, *_pool_bodies(pools), *extra])
     library = load_library(source, folder)
     kernels = []
     for i, group in enumerate(groups):
-        fn = getattr(library, f"k{i}")
+        fn = getattr(library, f"k{i}_py")
         n_in = len(group.inputs)
         n_ptr = len(group.outputs) + (group.reduction is not None)
-        fn.argtypes = [ctypes.c_int64] * 2 + [ctypes.c_void_p, ctypes.c_int64,
-                                              ctypes.c_int64] * n_in + [ctypes.c_void_p] * n_ptr
+        fn.argtypes = [ctypes.c_int64] * 2 + [ctypes.py_object, ctypes.c_int64,
+                                              ctypes.c_int64] * n_in + [ctypes.py_object] * n_ptr
         fn.restype = None
         kernels.append(_caller(fn, n_in))
     return kernels, source, library
@@ -211,9 +260,8 @@ def _caller(fn: Any, n_in: int) -> Callable[..., Any]:
         for array in arrays[:n_in]:
             step = array.itemsize
             stride0, stride1 = array.strides
-            args += [array.ctypes.data, stride0 // step, stride1 // step]
-        args += [array.ctypes.data for array in arrays[n_in:]]
-        fn(*args)
+            args += [array, stride0 // step, stride1 // step]
+        fn(*args, *arrays[n_in:])
 
     return kernel
 
@@ -268,7 +316,7 @@ void {name}(int64_t planes, int64_t HW, int64_t OHW, const {t} *restrict grad,
 def pool_sources(specs: list[tuple]) -> str:
     """The library source of the pools `specs` name: (kind, dtype name, kernel, stride,
     padding), kind "pool" or "pool_backward"; function `p<i>` for the i-th."""
-    return "\n".join([_HEADER, *_pool_bodies(specs)])
+    return "\n".join([header(), *_pool_bodies(specs)])
 
 
 def _pool_bodies(specs: list[tuple]) -> list[str]:
@@ -280,9 +328,11 @@ def _pool_bodies(specs: list[tuple]) -> list[str]:
         # so the compiler unrolls the window
         unpadded = f"\n                h1 = h0 + {kernel[0]}; w1 = w0 + {kernel[1]};" \
             if tuple(padding) == (0, 0) else ""
-        parts.append(template.format(name=f"p{i}", t=scalar, kh=kernel[0], kw=kernel[1],
-                                     sh=stride[0], sw=stride[1], ph=padding[0],
-                                     pw=padding[1], unpadded=unpadded))
+        body = template.format(name=f"p{i}", t=scalar, kh=kernel[0], kw=kernel[1],
+                               sh=stride[0], sw=stride[1], ph=padding[0], pw=padding[1],
+                               unpadded=unpadded)
+        prototype = body[:body.index("{")].replace("\n", " ")
+        parts.append(body + object_twin(prototype))
     return parts
 
 

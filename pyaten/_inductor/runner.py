@@ -25,13 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from pyaten.core.creation import share_array
+from pyaten.core.broadcast import new_row_major
+from pyaten.core.device import CPU
 from pyaten.dispatch.keys import DispatchKey, DispatchKeySet
 from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node, map_arg
 from pyaten.native.runtime import wrapped_number
 
-from . import cloops
+from . import cloops, cross_entropy
 from .codegen import cache_dir, group_source, load_kernel, numba_available
 from .scheduler import FusedGroup, _contiguous, fuse
 
@@ -65,17 +66,18 @@ def loops_available() -> bool:
     return cloops.available() or numba_available()
 
 
-def _build_loops(groups: list[FusedGroup],
-                 pools: list[tuple]) -> tuple[list[Any], list[str], str, Any]:
+def _build_loops(groups: list[FusedGroup], pools: list[tuple],
+                 extra: list[str]) -> tuple[list[Any], list[str], str, Any]:
     """The groups' loop callables, their source, what built them and the C library (which
-    also holds the max-pool kernels `pools` names): one C library per graph where a
-    compiler is found (pyaten/_inductor/cloops.py, Note: why C beside Numba), else Numba
-    loops and no library."""
+    also holds the max-pool kernels `pools` names and the `extra` C functions): one C
+    library per graph where a compiler is found (pyaten/_inductor/cloops.py, Note: why C
+    beside Numba), else Numba loops and no library."""
     if cloops.available():
         try:
-            kernels, _, library = cloops.load_loops(groups, cache_dir() / "cloops", pools)
+            kernels, _, library = cloops.load_loops(groups, cache_dir() / "cloops", pools,
+                                                    extra)
             return kernels, [cloops.group_c_source(g, f"k{i}")
-                             for i, g in enumerate(groups)], "c", library
+                             for i, g in enumerate(groups)] + list(extra), "c", library
         except (NotImplementedError, RuntimeError, OSError):
             if not numba_available():  # nothing can build the loops: run unfused
                 return [], [], "none", None
@@ -156,36 +158,35 @@ def _pool_specs(nodes: list[Node]) -> list[tuple[Node, tuple]]:
 
 
 def _pool_caller(fn: Any, spec: tuple) -> Callable[..., Any]:
+    """The call of a max-pool kernel's `_py` twin, which takes the arrays themselves
+    (cloops.py, Note: arrays passed as objects)."""
     (kind, _, _, _, _), in_shape, out_shape, dtype = spec
-    np_dtype = np.dtype(dtype.name)
     n, c, height, width = in_shape
     out_h, out_w = out_shape[2], out_shape[3]
     planes = n * c
-    c_int, c_ptr = ctypes.c_int64, ctypes.c_void_p
+    c_int, c_obj = ctypes.c_int64, ctypes.py_object
     if kind == "pool":
-        fn.argtypes = [c_int] * 5 + [c_ptr] * 3
+        fn.argtypes = [c_int] * 5 + [c_obj] * 3
         fn.restype = None
         from pyaten.core.dtypes import int64
 
         def pool(x: Any) -> tuple:
             array = np.ascontiguousarray(x._numpy())
-            out = np.empty(out_shape, np_dtype)
-            index = np.empty(out_shape, np.int64)
-            fn(planes, height, width, out_h, out_w, array.ctypes.data, out.ctypes.data,
-               index.ctypes.data)
-            return share_array(out, dtype), share_array(index, int64)
+            out, index = new_row_major(out_shape, dtype, CPU), new_row_major(out_shape, int64,
+                                                                             CPU)
+            fn(planes, height, width, out_h, out_w, array, out._np, index._np)
+            return out, index
 
         return pool
-    fn.argtypes = [c_int] * 3 + [c_ptr] * 3
+    fn.argtypes = [c_int] * 3 + [c_obj] * 3
     fn.restype = None
 
     def pool_backward(grad: Any, index: Any) -> Any:
         grad_array = np.ascontiguousarray(grad._numpy())
         index_array = np.ascontiguousarray(index._numpy())
-        out = np.empty(in_shape, np_dtype)
-        fn(planes, height * width, out_h * out_w, grad_array.ctypes.data,
-           index_array.ctypes.data, out.ctypes.data)
-        return share_array(out, dtype)
+        out = new_row_major(in_shape, dtype, CPU)
+        fn(planes, height * width, out_h * out_w, grad_array, index_array, out._np)
+        return out
 
     return pool_backward
 
@@ -209,18 +210,24 @@ class CompiledGraph:
         self.groups: list[FusedGroup] = fuse(graph, 1 if c_loops else 2) \
             if loops_available() else []
         found = _pool_specs(graph.nodes) if c_loops else []
+        matches = cross_entropy.find(graph.nodes) if c_loops else []
         self.loops = "none"
         self.kernels: list[Any] = []
         self.sources: list[str] = []
         pools: dict[Node, Callable[..., Any]] = {}
-        if self.groups or found:
+        pairs: dict[Node, tuple] = {}  # fused cross-entropy: its node -> (callable, match)
+        if self.groups or found or matches:
             self.kernels, self.sources, self.loops, library = _build_loops(
-                self.groups, [spec[0] for _, spec in found])
+                self.groups, [spec[0] for _, spec in found], cross_entropy.sources(matches))
             if self.loops == "none":
                 self.groups = []
             if library is not None:
-                pools = {node: _pool_caller(getattr(library, f"p{i}"), spec)
+                pools = {node: _pool_caller(getattr(library, f"p{i}_py"), spec)
                          for i, (node, spec) in enumerate(found)}
+                for i, match in enumerate(matches):
+                    pairs[match.at] = (cross_entropy.caller(getattr(library, f"x{i}"), match),
+                                       match)
+        skipped = {match.skipped for _, match in pairs.values()}
         nodes = graph.nodes
         slot = {n: i for i, n in enumerate(nodes)}
         self.n_slots = len(nodes)
@@ -233,9 +240,15 @@ class CompiledGraph:
         self.placeholders = [slot[n] for n in nodes if n.op == "placeholder"]
         group_at = {g.index: (i, g) for i, g in enumerate(self.groups)}
         for index, node in enumerate(nodes):
-            if node.op in ("placeholder", "output"):
+            if node.op in ("placeholder", "output") or node in skipped:
                 continue
-            if node in pools:
+            if node in pairs:
+                run_pair, match = pairs[node]
+                outs = [node, match.skipped] if match.kind == "forward" else [node]
+                steps.append(("fused", (run_pair, [slot[n] for n in match.inputs],
+                                        [slot[n] for n in outs])))
+                readers = match.inputs
+            elif node in pools:
                 steps.append(("call", (slot[node], pools[node],
                                        tuple(_Slot(slot[a]) for a in _pool_inputs(node)), {})))
                 readers = node.all_input_nodes
@@ -307,15 +320,15 @@ class CompiledGraph:
                 if pool:
                     tensor, array = pool.pop()
                 else:
-                    array = np.empty(shape, np_dtype)
-                    tensor = share_array(array, dtype)
+                    tensor = new_row_major(shape, dtype, CPU)
+                    array = tensor._np
                     self.allocations += 1
                 outs.append(tensor)
                 arrays.append(array.reshape(flat))
             if reduced is not None:
-                array = np.empty(reduced[0], np_dtype)
-                outs.append(share_array(array, dtype))
-                arrays.append(array.reshape(reduced[1]))
+                tensor = new_row_major(reduced[0], dtype, CPU)
+                outs.append(tensor)
+                arrays.append(tensor._np.reshape(reduced[1]))
             kernel(n0, n1, *arrays)
             return tuple(outs)
 
