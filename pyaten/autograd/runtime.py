@@ -24,9 +24,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from pyaten.autograd.accel_graph import ACCEL_GRAPH as _ACCEL_GRAPH
 from pyaten.autograd.engine import empty_strided
 from pyaten.autograd.forward_ad import FW, set_tangent
-from pyaten.autograd.graph import Node, gradient_edge, set_history
+from pyaten.autograd.graph import NO_EDGE, Node, grad_accumulator, gradient_edge, set_history
+from pyaten.core.dtypes import dtype as _dtype_class
 from pyaten.core.tensor import CONJ_BIT, NEG_BIT, Tensor
 from pyaten.dispatch.keys import AFTER_AUTOGRAD as _AFTER_AUTOGRAD_SET
 from pyaten.dispatch.tls import call_below_autograd
@@ -36,6 +38,10 @@ AFTER_AUTOGRAD = _AFTER_AUTOGRAD_SET.raw
 __all__ = [
     "AFTER_AUTOGRAD",
     "run_below",
+    "make_node",
+    "run_recorded",
+    "run_recorded_view",
+    "record_output",
     "check_inplace",
     "rebase_history",
     "raise_out_requires_grad",
@@ -57,6 +63,64 @@ __all__ = [
 
 # The call below autograd, with the autograd keys excluded for the calls it makes.
 run_below = call_below_autograd
+
+
+def make_node(cls: type, *inputs: Any) -> Node:
+    """`cls()` with one edge per differentiable input (a tensor, None, or a list of them:
+    one edge per element, and `_counts` says how many each input has)."""
+    node = cls()
+    if not any(isinstance(t, (list, tuple)) for t in inputs):
+        node.next_functions = tuple([gradient_edge(t) for t in inputs])
+        return node
+    inputs = tuple(tuple(t) if isinstance(t, (list, tuple)) else t for t in inputs)
+    edges = []
+    counts = []
+    for t in inputs:
+        if isinstance(t, tuple):
+            edges += [gradient_edge(item) for item in t]
+            counts.append(len(t))
+        else:
+            edges.append(gradient_edge(t))
+            counts.append(1)
+    node.next_functions = tuple(edges)
+    node._counts = tuple(counts)
+    return node
+
+
+def record_output(node: Node, out: Tensor, inputs: tuple, view: bool = False) -> None:
+    """Make `out` the output 0 of `node`, unless it is not differentiable or is one of the
+    call's `inputs`; a view is remembered on its base (`track_view`)."""
+    kind = out._dtype
+    if not (kind.is_floating_point or kind.is_complex):
+        return
+    for t in inputs:
+        if t is out:
+            return
+    out.grad_fn = node
+    out.output_nr = 0
+    out._requires_grad = True
+    node.input_meta = [(out._sizes, out._dtype, out._device)]
+    if view:
+        track_view(out)
+
+
+def run_recorded(node: Node, below: Callable, *args: Any) -> Any:
+    """The call below autograd, its single result made the node's output."""
+    out = call_below_autograd(below, *args)
+    record_output(node, out, args)
+    return out
+
+
+def run_recorded_view(node: Node, below: Callable, *args: Any) -> Any:
+    """`run_recorded` for a view operator: the view is also remembered on its base."""
+    out = call_below_autograd(below, *args)
+    record_output(node, out, args, True)
+    return out
+
+
+make_node_reference = make_node
+run_recorded_reference = run_recorded
+run_recorded_view_reference = run_recorded_view
 
 
 def check_inplace(t: Tensor) -> None:
@@ -455,3 +519,11 @@ def element_wise(backward: Callable, t: Tensor | None) -> Tensor | None:
     if t.is_complex():
         return backward(t.conj()).conj()
     return backward(t)
+
+
+if _ACCEL_GRAPH is not None:  # Note: the compiled recording calls (autograd/accel_graph.py)
+    _ACCEL_GRAPH.setup(Tensor, Node, _dtype_class, NO_EDGE, gradient_edge, grad_accumulator,
+                       call_below_autograd, record_output, track_view)
+    make_node = _ACCEL_GRAPH.make_node  # noqa: F811
+    run_recorded = _ACCEL_GRAPH.run_recorded  # noqa: F811
+    run_recorded_view = _ACCEL_GRAPH.run_recorded_view  # noqa: F811

@@ -471,32 +471,11 @@ def _tangent_expr(args: Sequence[Argument]) -> str:
     return "(" + (" or ".join(parts) if parts else "False") + ")"
 
 
-def _edge_expr(local: str) -> str:
-    # gradient_edge inlined: the call path records an edge per input.
-    return (
-        f"(({local}.grad_fn, {local}.output_nr) if {local}.grad_fn is not None else "
-        f"(grad_accumulator({local}), 0) if {local}._requires_grad else NO_EDGE)"
-    )
-
-
-def _edges_lines(e: _Entry) -> list[str]:
-    parts = []
-    counts = []
-    for a in e.inputs:
-        local = _local(a.name)
-        if _is_tensor_list(a):
-            parts.append(f"*[gradient_edge(t) for t in {local}]")
-            counts.append(f"len({local})")
-        elif a.type.is_optional():
-            parts.append(f"gradient_edge({local})")
-            counts.append("1")
-        else:
-            parts.append(_edge_expr(local))
-            counts.append("1")
-    lines = [f"    node.next_functions = ({', '.join(parts)}{',' if len(parts) == 1 else ''})"]
-    if any(_is_tensor_list(a) for a in e.inputs):
-        lines.append(f"    node._counts = ({', '.join(counts)},)")
-    return lines
+def _make_node_line(e: _Entry) -> str:
+    """The node with one edge per differentiable input, in one call (`make_node`: Note: the
+    compiled recording calls, pyaten/autograd/accel_graph.py)."""
+    inputs = "".join(f", {_local(a.name)}" for a in e.inputs)
+    return f"    node = make_node({e.class_name}{inputs})"
 
 
 def _save_inputs_lines(e: _Entry, inplace: bool) -> list[str]:
@@ -580,45 +559,41 @@ def _functional_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         ]
     else:
         lines.append(f"        return below({call})")
-    lines += [
-        f"    node = {e.class_name}()",
-        *_edges_lines(e),
-        *_save_inputs_lines(e, inplace=False),
-        f"    out = run_below(below, {call})",
-    ]
+    lines += [_make_node_line(e), *_save_inputs_lines(e, inplace=False)]
+    n = len(schema.returns)
+    single = n == 1 and e.out_diff[0] and not list_return
+    if single:  # the result made the node's output 0 in the same call (a view: remembered)
+        run = "run_recorded_view" if schema.is_view else "run_recorded"
+        lines.append(f"    out = {run}(node, below, {call})" if call
+                     else f"    out = {run}(node, below)")
+    else:
+        lines.append(f"    out = run_below(below, {call})")
     for a, how in e.saved_inputs():  # written arguments: saved at their new version
         if how == "tensor" and a.is_write:
             when = _save_condition(e, a.name)
             lines.append(f"    node.s_{a.name} = SavedTensor({_local(a.name)}){when}")
-    n = len(schema.returns)
     tensor_inputs = [_local(a.name) for a in schema.arguments if _is_tensor(a)]
     inputs_tuple = f"({', '.join(tensor_inputs)}{',' if len(tensor_inputs) == 1 else ''})"
-    if list_return:  # `Tensor[]`: each piece is an output of the node (split, unbind)
+    if single:
+        outs = "(out,)"
+    elif list_return:  # `Tensor[]`: each piece is an output of the node (split, unbind)
+        outs = "outs"
         lines.append("    outs = tuple(out)")
         lines.append(f"    set_outputs(node, outs, (True,) * len(outs), {inputs_tuple})")
         if schema.is_view:  # several views of one call cannot be written in place
             shown = re.sub(r"Backward\d*$", "", e.class_name)
             lines.append(f"    mark_views(outs, ('multi_output', {shown!r}))")
-    elif n == 1 and e.out_diff[0]:
-        same = "".join(f" and out is not {t}" for t in tensor_inputs)
-        lines += [
-            "    outs = (out,)",
-            f"    if (out._dtype.is_floating_point or out._dtype.is_complex){same}:",
-            "        out.grad_fn = node",
-            "        out.output_nr = 0",
-            "        out._requires_grad = True",
-            "        node.input_meta = [(out._sizes, out._dtype, out._device)]",
-        ]
-        if schema.is_view:  # a later write into its base regenerates its grad_fn
-            lines.append("        track_view(out)")
     else:
+        outs = "outs"
         lines.append("    outs = (out,)" if n == 1 else "    outs = tuple(out)")
         lines.append(f"    set_outputs(node, outs, {e.out_diff!r}, {inputs_tuple})")
     for i, local in e.saved_results():
         when = _save_condition(e, local, e.schema.returns[i].name)
-        lines.append(f"    node.r_{local} = SavedTensor(outs[{i}], True){when}")
+        saved = "out" if single else f"outs[{i}]"
+        lines.append(f"    node.r_{local} = SavedTensor({saved}, True){when}")
     lines.append(f"    if FW[0] != -1 and {tangents}:")
-    lines.append(f"        fw_{e.class_name}({call}, outs)")
+    lines.append(f"        fw_{e.class_name}({call}, {outs})" if call
+                 else f"        fw_{e.class_name}({outs})")
     lines.append("    return out")
     lines.append(f"{name}.below_mask = AFTER_AUTOGRAD")
     return lines + ["", ""]
@@ -653,8 +628,7 @@ def _inplace_kernel(e: _Entry, f: NativeFunction) -> list[str]:
         "                view_tangent_to_base(self)",
         "        return out",
         "    check_inplace(self)",
-        f"    node = {e.class_name}()",
-        *_edges_lines(e),
+        _make_node_line(e),
         *_save_inputs_lines(e, inplace=True),
     ]
     if "inplace_view" in f.tags:  # transpose_ & co. change the view (Note: in-place on views)
@@ -737,8 +711,9 @@ from pyaten.autograd.graph import (
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.runtime import (
-    AFTER_AUTOGRAD, any_requires_grad, any_tangent, check_inplace, element_wise,
+    AFTER_AUTOGRAD, any_requires_grad, any_tangent, check_inplace, element_wise, make_node,
     original, raise_out_requires_grad, rebase_history, record_not_implemented, run_below,
+    run_recorded, run_recorded_view,
     view_geometry, mark_views, NO_GRAD_VIEW, view_tangent_to_base, track_view,
     set_outputs, tangent,
 )
