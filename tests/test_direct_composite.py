@@ -253,3 +253,17 @@ def test_errors_as_torch():
         with pytest.raises(Exception) as ours:
             case(pyaten, pyaten_functional, t)
         assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
+
+
+def test_tensor_list_bindings_call_directly():
+    import sys
+
+    module = sys.modules[pyaten.cat.__globals__["__name__"]]
+    t = _inputs(pyaten)
+    for _ in range(2):
+        pyaten.cat([t["a"], t["a"]], 1)
+    assert module.D_cat.fast is not None  # found behind the dispatcher's cached kernel
+    assert "D_cat" in pyaten.cat.__code__.co_names
+    g = _inputs(pyaten, requires_grad=True)
+    out = pyaten.cat([t["a"], g["a"]])  # one item requires grad: the dispatcher's path
+    assert type(out.grad_fn).__name__ == "CatBackward0"

@@ -155,18 +155,20 @@ def _may_call_directly(schema: FunctionSchema) -> bool:
 
 
 def _direct_call(schema: FunctionSchema, tensors: Sequence[str], call: str,
-                 indent: str, optional: Sequence[str] = ()) -> list[str]:
+                 indent: str, optional: Sequence[str] = (),
+                 lists: Sequence[str] = ()) -> list[str]:
     """Lines that call the operator's fast function straight from the binding when every
-    tensor in `tensors` (and each of `optional` that is not None) is plain and no thread has
-    left the default key sets, and otherwise the dispatcher (Note: the direct call). Used
-    where the binding has tested `TF.ACTIVE`."""
+    tensor in `tensors` (each of `optional` that is not None, every item of each of `lists`)
+    is plain and no thread has left the default key sets, and otherwise the dispatcher (Note:
+    the direct call). Used where the binding has tested `TF.ACTIVE`."""
     if not _may_call_directly(schema):
         return []
     name = schema.name
     entry = naming.entry_global(name)
     direct = naming.direct_global(name)
     guard = " and ".join(["not NONDEFAULT", *(_plain(t) for t in tensors),
-                          *(f"({t} is None or {_plain(t)})" for t in optional)])
+                          *(f"({t} is None or {_plain(t)})" for t in optional),
+                          *(f"Direct.plain_list({t})" for t in lists)])
     return [
         f"{indent}if {guard}:",
         f"{indent}    fast = ({direct}.fast if {entry}._cache.get(PLAIN_KEY) is {direct}.checked"
@@ -264,23 +266,26 @@ def _typed_direct(sig: PythonSignature, safe: Sequence[Any], call: str,
                   given: Sequence[tuple[str, Any]] = ()) -> list[str]:
     """The direct call (Note: the direct call, in pyaten/native/gen_support.py) of one typed
     or keyword fast path: `args[i]` of kind `safe[i]` and each (value, kind) `given`, its
-    tensor and optional tensor arguments plain; none with a list of tensors or results
-    wrapped in a named tuple."""
+    tensor, optional tensor and tensor list arguments plain; none with an optional list of
+    tensors or results wrapped in a named tuple."""
     functional = sig.functional
     arguments = [(f"args[{i}]", k) for i, k in enumerate(safe)] + list(given)
-    if _named_returns(functional) or any(k is TENSOR_LIST or k.without_none() is TENSOR_LIST
+    if _named_returns(functional) or any(k is not TENSOR_LIST and k.without_none() is TENSOR_LIST
                                          for _, k in arguments):
         return []
     tensors = ["self"] if sig.method else []
     optional: list[str] = []
+    lists: list[str] = []
     for value, k in arguments:
         if k is TENSOR:
             tensors.append(value)
+        elif k is TENSOR_LIST:
+            lists.append(value)  # `cat([a, b])`: every item plain (Direct.plain_list)
         elif "Tensor" in k.classes:
             optional.append(value)
-    if not tensors and not optional:
+    if not tensors and not optional and not lists:
         return []
-    return _direct_call(functional, tensors, call, indent, optional)
+    return _direct_call(functional, tensors, call, indent, optional, lists)
 
 
 def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],

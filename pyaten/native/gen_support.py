@@ -163,6 +163,9 @@ def plain_list(tensors: Any) -> bool:
     return True
 
 
+Direct.plain_list = staticmethod(plain_list)  # where generated bindings read it
+
+
 # Note: the direct call of a composite
 #     A composite kernel calls the operators it is made of positionally through
 #     `aten_ops().<name>.<overload>(...)` (`sum()` calls `sum.dim_IntList`, `softmax.int`
