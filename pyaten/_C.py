@@ -9,7 +9,13 @@ this module holds no logic.
 `__torch_dispatch__` (docs/python-dispatch.md): `_DisableTorchDispatch`,
 `_disabled_torch_dispatch_impl`, the dispatch-mode stack, the thread-local key sets and a
 tensor's dispatch keys (`_dispatch_keys`), the key-set guards.
+
+`_functorch` (docs/func.md): the transforms' levels and wrappers, loaded on first use from
+pyaten/_functorch/_C_functorch.py (it stands on pyaten.func, which imports this module).
 """
+
+import sys
+import types
 
 from pyaten.core.tensor import _disabled_torch_dispatch_impl
 from pyaten.core.torch_function import (
@@ -78,3 +84,13 @@ __all__ = [
     "_pop_torch_function_stack",
     "_push_on_torch_function_stack",
 ]
+
+
+class _Functorch(types.ModuleType):
+    def __getattr__(self, name: str) -> object:
+        from pyaten._functorch import _C_functorch
+
+        return getattr(_C_functorch, name)
+
+
+_functorch = sys.modules.setdefault("pyaten._C._functorch", _Functorch("pyaten._C._functorch"))

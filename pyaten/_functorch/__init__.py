@@ -4,3 +4,6 @@
 interpreters (`retrieve_current_functorch_interpreter`); `_C_functorch` the functions
 torch exposes as `torch._C._functorch` (also reachable as `pyaten._C._functorch`).
 """
+
+# the transforms first: levels.py stands on their vmap stack, and they import levels.py
+import pyaten.func  # noqa: E402, F401

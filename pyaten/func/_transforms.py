@@ -15,7 +15,9 @@ Note: grad levels
     torch.func numbers its transforms: ordinary autograd outside every transform is level 0,
     each grad/vjp/jvp inside it one level more, and a transform differentiates only what its
     own level recorded. Here the levels share one autograd graph and are told apart by their
-    leaves: a transform's fresh input leaves are marked with its level (`_func_level`), so a
+    leaves: a transform's fresh input leaves are marked with its level (`_func_level`, its
+    number on the stack it shares with vmap: Note: one level stack, in
+    pyaten/_functorch/levels.py), so a
     transform sees exactly its own inputs (no perturbation confusion: the inner grad of
     `grad(lambda x: grad(lambda y: x * y)(x))` differentiates y only). At the outermost
     transform a result is detached unless its graph reaches a leaf that no transform made
@@ -34,7 +36,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
-from pyaten._functorch.levels import current_level, pop_autograd_layer, push_autograd_layer
+from pyaten._functorch.levels import (
+    current_level,
+    mark_input,
+    pop_autograd_layer,
+    push_autograd_layer,
+)
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad
 from pyaten.func._batched import BatchedTensor
@@ -51,11 +58,12 @@ class _Depth(threading.local):
 _DEPTH = _Depth()
 
 
-def _enter(kind: str = "grad") -> None:
+def _enter(kind: str = "grad", batch_size: int = 0, randomness: str = "error") -> None:
     if _DEPTH.value == 0:
         _DEPTH.outer_grad = GRAD.enabled
     _DEPTH.value += 1
-    push_autograd_layer(kind)  # its place on the one level stack (Note: one level stack)
+    # its place on the one level stack (Note: one level stack, in pyaten/_functorch/levels.py)
+    push_autograd_layer(kind, batch_size, randomness)
 
 
 def _exit() -> None:
@@ -83,14 +91,14 @@ def _alias_input(x: Any) -> Any:
     if not isinstance(x, pyaten.Tensor):
         return x
     if x.requires_grad:
-        return x.view_as(x)
-    if isinstance(x, BatchedTensor):
+        leaf = x.view_as(x)
+    elif isinstance(x, BatchedTensor):
         # a new wrapper of the same batch: the batch keeps its own history (a vmap inside
         # an enclosing grad), and autograd at this level records on the wrapper
         leaf = BatchedTensor(x.value, x.level).requires_grad_(True)
     else:
         leaf = x.detach().requires_grad_(True)
-    leaf._func_level = current_level()  # Note: grad levels
+    mark_input(leaf, current_level())  # Note: grad levels
     return leaf
 
 
@@ -439,7 +447,8 @@ def jacfwd(
         columns: list[list[Any]] = [[] for _ in flat_in]
         out = aux = None
         out_spec = None
-        _enter("jacfwd")
+        _enter("jacfwd", sum(x.numel() for x in flat_in if isinstance(x, pyaten.Tensor)),
+               randomness)
         try:
             for j, x in enumerate(flat_in):
                 for e in _basis(x):
