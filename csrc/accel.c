@@ -20,6 +20,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <math.h>
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
@@ -1332,6 +1333,97 @@ sum_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* --- (log_)softmax's small loop (Note: the small-operator loops) ------------------------
+ *
+ * `softmax_small(x, dim, out, log)`: compiled.py's `softmax_rows` loop (the row's max, NaN
+ * propagating; exponentials summed in float64; each value divided by the sum, or shifted by
+ * max + log(sum)), the same operations in the same order and precision with the C library's
+ * exp/log, for a C-contiguous float32/float64 array reduced along its last dim, at most
+ * SMALL_LOOP elements. True when done, False to run the kernel's own path. */
+
+#define SOFTMAX_ROWS(NAME, T, EXP)                                               \
+    static void NAME(const T *x, T *out, npy_intp m, npy_intp n, int log)        \
+    {                                                                            \
+        for (npy_intp i = 0; i < m; i++) {                                       \
+            const T *row = x + i * n;                                            \
+            T *o = out + i * n;                                                  \
+            T top = row[0];                                                      \
+            for (npy_intp j = 1; j < n; j++) {                                   \
+                T v = row[j];                                                    \
+                if (v > top || v != v) {                                         \
+                    top = v;                                                     \
+                }                                                                \
+            }                                                                    \
+            double total = 0.0;                                                  \
+            for (npy_intp j = 0; j < n; j++) {                                   \
+                T e = EXP(row[j] - top);                                         \
+                total += (double)e;                                              \
+                if (!log) {                                                      \
+                    o[j] = e;                                                    \
+                }                                                                \
+            }                                                                    \
+            if (log) {                                                           \
+                double shift = (double)top + math_log(total);                    \
+                for (npy_intp j = 0; j < n; j++) {                               \
+                    o[j] = (T)((double)row[j] - shift);                          \
+                }                                                                \
+            }                                                                    \
+            else {                                                               \
+                for (npy_intp j = 0; j < n; j++) {                               \
+                    o[j] = (T)((double)o[j] / total);                            \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
+    }
+
+static double math_log(double v) { return log(v); }
+SOFTMAX_ROWS(softmax_rows_float, npy_float, expf)
+SOFTMAX_ROWS(softmax_rows_double, npy_double, exp)
+
+static PyObject *
+softmax_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "softmax_small() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *x_obj = args[0], *dim = args[1], *out_obj = args[2];
+    int log = PyObject_IsTrue(args[3]);
+    if (log < 0) {
+        return NULL;
+    }
+    if (!PyArray_Check(x_obj) || !PyArray_Check(out_obj) || !PyLong_CheckExact(dim)) {
+        Py_RETURN_FALSE;
+    }
+    PyArrayObject *x = (PyArrayObject *)x_obj, *out = (PyArrayObject *)out_obj;
+    int nd = PyArray_NDIM(x), type = PyArray_TYPE(x);
+    npy_intp size = PyArray_SIZE(x);
+    long d = PyLong_AsLong(dim);
+    if (d == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    if (nd == 0 || d != nd - 1 || size == 0 || size >= SMALL_LOOP
+        || (type != NPY_FLOAT && type != NPY_DOUBLE) || PyArray_TYPE(out) != type
+        || PyArray_SIZE(out) != size || !PyArray_IS_C_CONTIGUOUS(x)
+        || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)) {
+        Py_RETURN_FALSE;
+    }
+    char *xd = PyArray_DATA(x), *od = PyArray_DATA(out);
+    npy_intp bytes = size * PyArray_ITEMSIZE(x);
+    if (xd < od + bytes && od < xd + bytes) {
+        Py_RETURN_FALSE; /* the output re-read as input: the kernel's own path */
+    }
+    npy_intp n = PyArray_DIM(x, nd - 1);
+    if (type == NPY_FLOAT) {
+        softmax_rows_float((const npy_float *)xd, (npy_float *)od, size / n, n, log);
+    }
+    else {
+        softmax_rows_double((const npy_double *)xd, (npy_double *)od, size / n, n, log);
+    }
+    Py_RETURN_TRUE;
+}
+
 /* --- cat's fast function ---------------------------------------------------------------
  *
  * `cat(tensors, dim)`: kernels/cat.py's `_fast_cat_reference`, in C: the same checks in the
@@ -2059,6 +2151,8 @@ static PyMethodDef accel_methods[] = {
      "unary(fn, kernels, kernel, dtypes, out_dtype, name, loop=0) -> (functional, inplace)"},
     {"sum_small", (PyCFunction)(void (*)(void))sum_small, METH_FASTCALL,
      "sum_small(x, dims, out) -> bool: np.add.reduce(x, dims, out=out) of a small run."},
+    {"softmax_small", (PyCFunction)(void (*)(void))softmax_small, METH_FASTCALL,
+     "softmax_small(x, dim, out, log) -> bool: compiled.py's softmax_rows, in C."},
     {"cat_function", cat_function, METH_NOARGS,
      "cat_function() -> f: f(tensors, dim) is cat's fast function (kernels/cat.py)."},
     {"binary", make_binary, METH_VARARGS,

@@ -266,3 +266,60 @@ def test_sum_matches_the_general_path_and_torch(shape, dtype, dim, keepdim, seed
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-4)
+
+
+# --- (log_)softmax's small loop -------------------------------------------------------------
+
+
+@needs_accel
+@settings(max_examples=150, deadline=None)
+@given(rows=st.integers(1, 12), n=st.integers(1, 40),
+       dtype=st.sampled_from([np.float32, np.float64]), log=st.booleans(),
+       scale=st.integers(-2, 3), specials=st.booleans(), seed=st.integers(0, 2**16))
+def test_softmax_small_is_the_compiled_rows_loop(rows, n, dtype, log, scale, specials, seed):
+    from pyaten.native import compiled
+
+    loops = compiled.available()
+    if loops is None:
+        pytest.skip("no compiled loops (Numba): the C loop is never taken")
+    rng = np.random.default_rng(seed)
+    x = (rng.normal(size=(rows, n)) * 10.0 ** scale).astype(dtype)
+    if specials:
+        x.reshape(-1)[:3] = np.array([np.nan, -np.inf, np.inf])[: min(3, x.size)]
+    expected, out = np.empty_like(x), np.empty_like(x)
+    with np.errstate(all="ignore"):
+        loops.softmax_rows(x, expected, log)
+        assert pyaten.core.accel.ACCEL.softmax_small(x, 1, out, log)
+    assert expected.tobytes() == out.tobytes()
+
+
+@needs_accel
+def test_softmax_small_declines_what_it_does_not_take():
+    small = pyaten.core.accel.ACCEL.softmax_small
+    x = np.ones((3, 4), np.float32)
+    out = np.empty_like(x)
+    assert not small(x, 0, out, False)  # not the last dim
+    assert not small(x.T, 1, out, False)  # not contiguous
+    assert not small(x.astype(np.float16), 1, np.empty((3, 4), np.float16), False)
+    assert not small(np.ones((64, 64), np.float32), 1, np.empty((64, 64), np.float32), True)
+    assert not small(x, 1, x, False)  # in place: the kernel's own path
+    assert not small(x, 1, out.astype(np.float64), False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.sampled_from([(4, 4), (3,), (2, 3, 5), (1, 130), (3, 40)]),
+       dtype=st.sampled_from([dt.float32, dt.float64]), dim=st.sampled_from([-1, 0]),
+       log=st.booleans(), seed=st.integers(0, 2**16))
+def test_softmax_matches_the_general_path_and_torch(shape, dtype, dim, log, seed):
+    values = _with_specials(_values(seed, shape, dtype), dtype) if seed % 4 == 0 else _values(
+        seed, shape, dtype)
+    a, ta = _pair(values, dtype)
+    name = "log_softmax" if log else "softmax"
+    ours, theirs = getattr(pyaten, name)(a, dim), getattr(torch, name)(ta, dim)
+    with pyaten.explain():  # the general path: no fast function while tracing
+        general = getattr(pyaten, name)(a, dim)
+    assert ours.numpy().tobytes() == general.numpy().tobytes()
+    assert ours.stride() == general.stride() == theirs.stride()
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)

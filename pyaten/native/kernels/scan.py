@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL
 from pyaten.core.broadcast import new_row_major
 from pyaten.core.device import CPU
 from pyaten.core.tensor import Tensor
@@ -152,7 +153,11 @@ def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return result
 
 
-def _fast_softmax(into):
+def _fast_softmax(into, log: bool):
+    # the compiled rows loop in C when the general path takes that loop (Numba present):
+    # the same bits without Numba's call (Note: the small-operator loops, csrc/accel.c)
+    small = ACCEL.softmax_small if ACCEL is not None else None
+
     def fast(self: Tensor, dim: int, half_to_float: bool):
         # (Note: the structured fast path) a non-empty floating CPU tensor of at least one
         # dim, `dim` in range: computed into a new row-major result
@@ -165,14 +170,16 @@ def _fast_softmax(into):
         if not x.size:
             return None
         out = new_row_major(sizes, self._dtype, CPU)
-        fastpath.quiet(into, x, dim + ndim if dim < 0 else dim, out._np)
+        d = dim + ndim if dim < 0 else dim
+        if small is None or compiled.available() is None or not small(x, d, out._np, log):
+            fastpath.quiet(into, x, d, out._np)
         return out
 
     return fast
 
 
-fastpath.register("_softmax", _fast_softmax(_softmax_into), None, __file__)
-fastpath.register("_log_softmax", _fast_softmax(_log_softmax_into), None, __file__)
+fastpath.register("_softmax", _fast_softmax(_softmax_into, False), None, __file__)
+fastpath.register("_log_softmax", _fast_softmax(_log_softmax_into, True), None, __file__)
 
 
 @native
