@@ -267,3 +267,51 @@ def test_tensor_list_bindings_call_directly():
     g = _inputs(pyaten, requires_grad=True)
     out = pyaten.cat([t["a"], g["a"]])  # one item requires grad: the dispatcher's path
     assert type(out.grad_fn).__name__ == "CatBackward0"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("case", ["plain", "ignored", "weight", "transposed", "out of range"])
+def test_nll_loss_forward_fast_equals_general_and_torch(dtype, reduction, case):
+    from pyaten.dispatch import trace
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((7, 5)).astype(dtype)
+    target = rng.integers(0, 5, 7)
+    weight = None
+    ignore = -100
+    if case == "ignored":
+        ignore = int(target[2])
+    elif case == "weight":
+        weight = rng.random(5).astype(dtype)
+    elif case == "transposed":
+        x = np.ascontiguousarray(x.T).T
+    elif case == "out of range":
+        target[3] = 5
+
+    def run(lib, array):
+        inputs = lib.tensor(array)
+        if case == "transposed":
+            inputs = lib.tensor(np.ascontiguousarray(array.T)).t()
+        w = None if weight is None else lib.tensor(weight)
+        op = (pyaten if lib is pyaten else torch).ops.aten.nll_loss_forward.default
+        return op(inputs, lib.tensor(target), w, reduction, ignore)
+
+    def outcome(fn):
+        try:
+            return fn(), None
+        except Exception as error:  # noqa: BLE001 - compared below
+            return None, error
+
+    fast = outcome(lambda: run(pyaten, x))
+    with trace():
+        general = outcome(lambda: run(pyaten, x))
+    theirs = outcome(lambda: run(torch, x))
+    if theirs[1] is not None:
+        assert type(fast[1]) is type(general[1]) is type(theirs[1])
+        assert str(fast[1]) == str(general[1])
+        return
+    for ours, ref, their in zip(fast[0], general[0], theirs[0]):
+        _same(ours, ref)
+        if dtype != "float16":
+            _like_torch(ours, their)

@@ -19,6 +19,7 @@ from pyaten.core.broadcast import new_row_major
 from pyaten.core.creation import share_array
 from pyaten.core.promotion import promote_types
 from pyaten.core.tensor import Tensor
+from pyaten.native import fastpath
 from pyaten.native.family import FLOATING_AND_REDUCED, unsupported_dtype
 from pyaten.native.kernels.copy import assign
 from pyaten.native.kernels.shape import format_shape
@@ -537,6 +538,41 @@ def meta_nll_loss_forward(op, self: Tensor, target: Tensor, weight: Tensor | Non
     op.set_output(1, (), self._dtype, self._device)
 
 
+_NLL_FAST_DTYPES = (dt.float32, dt.float64)
+
+
+def _fast_nll_loss_forward(self: Tensor, target: Tensor, weight: Tensor | None,
+                           reduction: int, ignore_index: int) -> tuple | None:
+    """nll_loss_forward's fast path (Note: the structured fast path, in native/fastpath.py):
+    a 2-d float32/float64 CPU input with rows, 1-d int64 targets of its batch size each a
+    class and none ignored, no weight, a mean or sum. Meta's checks hold by these
+    conditions; the values are those of `_nll_compute`'s common case, with the same NumPy
+    calls; anything else returns None (the general path, its errors included)."""
+    sizes = self._sizes
+    if (weight is not None or reduction == NONE or self._dtype not in _NLL_FAST_DTYPES
+            or target._dtype is not dt.int64 or len(sizes) != 2 or len(target._sizes) != 1
+            or not sizes[0] or sizes[0] != target._sizes[0] or self._device.type != "cpu"
+            or target._device.type != "cpu"):
+        return None
+    t = fastpath.array(target)
+    low, high = _min_reduce(t, None), _max_reduce(t, None)
+    if not (0 <= low and high < sizes[1]) or low <= ignore_index <= high:
+        return None
+    x = fastpath.array(self)
+    loss = _sum_reduce(-x[_rows(sizes[0]), t], None)
+    total = x.dtype.type(sizes[0])
+    if reduction != SUM:  # the mean, as `_nll_compute`'s
+        loss = loss / total  # a count of at least one: no warning to silence
+    output = new_row_major((), self._dtype, self._device)
+    total_weight = new_row_major((), self._dtype, self._device)
+    fastpath.array(output)[()] = loss
+    fastpath.array(total_weight)[()] = total
+    return output, total_weight
+
+
+fastpath.register("nll_loss_forward", _fast_nll_loss_forward, None, __file__)
+
+
 @native
 def nll_loss_forward_out_cpu(op, self: Tensor, target: Tensor, weight: Tensor | None,
                              reduction: int, ignore_index: int, output: Tensor,
@@ -829,7 +865,9 @@ def cross_entropy_loss(self: Tensor, target: Tensor, weight: Tensor | None, redu
     if label_smoothing > 0.0:
         return _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing)
     class_dim = 0 if self.dim() == 1 else 1
-    x = _aten().log_softmax.int(self, class_dim, self._dtype)
+    # PyTorch's log_softmax(self, class_dim, self's dtype): the cast to the same dtype is the
+    # tensor itself, so the call is `_log_softmax` (what a dispatch mode sees either way)
+    x = _aten()._log_softmax.default(self, class_dim, False)
     return nll_loss_nd(x, target, weight, reduction, ignore_index)
 
 
