@@ -30,6 +30,7 @@ from pyaten.core import dtypes as dt
 from pyaten.core.device import device as make_device
 from pyaten.core.dtypes import get_default_dtype
 from pyaten.core.memory import check_storage_size
+from pyaten.core.symbolic import SymInt, is_symbolic
 from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import empty_tensor, resize_tensor_, storage_nbytes_needed
 from pyaten.native.kernels.copy import (
@@ -386,6 +387,10 @@ def arange_length(start, end, step, dtype) -> int:
     """Number of elements arange(start, end, step) makes for a result of `dtype`."""
     if dtype is dt.bool or dtype.is_complex:
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtype.scalar_name}\'')
+    if is_symbolic(start) or is_symbolic(end):
+        length = _symbolic_length(start, end, step)
+        if length is not None:
+            return length
     xs, xe, xstep = float(start), float(end), float(step)
     if xstep == 0:
         raise RuntimeError("step must be nonzero")
@@ -409,6 +414,25 @@ def arange_length(start, end, step, dtype) -> int:
     if length < 0 or length > 2**63 - 1:
         raise RuntimeError("invalid size, possible overflow?")
     return int(length)
+
+
+def _symbolic_length(start, end, step):
+    """arange's length as a symbolic size, where the bounds are integer sizes (SymInt or
+    int) and the step a plain nonzero int: `ceil((end - start) / step)` taken exactly as an
+    integer quotient, so `arange(x.shape[0])` follows the size instead of pinning it (Note:
+    symbolic values carry a hint). Anything else (a float bound, a symbolic step) is None:
+    the caller counts with the hints, which specialises."""
+    if not all(isinstance(v, (int, SymInt)) and not isinstance(v, bool) for v in (start, end)):
+        return None
+    if step.__class__ is not int or step == 0:
+        return None
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if step == 1:
+        return end - start
+    if step > 0:
+        return (end - start + (step - 1)) // step
+    return (start - end + (-step - 1)) // -step
 
 
 def _fmt_num(x: float) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.symbolic import is_symbolic
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import channels_last_strides, empty_tensor
 from pyaten.native.family import unsupported_dtype
@@ -52,8 +53,10 @@ def suggested_strides(like: Tensor, sizes: tuple) -> tuple | None:
 
 def new_result(like: Tensor, sizes: tuple, value: np.ndarray | None,
                dtype: dt.dtype | None = None) -> Tensor:
-    """A fresh output laid out as `like` suggests, holding `value` (None on Meta)."""
-    sizes = tuple(int(s) for s in sizes)
+    """A fresh output laid out as `like` suggests, holding `value` (None on Meta, where a
+    symbolic size stays symbolic: Note: symbolic values carry a hint)."""
+    if value is not None or not any(is_symbolic(s) for s in sizes):
+        sizes = tuple(int(s) for s in sizes)
     out = empty_tensor(sizes, dtype or like._dtype, like._device, suggested_strides(like, sizes))
     store(out, value)
     return out

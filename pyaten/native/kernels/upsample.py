@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.symbolic import is_symbolic
 from pyaten.core.tensor import Tensor
 from pyaten.native.family import FLOATING_AND_REDUCED, unsupported_dtype
 from pyaten.native.kernels.padding import (
@@ -313,7 +314,7 @@ def _register(name: str, dims: int, kind: str) -> None:
     where = f"{__file__}:_register({name!r})"
 
     def meta(op, self: Tensor, output_size: list, *rest) -> None:
-        output_size = [int(s) for s in output_size]
+        output_size = [s if is_symbolic(s) else int(s) for s in output_size]
         _check_sizes(dims, tuple(self._sizes), output_size)
         _check_input(dims, self)
         sizes = tuple(self._sizes[:2]) + tuple(output_size)
@@ -384,13 +385,25 @@ def _output_size(input: Tensor, output_size, scale_factors, dims: int) -> list:
     if (output_size is None) == (scale_factors is None):
         raise RuntimeError("Must specify exactly one of output_size and scale_factors")
     if output_size is not None:
-        return [int(s) for s in output_size]
+        return [s if is_symbolic(s) else int(s) for s in output_size]
     spatial = tuple(input._sizes[2:])
     if len(scale_factors) != dims or len(spatial) != dims:
         raise RuntimeError(
             f"It is expected output_size equals to {dims}, but got size {len(scale_factors)}"
         )
-    return [int(math.floor(float(n) * float(s))) for n, s in zip(spatial, scale_factors)]
+    return [_scaled_size(n, s) for n, s in zip(spatial, scale_factors)]
+
+
+def _scaled_size(n, scale) -> int:
+    """floor(n * scale) taken in double, as ATen does. A symbolic size stays symbolic when
+    the product is exact in double (a scale p / q with q a small power of two and a small p,
+    `2.0`, `0.5`, `1.5`...): then the floor is the integer quotient `n * p // q` (Note:
+    symbolic values carry a hint); any other scale specialises the size."""
+    if is_symbolic(n):
+        p, q = float(scale).as_integer_ratio()
+        if q <= 1024 and abs(p) < 2**20:
+            return n * p if q == 1 else (n * p) // q
+    return int(math.floor(float(n) * float(scale)))
 
 
 for _name, _dims, _kind in (

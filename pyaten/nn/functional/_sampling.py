@@ -11,6 +11,7 @@ import math
 import numbers
 import warnings
 
+from pyaten.core.symbolic import is_symbolic
 from pyaten.core.tensor import Tensor
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.nn import _C
@@ -70,6 +71,11 @@ def _is_integer(x) -> bool:
 _LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
 
 
+def _size_value(size):  # noqa: ANN001, ANN202
+    """An output size as an int; a symbolic size stays symbolic (it is read at run time)."""
+    return size if is_symbolic(size) else int(size)
+
+
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False):
@@ -101,9 +107,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                     "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
                     f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}"
                 )
-            output_size = [int(s) for s in size]
+            output_size = [_size_value(s) for s in size]
         else:
-            output_size = [int(size)] * dim
+            output_size = [_size_value(size)] * dim
     elif scale_factor is not None:
         output_size = None
         if isinstance(scale_factor, (list, tuple)):
