@@ -24,7 +24,7 @@ from pyaten.nn.parameter import Parameter
 from pyaten.utils import _pytree
 from pyaten.utils import explain as _explain
 
-from . import config
+from . import config, graph_cache
 from .backends import BACKENDS, build
 from .capture import Capture, capture
 from .exc import InvalidBackend, Unsupported
@@ -63,6 +63,11 @@ class FunctionReport:
     capture_seconds: list[float] = field(default_factory=list)
     # dynamic captures that failed (then captured with static shapes), with the error
     dynamic_fallbacks: list[str] = field(default_factory=list)
+    # the graph cache on disk (pyaten/_dynamo/graph_cache.py): entries loaded from it,
+    # captures it did not have, and why a capture could not be cached
+    cache_hits: int = 0
+    cache_misses: int = 0
+    cache_bypasses: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"{self.name} (backend={self.backend}): {self.captures} capture(s), "
@@ -70,6 +75,10 @@ class FunctionReport:
         lines += [f"  recompiled: {why}" for why in self.guard_failures]
         lines += [f"  graph break: {b}" for b in self.graph_breaks]
         lines += [f"  dynamic shapes failed, static: {why}" for why in self.dynamic_fallbacks]
+        if self.cache_hits or self.cache_misses or self.cache_bypasses:
+            lines.append(f"  graph cache: {self.cache_hits} hit(s), {self.cache_misses} "
+                         f"miss(es), {len(self.cache_bypasses)} bypass(es)")
+            lines += [f"  not cached: {why}" for why in self.cache_bypasses]
         return "\n".join(lines)
 
 
@@ -178,24 +187,63 @@ class CompiledFunction:
                  grad: bool) -> Any:
         start = time.perf_counter()
         guards = build_guards(spec, flat, grad, self._module)  # before the run can change them
+        key, sources = self._cache_key(spec, flat, grad)
+        cap = None if key is None else graph_cache.load(key, self._fn, self._module)
+        if cap is not None:  # from disk: no capture run, the graph computes the result
+            graph_cache.counters["hit"] += 1
+            self.report.cache_hits += 1
+            entry = self._make_entry(guards, cap, flat, " (from the graph cache)")
+            self.report.capture_seconds.append(time.perf_counter() - start)
+            if entry.run is None:
+                return self._fn(*args, **kwargs)
+            tensors = [v for v in flat if isinstance(v, Tensor)]
+            return _rebuild(cap, entry.run(*tensors, *entry.constants))
         backward = self._backend != "eager"
         cap = capture(self._fn, args, kwargs, fullgraph=self._fullgraph, backward=backward)
+        if key is not None:
+            try:
+                graph_cache.store(key, cap, graph_cache.lifted_sources(cap, sources))
+                graph_cache.counters["miss"] += 1
+                self.report.cache_misses += 1
+            except graph_cache.Uncacheable as why:
+                self._bypass(str(why))
+        self._make_entry(guards, cap, flat, "")
+        self.report.capture_seconds.append(time.perf_counter() - start)
+        result, cap.result = cap.result, None  # the entry must not keep this call's outputs
+        return result
+
+    def _make_entry(self, guards: GuardSet, cap: Capture, flat: list[Any], how: str) -> _Entry:
+        """The cache entry of a capture (made now or read from the graph cache)."""
         self.report.captures += 1
         if cap.graph is None:
             self.report.graph_breaks.append(GraphBreak(cap.break_op or "?",
                                                        cap.break_reason or "?"))
-            entry = _Entry(guards, None, cap, "eager (graph break)", [])
+            entry = _Entry(guards, None, cap, "eager (graph break)" + how, [])
         else:
             inputs = [v for v in flat if isinstance(v, Tensor)] + cap.constants
-            run, how = build(self._backend, cap, inputs)
-            entry = _Entry(guards, run, cap, how, cap.constants,
+            run, built = build(self._backend, cap, inputs)
+            entry = _Entry(guards, run, cap, built + how, cap.constants,
                            tuple(c.requires_grad for c in cap.constants))
-        self.report.capture_seconds.append(time.perf_counter() - start)
         self._entries.append(entry)
         self.last_entry = entry
-        result, cap.result = cap.result, None  # the entry must not keep this call's outputs
-        return result
+        return entry
 
+    def _cache_key(self, spec: Any, flat: list[Any],
+                   grad: tuple) -> tuple[str | None, dict[int, tuple[str, str]]]:
+        """The graph cache's key for this call (None when the cache is off or the call
+        cannot be cached) and where the tensors the function reads are found."""
+        if not graph_cache.enabled():
+            return None, {}
+        try:
+            return graph_cache.cache_key(self._fn, self._module, spec, flat, grad,
+                                         self._backend, self._fullgraph)
+        except graph_cache.Uncacheable as why:
+            self._bypass(str(why))
+            return None, {}
+
+    def _bypass(self, why: str) -> None:
+        graph_cache.counters["bypass"] += 1
+        self.report.cache_bypasses.append(why)
 
     def _dynamic_dims(self, spec: Any, flat: list[Any]) -> dict[int, Any] | None:
         """Which dims of which tensor arguments a new capture gives symbols (Note: a dynamic
@@ -247,6 +295,8 @@ class CompiledFunction:
         cap = capture_symbolic(self._fn, args, kwargs, fullgraph=self._fullgraph,
                                backward=backward, dynamic_dims=dims)
         self.report.captures += 1
+        if graph_cache.enabled():
+            self._bypass("dynamic shapes (the guards live in a ShapeEnv)")
         guards = build_dynamic_guards(spec, flat, grad, self._module, cap.fakes, cap.shape_env)
         tensors = [v for v in flat if isinstance(v, Tensor)]
         if cap.graph is None:
@@ -396,7 +446,10 @@ def compile_report() -> CompileReport:
 
 
 def reset() -> None:
-    """Forget every capture and every report (PyTorch's `torch._dynamo.reset`)."""
+    """Forget every capture and every report (PyTorch's `torch._dynamo.reset`), and the
+    graph cache's counters (its files stay)."""
+    for key in graph_cache.counters:
+        graph_cache.counters[key] = 0
     for fn in list(_ALL):
         fn.reset()
         fn.report = FunctionReport(fn.report.name, fn.report.backend)
