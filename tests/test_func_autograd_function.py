@@ -175,6 +175,25 @@ def _functions(lib):  # noqa: C901 - one table of Function classes
             out = Scale.apply(x.movedim(in_dims[0], -1), k)
             return out, out.dim() - 1
 
+    class Unbatched(Function):
+        # a second output that does not depend on the batch: out_dim None
+        @staticmethod
+        def forward(x, y):
+            return x + y, y * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1, g1 + 2 * g2
+
+        @staticmethod
+        def vmap(info, in_dims, x, y):
+            x = x.movedim(in_dims[0], 0)
+            return Unbatched.apply(x, y), (0, None)
+
     class NoVmap(Function):
         @staticmethod
         def forward(x):
@@ -278,6 +297,11 @@ PROGRAMS = {
         lambda x: (F["Exp"].apply(x) * F["Sin"].apply(x)).sum())(x), [(N,)]),
     "once_differentiable_grad": (lambda f, F, x: f.grad(
         lambda x: F["Cube"].apply(x).sum())(x), [(N,)]),
+    # under functorch the once-differentiable backward is a constant to the outer grad
+    "grad_grad_once_differentiable": (lambda f, F, x: f.grad(lambda x: f.grad(
+        lambda y: F["Cube"].apply(y).sum())(x).sum())(x), [(N,)]),
+    "vmap_keyword_bound": (lambda f, F, x: f.vmap(lambda x: F["Scale"].apply(x, k=1.5))(x),
+                           [(B, N)]),
     # vmap: the staticmethod and the generated rule
     "vmap_exp": (lambda f, F, x: f.vmap(F["Exp"].apply)(x), [(B, N)]),
     "vmap_sin_dim1": (lambda f, F, x: f.vmap(F["Sin"].apply, in_dims=1)(x), [(N, B)]),
@@ -294,6 +318,8 @@ PROGRAMS = {
     "vmap_vmap_sin": (lambda f, F, x: f.vmap(f.vmap(F["Sin"].apply))(x), [(2, B, N)]),
     "vmap_vmap_exp": (lambda f, F, x: f.vmap(f.vmap(F["Exp"].apply), in_dims=1)(x),
                       [(B, 2, N)]),
+    "vmap_out_dims_none": (lambda f, F, x, y: f.vmap(
+        lambda x: F["Unbatched"].apply(x, y), out_dims=(0, None))(x), [(B, N), (N,)]),
     "vmap_vmap_mul_outer_only": (lambda f, F, x, y: f.vmap(
         f.vmap(F["Mul"].apply, in_dims=(None, 0)), in_dims=(0, None))(x, y), [(B, N), (2, N)]),
     # vmap with grad, both ways round
@@ -347,6 +373,7 @@ ERRORS = {
     "jvp_without_jvp": lambda f, F, x: f.jvp(F["Mul"].apply, (x[0], x[1]), (x[0], x[1])),
     "jacfwd_without_jvp": lambda f, F, x: f.jacfwd(F["Cube"].apply)(x[0]),
     "hessian_without_jvp": lambda f, F, x: f.hessian(lambda x: F["Cube"].apply(x).sum())(x[0]),
+    "vmap_kwarg_tensor": lambda f, F, x: f.vmap(lambda x: F["Scale"].apply(x, k=x))(x),
 }
 
 
@@ -374,6 +401,34 @@ def _message(text):
     return text.replace("pyaten.core.tensor.Tensor", "Tensor").replace("torch.Tensor", "Tensor")
 
 
+def _bound_inputs(lib):
+    seen = []
+
+    class Defaults(lib.autograd.Function):
+        @staticmethod
+        def forward(x, k=2.0, m=1.0):
+            return x * k * m
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            seen.append(len(inputs))
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lib.ones(2)
+    Defaults.apply(x)
+    Defaults.apply(x, k=3.0)
+    Defaults.apply(x, m=3.0)
+    return seen
+
+
+def test_keywords_bound_to_forward():
+    # with setup_context, keywords and defaults are bound to forward's positions (as torch)
+    assert _bound_inputs(pyaten) == _bound_inputs(torch) == [3, 3, 3]
+
+
 def test_outside_transforms_unchanged():
     # plain autograd: the old-style forward and a Function without vmap support still work
     x = pyaten.tensor([1.0, 2.0], requires_grad=True)
@@ -389,18 +444,20 @@ def test_default_vmap_staticmethod_raises():
             lib.autograd.Function.vmap(None, (0,), None)
 
 
+def _inner_vmap_in_rule(lib):
+    fns = _functions(lib)
+    seen = []
+
+    class Probe(fns["NoVmap"]):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            seen.append(lib.func.vmap(lambda y: y * 2)(x).tolist())
+            return fns["NoVmap"].apply(x), in_dims[0]
+
+    lib.func.vmap(Probe.apply)(lib.ones(2, 3))
+    return seen
+
+
 def test_vmap_rule_sees_lower_levels():
     # inside the staticmethod the level it serves is set aside: an inner vmap gets its number
-    seen = {}
-
-    for lib in (torch, pyaten):
-        fns = _functions(lib)
-
-        class Probe(fns["NoVmap"]):
-            @staticmethod
-            def vmap(info, in_dims, x):
-                seen[lib.__name__] = lib.func.vmap(lambda y: y * 2)(x)
-                return fns["NoVmap"].apply(x), in_dims[0]
-
-        lib.func.vmap(Probe.apply)(lib.ones(2, 3))
-    assert seen["pyaten"].tolist() == seen["torch"].tolist()
+    assert _inner_vmap_in_rule(pyaten) == _inner_vmap_in_rule(torch)

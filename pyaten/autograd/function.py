@@ -16,6 +16,7 @@ vmap rule and raises torch's errors; this layer does not import the transforms.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -188,12 +189,28 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.setup_context is not Function.setup_context:
+            args, kwargs = _bind_to_forward(cls, args, kwargs)
         hook = _FUNCTORCH_HOOK[0]
         if hook is not None:
             result = hook(cls, args, kwargs)
             if result is not NOT_HANDLED:
                 return result
         return record_apply(cls, args, kwargs)
+
+
+def _bind_to_forward(cls: type[Function], args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Keywords and defaults bound to `forward`'s positions, as torch binds them for a
+    Function with `setup_context` (its `inputs` hold them)."""
+    signature = cls.__dict__.get("_forward_signature")
+    if signature is None:
+        signature = inspect.signature(cls.forward)
+        cls._forward_signature = signature
+    if not kwargs and len(args) >= len(signature.parameters):
+        return args, kwargs
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def record_apply(
