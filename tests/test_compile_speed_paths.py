@@ -204,3 +204,58 @@ def test_loops_without_the_c_compiler_give_the_same_step(monkeypatch):
         fn = pyaten.compile(lambda a, b, model=model: F.cross_entropy(model(a), b))
         results.append(_steps(model, fn, opt, pyaten.tensor(x), pyaten.tensor(y)))
     _assert_runs_close(results[0], results[1], tol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [pyaten.float32, pyaten.float64])
+@pytest.mark.parametrize("options", [{}, {"momentum": 0.9}, {"momentum": 0.5, "dampening": 0.25},
+                                     {"momentum": 0.9, "weight_decay": 0.1},
+                                     {"momentum": 0.9, "nesterov": True}, {"maximize": True}])
+def test_sgd_one_pass_equals_the_operators_bit_for_bit(dtype, options):
+    rng = np.random.default_rng(7)
+    shapes = [(64, 70), (70,), (3, 5)]
+    values = [rng.standard_normal(s) for s in shapes]
+    grads = [[rng.standard_normal(s) for s in shapes] for _ in range(3)]
+    runs = []
+    for foreach in (None, False):  # None: the one pass where it applies; False: operators
+        params = [pyaten.tensor(v, dtype=dtype, requires_grad=True) for v in values]
+        opt = pyaten.optim.SGD(params, lr=0.03, foreach=foreach, **options)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = pyaten.tensor(g, dtype=dtype)
+            opt.step()
+        buffers = [opt.state[p].get("momentum_buffer") for p in params]
+        runs.append(([p.detach().numpy().copy() for p in params],
+                     [None if b is None else b.numpy().copy() for b in buffers],
+                     [p._version for p in params],
+                     [None if b is None else b._version for b in buffers]))
+    fused, reference = runs
+    for a, b in zip(fused[0] + fused[1], reference[0] + reference[1]):
+        assert (a is None and b is None) or (a.dtype == b.dtype and np.array_equal(a, b))
+    assert fused[2:] == reference[2:]
+    tparams = [torch.tensor(v, dtype=getattr(torch, dtype.name), requires_grad=True)
+               for v in values]
+    topt = torch.optim.SGD(tparams, lr=0.03, **options)
+    for step in grads:
+        for p, g in zip(tparams, step):
+            p.grad = torch.tensor(g, dtype=getattr(torch, dtype.name))
+        topt.step()
+    for a, b in zip(fused[0], tparams):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert fused[2] == [p._version for p in tparams]
+
+
+def test_sgd_one_pass_is_taken_where_it_applies():
+    from pyaten.native import compiled
+    from pyaten.optim import _fused
+
+    p = pyaten.randn(100, requires_grad=True)
+    p.grad = pyaten.randn(100)
+    opt = pyaten.optim.SGD([p], lr=0.1, momentum=0.9)
+    group = opt.param_groups[0]
+    state = opt.state[p]
+    assert not _fused.sgd_update(p, p.grad, state, group)  # first step: the buffer is a clone
+    opt.step()
+    taken = _fused.sgd_update(p, p.grad, state, group)
+    assert taken == (compiled.available() is not None)
+    assert not _fused.fusable(dict(group, foreach=False))
+    assert not _fused.fusable(dict(group, weight_decay=0.1))

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pyaten.core.tensor import Tensor
+from pyaten.optim import _fused
 from pyaten.optim.optimizer import Optimizer, check_lr, to_float
 
 __all__ = ["SGD"]
@@ -51,11 +52,14 @@ class SGD(Optimizer):
     def _step_group(self, group: dict[str, Any]) -> None:
         # Without momentum SGD keeps no state: parameters get no (even empty) entry.
         momentum = group["momentum"]
+        fused = _fused.fusable(group)  # one compiled pass per parameter (Note: one SGD pass)
         for p in group["params"]:
-            if p.grad is None:
+            grad = p.grad
+            if grad is None:
                 continue
             state = self.state[p] if momentum != 0 else {}
-            self._update(p, p.grad, state, group)
+            if not (fused and _fused.sgd_update(p, grad, state, group)):
+                self._update(p, grad, state, group)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict) -> None:
         if group["maximize"]:
