@@ -43,11 +43,11 @@ def _add_cases(lib):
 class _ReferenceRecording:
     """Swap the Python reference of the recording path back in (while the block runs):
     the `__init__` of Node, AccumulateGrad, SavedTensor and TensorGeometry, and every module
-    global bound to the compiled
-    `call_below_autograd`/`grad_accumulator` (the generated autograd kernels import them)."""
+    global bound to the compiled `call_below_autograd`/`grad_accumulator`/`make_node`/
+    `run_recorded`/`run_recorded_view` (the generated autograd kernels import them)."""
 
     def __enter__(self):
-        from pyaten.autograd import graph
+        from pyaten.autograd import graph, runtime
         from pyaten.dispatch import tls
 
         inits = {graph.Node: graph.node_init_reference,
@@ -56,7 +56,10 @@ class _ReferenceRecording:
                  graph.TensorGeometry: graph.tensor_geometry_init_reference}
         self.saved = [(cls, "__init__", cls.__dict__["__init__"]) for cls in inits]
         swaps = {id(tls.call_below_autograd): tls.call_below_autograd_reference,
-                 id(graph.grad_accumulator): graph.grad_accumulator_reference}
+                 id(graph.grad_accumulator): graph.grad_accumulator_reference,
+                 id(runtime.make_node): runtime.make_node_reference,
+                 id(runtime.run_recorded): runtime.run_recorded_reference,
+                 id(runtime.run_recorded_view): runtime.run_recorded_view_reference}
         for module in list(sys.modules.values()):
             names = getattr(module, "__dict__", {})
             if module is None or not names.get("__name__", "").startswith("pyaten"):
