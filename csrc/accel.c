@@ -1424,6 +1424,115 @@ softmax_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* --- mm's product through NumPy's own matmul loop ------------------------------------
+ *
+ * `np.matmul(a, b, out=o)` on 4x4 float32 costs ~1.5 us, nearly all of it the ufunc's
+ * argument handling, type resolution and iterator set-up around one call of its inner loop
+ * (`FLOAT_matmul`: BLAS's gemm, or its own loop, as the strides allow). `matmul_small(a, b,
+ * out)` calls that very loop (found once in the ufunc's table of loops for the arrays' type)
+ * with the arguments the ufunc would give it for two aligned 2-d arrays and a C-contiguous
+ * aligned output: the same bits by construction. True when done; False (another type, 0-size,
+ * a stacked or unaligned case, a NumPy without the table) to make the NumPy call. */
+
+#include <numpy/ufuncobject.h>
+
+typedef void (*matmul_loop)(char **, npy_intp const *, npy_intp const *, void *);
+
+static int matmul_ready = 0;
+static matmul_loop matmul_loops[4];  /* float32, float64, complex64, complex128 */
+static void *matmul_data[4];
+static const int matmul_types[4] = {NPY_FLOAT, NPY_DOUBLE, NPY_CFLOAT, NPY_CDOUBLE};
+
+static int
+find_matmul_loops(void)
+{
+    matmul_ready = 1;
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    PyObject *ufunc = numpy ? PyObject_GetAttrString(numpy, "matmul") : NULL;
+    Py_XDECREF(numpy);
+    if (ufunc == NULL) {
+        return -1;
+    }
+    if (strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") == 0) {
+        PyUFuncObject *u = (PyUFuncObject *)ufunc;
+        for (int k = 0; k < 4 && u->nargs == 3 && u->functions != NULL && u->types != NULL;
+             k++) {
+            for (int i = 0; i < u->ntypes; i++) {
+                const char *t = u->types + 3 * i;
+                if (t[0] == matmul_types[k] && t[1] == matmul_types[k]
+                    && t[2] == matmul_types[k]) {
+                    matmul_loops[k] = (matmul_loop)u->functions[i];
+                    matmul_data[k] = u->data ? u->data[i] : NULL;
+                    break;
+                }
+            }
+        }
+    }
+    Py_DECREF(ufunc);
+    return 0;
+}
+
+static PyObject *
+matmul_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "matmul_small() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!matmul_ready && find_matmul_loops() < 0) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < 3; i++) {
+        if (!PyArray_Check(args[i])) {
+            Py_RETURN_FALSE;
+        }
+    }
+    PyArrayObject *a = (PyArrayObject *)args[0], *b = (PyArrayObject *)args[1],
+                  *out = (PyArrayObject *)args[2];
+    int type = PyArray_TYPE(a), k = 0;
+    while (k < 4 && matmul_types[k] != type) {
+        k++;
+    }
+    if (k == 4 || matmul_loops[k] == NULL || PyArray_TYPE(b) != type
+        || PyArray_TYPE(out) != type || PyArray_NDIM(a) != 2 || PyArray_NDIM(b) != 2
+        || PyArray_NDIM(out) != 2 || !PyArray_ISALIGNED(a) || !PyArray_ISALIGNED(b)
+        || !PyArray_ISALIGNED(out) || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISNOTSWAPPED(b)
+        || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)) {
+        Py_RETURN_FALSE;
+    }
+    npy_intp m = PyArray_DIM(a, 0), n = PyArray_DIM(a, 1), p = PyArray_DIM(b, 1);
+    if (PyArray_DIM(b, 0) != n || PyArray_DIM(out, 0) != m || PyArray_DIM(out, 1) != p
+        || m == 0 || n == 0 || p == 0) {
+        Py_RETURN_FALSE;
+    }
+    char *od = PyArray_DATA(out);
+    npy_intp bytes = m * p * PyArray_ITEMSIZE(out);
+    for (int i = 0; i < 2; i++) {  /* a new output never overlaps; anything else: NumPy */
+        PyArrayObject *x = i ? b : a;
+        char *lo = PyArray_DATA(x), *hi = lo;
+        for (int d = 0; d < 2; d++) {
+            npy_intp extent = (PyArray_DIM(x, d) - 1) * PyArray_STRIDE(x, d);
+            if (extent < 0) {
+                lo += extent;
+            }
+            else {
+                hi += extent;
+            }
+        }
+        hi += PyArray_ITEMSIZE(x);
+        if (lo < od + bytes && od < hi) {
+            Py_RETURN_FALSE;
+        }
+    }
+    char *data[3] = {PyArray_DATA(a), PyArray_DATA(b), od};
+    npy_intp dimensions[4] = {1, m, n, p};
+    npy_intp steps[9] = {0, 0, 0, PyArray_STRIDE(a, 0), PyArray_STRIDE(a, 1),
+                         PyArray_STRIDE(b, 0), PyArray_STRIDE(b, 1), PyArray_STRIDE(out, 0),
+                         PyArray_STRIDE(out, 1)};
+    matmul_loops[k](data, dimensions, steps, matmul_data[k]);
+    Py_RETURN_TRUE;
+}
+
 /* --- cat's fast function ---------------------------------------------------------------
  *
  * `cat(tensors, dim)`: kernels/cat.py's `_fast_cat_reference`, in C: the same checks in the
@@ -2153,6 +2262,8 @@ static PyMethodDef accel_methods[] = {
      "sum_small(x, dims, out) -> bool: np.add.reduce(x, dims, out=out) of a small run."},
     {"softmax_small", (PyCFunction)(void (*)(void))softmax_small, METH_FASTCALL,
      "softmax_small(x, dim, out, log) -> bool: compiled.py's softmax_rows, in C."},
+    {"matmul_small", (PyCFunction)(void (*)(void))matmul_small, METH_FASTCALL,
+     "matmul_small(a, b, out) -> bool: np.matmul's own inner loop on 2-d arrays."},
     {"cat_function", cat_function, METH_NOARGS,
      "cat_function() -> f: f(tensors, dim) is cat's fast function (kernels/cat.py)."},
     {"binary", make_binary, METH_VARARGS,

@@ -323,3 +323,73 @@ def test_softmax_matches_the_general_path_and_torch(shape, dtype, dim, log, seed
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# --- mm's product through NumPy's own matmul loop -----------------------------------------
+
+
+@needs_accel
+@settings(max_examples=150, deadline=None)
+@given(m=st.integers(0, 40), n=st.integers(0, 40), p=st.integers(0, 40),
+       dtype=st.sampled_from([np.float32, np.float64, np.complex64, np.complex128, np.int64,
+                              np.float16]),
+       layout_a=st.sampled_from(["plain", "transposed", "sliced"]),
+       layout_b=st.sampled_from(["plain", "transposed", "sliced", "a.T"]),
+       seed=st.integers(0, 2**16))
+def test_matmul_small_is_numpys_matmul(m, n, p, dtype, layout_a, layout_b, seed):
+    rng = np.random.default_rng(seed)
+
+    def make(rows, cols, layout):
+        x = rng.normal(size=(rows, cols * 2 if layout == "sliced" else cols))
+        if np.issubdtype(dtype, np.complexfloating):
+            x = x + 1j * rng.normal(size=x.shape)
+        x = x.astype(dtype)
+        if layout == "transposed":
+            return np.ascontiguousarray(x.T).T
+        return x[:, ::2] if layout == "sliced" else x
+
+    a = make(m, n, layout_a)
+    b = a.T if layout_b == "a.T" else make(n, p, layout_b)  # BLAS's syrk case
+    expected = np.matmul(a, b)
+    out = np.empty_like(expected)
+    if pyaten.core.accel.ACCEL.matmul_small(a, b, out):
+        assert expected.tobytes() == out.tobytes()
+    else:
+        assert 0 in (m, n, p) or dtype in (np.int64, np.float16)
+
+
+@needs_accel
+def test_matmul_small_declines_what_it_does_not_take():
+    small = pyaten.core.accel.ACCEL.matmul_small
+    a = np.ones((3, 3), np.float32)
+    assert not small(a, a, a)  # the output overlaps an input
+    assert not small(a, a, np.empty((3, 3), np.float64))
+    assert not small(a, a, np.empty((3, 3), np.float32).T)  # not C-contiguous
+    assert not small(np.ones((2, 3, 3), np.float32), a, np.empty((2, 3, 3), np.float32))
+    assert not small(a, np.ones((2, 3), np.float32), np.empty((3, 3), np.float32))
+    assert not small(a, a, [[0.0] * 3] * 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 9), n=st.integers(1, 9), p=st.integers(1, 9),
+       dtype=st.sampled_from([dt.float32, dt.float64, dt.complex64]),
+       transposed=st.booleans(), bias=st.sampled_from([None, "row", "matrix"]),
+       seed=st.integers(0, 2**16))
+def test_mm_and_addmm_match_the_general_path_and_torch(m, n, p, dtype, transposed, bias, seed):
+    a, ta = _pair(_values(seed, (m, n), dtype), dtype)
+    b, tb = _pair(_values(seed + 1, (p, n) if transposed else (n, p), dtype), dtype)
+    if transposed:
+        b, tb = b.t(), tb.t()
+    if bias is None:
+        ours, theirs = pyaten.mm(a, b), torch.mm(ta, tb)
+        with pyaten.explain():  # the general path: no fast function while tracing
+            general = pyaten.mm(a, b)
+    else:
+        c, tc = _pair(_values(seed + 2, (p,) if bias == "row" else (m, p), dtype), dtype)
+        ours, theirs = pyaten.addmm(c, a, b), torch.addmm(tc, ta, tb)
+        with pyaten.explain():
+            general = pyaten.addmm(c, a, b)
+    assert ours.numpy().tobytes() == general.numpy().tobytes()
+    assert ours.stride() == general.stride() == theirs.stride()
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-4)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL
 from pyaten.core.broadcast import new_row_major
 from pyaten.core.device import CPU
 from pyaten.core.promotion import can_cast, result_type
@@ -182,9 +183,17 @@ def _fast_addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta, alpha):
     if not ((len(bias) == 1 and bias[0] == sizes[1]) or bias == sizes) or not sizes[0] * sizes[1]:
         return None
     out = new_row_major(sizes, dtype, CPU)
-    fastpath.quiet(_product_plus, fastpath.array(mat1), fastpath.array(mat2),
-                   fastpath.array(self), out._np)
+    a, b, c, target = fastpath.array(mat1), fastpath.array(mat2), fastpath.array(self), out._np
+    if _MATMUL is not None and _MATMUL(a, b, target):  # `_product_plus`, its matmul in C
+        fastpath.quiet(np.add, target, c, target)
+    else:
+        fastpath.quiet(_product_plus, a, b, c, target)
     return out
+
+
+# NumPy's own matmul loop without the ufunc call (Note: mm's product through NumPy's own
+# matmul loop, csrc/accel.c): the same bits
+_MATMUL = ACCEL.matmul_small if ACCEL is not None else None
 
 
 fastpath.register("addmm", _fast_addmm, None, __file__)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.accel import ACCEL
 from pyaten.core.broadcast import new_row_major
 from pyaten.core.device import CPU
 from pyaten.core.tensor import Tensor
@@ -99,8 +100,15 @@ def _fast_mm(self: Tensor, mat2: Tensor):
             or mat2._device is not CPU or (self._keyset | mat2._keyset) & MATH_BITS):
         return None
     out = new_row_major((sizes[0], sizes2[1]), dtype, CPU)
-    fastpath.run_quiet(np.matmul, fastpath.array(self), fastpath.array(mat2), out=out._np)
+    a, b = fastpath.array(self), fastpath.array(mat2)
+    # NumPy's own matmul loop without the ufunc call (Note: mm's product through NumPy's own
+    # matmul loop, csrc/accel.c): the same bits
+    if _MATMUL is None or not _MATMUL(a, b, out._np):
+        fastpath.run_quiet(np.matmul, a, b, out=out._np)
     return out
+
+
+_MATMUL = ACCEL.matmul_small if ACCEL is not None else None
 
 
 fastpath.register("mm", _fast_mm, None, __file__)
