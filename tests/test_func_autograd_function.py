@@ -446,15 +446,21 @@ def test_default_vmap_staticmethod_raises():
 
 def _inner_vmap_in_rule(lib):
     fns = _functions(lib)
+    C = lib._C._functorch
     seen = []
+
+    def inner(y):
+        seen.append(C.current_level())
+        return y * 2
 
     class Probe(fns["NoVmap"]):
         @staticmethod
         def vmap(info, in_dims, x):
-            seen.append(lib.func.vmap(lambda y: y * 2)(x).tolist())
-            return fns["NoVmap"].apply(x), in_dims[0]
+            seen.append(C.maybe_current_level())
+            seen.append(tuple(lib.func.vmap(inner)(x).shape))
+            return x * 2, in_dims[0]  # x is still batched at the outer level
 
-    lib.func.vmap(Probe.apply)(lib.ones(2, 3))
+    lib.func.vmap(lambda x: lib.func.vmap(Probe.apply)(x))(lib.ones(2, 3, 2))
     return seen
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pyaten
-from pyaten._functorch.levels import AutogradLayer, layers, lowered
+from pyaten._functorch.levels import AutogradLayer, autograd_depth, layers, lowered
 from pyaten.autograd.function import (
     NOT_HANDLED,
     Function,
@@ -54,9 +54,9 @@ class VmapInfo(NamedTuple):
 def functorch_apply(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     """`cls.apply(*args, **kwargs)` under the transforms (Note: autograd.Function under the
     transforms); NOT_HANDLED outside them or when autograd's ordinary path serves."""
-    stack = layers()
-    if not stack:
+    if not (autograd_depth() or current_levels()):
         return NOT_HANDLED
+    stack = layers()
     if cls.setup_context is Function.setup_context:
         raise RuntimeError(
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
