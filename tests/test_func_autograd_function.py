@@ -194,6 +194,22 @@ def _functions(lib):  # noqa: C901 - one table of Function classes
             x = x.movedim(in_dims[0], 0)
             return Unbatched.apply(x, y), (0, None)
 
+    class AddBroadcast(Function):
+        # the backward returns y's gradient broadcast to x's shape: reduced to y's
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, y):
+            return x + y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
     class NoVmap(Function):
         @staticmethod
         def forward(x):
@@ -302,6 +318,12 @@ PROGRAMS = {
         lambda y: F["Cube"].apply(y).sum())(x).sum())(x), [(N,)]),
     "vmap_keyword_bound": (lambda f, F, x: f.vmap(lambda x: F["Scale"].apply(x, k=1.5))(x),
                            [(B, N)]),
+    "grad_vmap_broadcast": (lambda f, F, x, y: f.grad(lambda x, y: f.vmap(
+        F["AddBroadcast"].apply, in_dims=(0, None))(x, y).pow(2).sum(), argnums=(0, 1))(
+        x, y), [(B,), (N,)]),
+    "grad_vmap_broadcast_scalar": (lambda f, F, x, y: f.grad(lambda x, y: f.vmap(
+        F["AddBroadcast"].apply, in_dims=(0, None))(x, y).pow(2).sum(), argnums=(0, 1))(
+        x, y[0, 0]), [(B, N), (1, 1)]),
     # vmap: the staticmethod and the generated rule
     "vmap_exp": (lambda f, F, x: f.vmap(F["Exp"].apply)(x), [(B, N)]),
     "vmap_sin_dim1": (lambda f, F, x: f.vmap(F["Sin"].apply, in_dims=1)(x), [(N, B)]),

@@ -326,6 +326,10 @@ def _vmapped_function(cls: type[Function], in_dims: tuple, batch_size: int,
 
         both_spec = tree_flatten((*inputs, *flat_out))[1]
         _under_vmap(inner, dims, batch_size, randomness, flat_in + flat_out, both_spec)
+        # each input's shape per sample: what its gradient is summed to (torch's reductify)
+        ctx._pyaten_sample_shapes = [
+            None if not isinstance(x, pyaten.Tensor) else tuple(x.shape)[1:] if d == 0
+            else tuple(x.shape) for x, d in zip(flat_in, flat_in_dims, strict=True)]
 
     def backward(ctx: Any, *grads: Any) -> Any:
         saved = tuple(ctx.saved_tensors)
@@ -343,8 +347,9 @@ def _vmapped_function(cls: type[Function], in_dims: tuple, batch_size: int,
                                           randomness, flat, spec)
         result = tree_unflatten(out, out_spec)
         result_dims = tree_unflatten(dims, out_spec)
-        return tuple(_reduce_to_input(g, d, in_d, batch_size) for g, d, in_d in
-                     zip(result, result_dims, flat_in_dims, strict=False))
+        return tuple(_reduce_to_input(g, d, in_d, shape, batch_size) for g, d, in_d, shape in
+                     zip(result, result_dims, flat_in_dims, ctx._pyaten_sample_shapes,
+                         strict=False))
 
     return type(f"{cls.__name__}Vmapped", (Function,), {
         "forward": staticmethod(forward),
@@ -354,14 +359,29 @@ def _vmapped_function(cls: type[Function], in_dims: tuple, batch_size: int,
     })
 
 
-def _reduce_to_input(grad: Any, grad_dim: Any, in_dim: int | None, batch_size: int) -> Any:
-    """One input's gradient from a batched backward: summed over the batch for an input
-    that was not batched, the batch first otherwise."""
+def _reduce_to_input(grad: Any, grad_dim: Any, in_dim: int | None, shape: Any,
+                     batch_size: int) -> Any:
+    """One input's gradient from a batched backward: each sample's summed to the input's
+    shape where the backward broadcast it, then summed over the batch for an input that was
+    not batched, the batch first otherwise."""
     if not isinstance(grad, pyaten.Tensor):
         return grad
+    if grad_dim == 0 and tuple(grad.shape[1:]) != shape:
+        grad = _sum_to(grad, shape, 1)
+    elif grad_dim is None and tuple(grad.shape) != shape:
+        grad = _sum_to(grad, shape, 0)
     if in_dim is None:
         return grad.sum(0) if grad_dim == 0 else grad
     return _batch_first(grad, grad_dim, batch_size)
+
+
+def _sum_to(grad: pyaten.Tensor, shape: tuple, start: int) -> pyaten.Tensor:
+    """`grad` summed to `shape` in its dimensions from `start` on (those before are kept)."""
+    extra = grad.dim() - start - len(shape)
+    if extra > 0:
+        grad = grad.sum(tuple(range(start, start + extra)))
+    dims = tuple(start + i for i, n in enumerate(shape) if n == 1 and grad.shape[start + i] != 1)
+    return grad.sum(dims, keepdim=True) if dims else grad
 
 
 set_functorch_hook(functorch_apply)
