@@ -189,29 +189,37 @@ def direct_positional(handle: Any) -> Callable[..., Any]:
     schema = entry.schema
     if schema is None or schema.is_view or any(a.is_write for a in schema.arguments):
         return positional
-    tests: list[str] = []
+    gate: list[str] = []  # exact tensors: `call_positional` would call `entry.call(*args)`
+    tests: list[str] = []  # and plain ones: the direct call
     for i, kind in entry._positions:
         if kind == "list":
             tests.append(f"plain_list(a{i})")
+            continue
+        exact = f"a{i}.__class__ is Tensor"
+        test = f"a{i}._keyset == PLAIN_CPU and not a{i}._requires_grad and a{i}._fw_grad is None"
+        if kind == "tensor":
+            gate.append(exact)
+            tests.append(test)
         else:
-            test = (f"a{i}.__class__ is Tensor and a{i}._keyset == PLAIN_CPU and not "
-                    f"a{i}._requires_grad and a{i}._fw_grad is None")
-            tests.append(f"({test})" if kind == "tensor" else f"(a{i} is None or {test})")
+            gate.append(f"(a{i} is None or {exact})")
+            tests.append(f"(a{i} is None or {test})")
     if not tests:
         return positional
     n = len(schema.arguments)
     names = "".join(f"a{i}, " for i in range(n))
     source = "\n".join([
         "def call(*args, **kwargs):",
-        f"    if len(args) == {n} and not kwargs and not NONDEFAULT and not TF.ACTIVE:",
+        f"    if len(args) == {n} and not kwargs:",
         f"        {names}= args",
-        f"        if {' and '.join(tests)}:",
-        "            fast = direct.fast if cache.get(PLAIN_KEY) is direct.checked else "
+        f"        if {' and '.join(gate) or 'True'}:",
+        f"            if not NONDEFAULT and not TF.ACTIVE and {' and '.join(tests)}:",
+        "                fast = direct.fast if cache.get(PLAIN_KEY) is direct.checked else "
         "direct.check(entry)",
-        "            if fast is not None:",
-        "                result = fast(*args)",
-        "                if result is not None:",
-        "                    return result",
+        "                if fast is not None:",
+        "                    result = fast(*args)",
+        "                    if result is not None:",
+        "                        return result",
+        "            return entry.call(*args)",
         "    return positional(*args, **kwargs)",
     ])
     code = _POSITIONAL_CODE.get(source)
