@@ -58,6 +58,10 @@ BATCHED_KEYS = (functionality_bit("FuncTorchBatched")
                 | functionality_bit("FuncTorchDynamicLayerBackMode") | PYTHON_BIT)
 
 
+# In the thread's included set while a vmapped function runs (random factories, _random.py)
+VMAP_MODE_BIT = functionality_bit("FuncTorchVmapMode")
+
+
 def current_levels() -> list[VmapLevel]:
     return _STACK.levels
 

@@ -21,6 +21,19 @@ Note: the FuncTorchBatched key
     Skipping autograd is exact there: with no argument requiring grad, autograd would
     record nothing, and the calls the rule makes on the values are recorded as usual when a
     value requires grad (`grad(vmap(f))`).
+
+Note: the fast entry
+    Most calls in a vmapped model are one batched tensor first, then plain tensors (weights,
+    biases) or None, nothing requiring grad, no trace recording: `relu(x)`, `linear(x, w,
+    b)`. For an operator whose rule has such a case that needs nothing but the batch (a
+    pointwise operator of one tensor, `linear` with a shared weight), the operator's plan
+    holds that case as a function of the values (`_fast_rule`), and `batched_kernel` runs it
+    straight away: no boxed arguments, no `BatchedCall`, no search for the level or the
+    rule, no checks for randomness, `.item()` or in-place writes (the plan excludes them).
+    The function makes the same call on the values that the rule makes, with the same key
+    sets (FuncTorchVmapMode off), and the result gets the same wrapper; any other call, and
+    every call while a trace records, takes the general path, which stays the reference
+    (tests/test_vmap_fast.py runs both and compares them).
 """
 
 from __future__ import annotations
@@ -33,10 +46,21 @@ from pyaten.autograd.grad_mode import GRAD
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import tls, trace
 from pyaten.dispatch.fallbacks import set_batched_kernel, set_layer_back_kernel
-from pyaten.dispatch.keys import KEY_BY_NAME, full_after, functionality_bit
+from pyaten.dispatch.keys import KEY_BY_NAME, full_after
 from pyaten.dispatch.rules import RUNTIME_KEYS
-from pyaten.func._batched import BatchedTensor, level_info
-from pyaten.func._rules import BatchedCall, dispatch_batched
+from pyaten.func._batched import (
+    _STACK,
+    VMAP_MODE_BIT,
+    BatchedTensor,
+    _make_batched,
+    level_info,
+)
+from pyaten.func._rules import (
+    BatchedCall,
+    call_plain,
+    dispatch_batched,
+    takes_pointwise_one_tensor,
+)
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
 __all__ = ["COMPOSITE_RULES", "batched_kernel", "layer_back_kernel"]
@@ -127,15 +151,35 @@ def _writes(schema: Any) -> bool:
     return any(a.annotation is not None and a.annotation.is_write for a in schema.arguments)
 
 
-def _plan(op: Any) -> tuple[Any, Any, bool, bool]:
-    """(OpOverload, whole-operator rule, decomposes, writes an argument), once per op."""
+def _plan(op: Any) -> tuple[Any, Any, bool, bool, Any]:
+    """(OpOverload, whole-operator rule, decomposes, writes an argument, the fast entry's
+    function or None), once per op."""
     plan = op.__dict__.get("_vmap_plan")
     if plan is None:
         table = op.table
         decomposes = bool(table) and table[_AUTOGRAD_CPU_SLOT].rule == "math kernel"
-        plan = (overload_of(op), COMPOSITE_RULES.get(op.name), decomposes, _writes(op.schema))
+        func, whole, writes = overload_of(op), COMPOSITE_RULES.get(op.name), _writes(op.schema)
+        plan = (func, whole, decomposes, writes, _fast_rule(func, whole, decomposes, writes))
         op._vmap_plan = plan
     return plan
+
+
+def _fast_rule(func: Any, whole: Any, decomposes: bool, writes: bool) -> Any:
+    """The rule's case that the fast entry runs (Note: the fast entry), as a function of the
+    values whose first is batched and the others plain tensors or None; None if the
+    operator has none."""
+    if writes or func is None:
+        return None
+    if whole is _linear:
+        def linear(values: tuple) -> Any:  # `_linear` with the weight and bias unbatched
+            return call_plain(func, (values[0].value, *values[1:]))
+        return linear
+    if whole is not None or decomposes or func is _DETACH or not takes_pointwise_one_tensor(func):
+        return None
+
+    def pointwise(values: tuple) -> Any:  # the pointwise rule on one batched tensor
+        return call_plain(func, (values[0].value,))
+    return pointwise
 
 
 def _autograd_first(values: tuple) -> bool:
@@ -210,7 +254,7 @@ def layer_back_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     state = tls.STATE
     here = (state.included, state.excluded)
     _ENTRY.saved = None
-    tls._set(saved[0] & ~_VMAP_MODE, saved[1])
+    tls._set(saved[0] & ~VMAP_MODE_BIT, saved[1])
     try:
         return dispatch_batched(func, args, kwargs, level)
     finally:
@@ -218,7 +262,6 @@ def layer_back_kernel(op: Any, keyset: Any, *values: Any) -> Any:
         _ENTRY.saved = saved
 
 
-_VMAP_MODE = functionality_bit("FuncTorchVmapMode")
 _DEFAULT_INCLUDED, _DEFAULT_EXCLUDED = tls.DEFAULT_INCLUDED, tls.DEFAULT_EXCLUDED
 _NONDEFAULT = tls.NONDEFAULT
 
@@ -229,11 +272,11 @@ def _outside_vmap_mode(fn: Any, *args: Any) -> Any:
     their defaults they take the operators' fast paths."""
     state = tls.STATE
     included = state.included
-    if not included & _VMAP_MODE:
+    if not included & VMAP_MODE_BIT:
         return fn(*args)
     # `tls._set` inlined: only `included` changes, and the thread's sets become the
     # defaults exactly when they were the defaults plus this one key
-    off = included & ~_VMAP_MODE
+    off = included & ~VMAP_MODE_BIT
     default = off == _DEFAULT_INCLUDED and state.excluded == _DEFAULT_EXCLUDED
     state.included = off
     if default:
@@ -248,9 +291,39 @@ def _outside_vmap_mode(fn: Any, *args: Any) -> Any:
             tls._set(included, state.excluded)
 
 
+class general_path_only:  # noqa: N801 - used as a context manager, like torch's guards
+    """Within `with general_path_only():` every call on BatchedTensors takes the general path
+    (Note: the fast entry): what tests compare the fast entry with."""
+
+    on = False
+
+    def __enter__(self) -> None:
+        self._was = general_path_only.on
+        general_path_only.on = True
+
+    def __exit__(self, *exc: object) -> None:
+        general_path_only.on = self._was
+
+
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     """The FuncTorchBatched fallback (Note: the FuncTorchBatched key)."""
-    func, whole, decomposes, writes = _plan(op)
+    plan = op.__dict__.get("_vmap_plan") or _plan(op)
+    fast = plan[4]
+    if fast is not None and not trace.ACTIVE and not general_path_only.on:
+        # the fast entry (Note: the fast entry): the first value batched, at a live level,
+        # the others plain tensors or None, nothing that autograd must record
+        first = values[0]
+        grad = GRAD.enabled
+        if (first.__class__ is BatchedTensor and first._fw_grad is None
+                and not (grad and first._requires_grad)
+                and first.level <= len(_STACK.levels)):
+            for v in values[1:]:
+                if v is not None and (v.__class__ is not Tensor or (grad and v._requires_grad)
+                                      or v._fw_grad is not None):
+                    break
+            else:
+                return _make_batched(_outside_vmap_mode(fast, values), first.level)
+    func, whole, decomposes, writes, _ = plan
     if func is _DETACH and len(values) == 1:
         x = values[0]
         if isinstance(x, BatchedTensor) and x._fw_grad is None:

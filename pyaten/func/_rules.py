@@ -25,7 +25,8 @@ from pyaten.func._batched import BatchedTensor, _make_batched, level_info
 from pyaten.native.gen_support import NONDEFAULT, PLAIN_CPU, PLAIN_KEY, Direct
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["dispatch_batched", "batching_coverage", "RULES", "FALLBACK_CALLS"]
+__all__ = ["dispatch_batched", "batching_coverage", "takes_pointwise_one_tensor", "RULES",
+           "FALLBACK_CALLS"]
 
 Rule = Callable[["BatchedCall"], Any]
 RULES: dict[str, Rule] = {}
@@ -142,6 +143,20 @@ def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool, str]:
                 func.overloadpacket.__name__)
         _PLANS[func] = plan
     return plan
+
+
+def takes_pointwise_one_tensor(func: Any) -> bool:
+    """Whether `func` is `op(Tensor self) -> Tensor` whose rule is the pointwise rule, which
+    for one batched tensor calls the operator on the batch as it is (vmap's fast entry, Note:
+    the fast entry, in _key.py); nothing random, in place, data-dependent or `.item()`-like."""
+    fn, random, inplace, item, dynamic, _ = _plan(func)
+    schema = func._schema
+    arguments, returns = schema.arguments, schema.returns
+    return (fn is not None and fn is RULES.get("<pointwise>") and not (random or inplace or item
+                                                                        or dynamic)
+            and len(arguments) == 1 and str(arguments[0].type) == "Tensor"
+            and arguments[0].annotation is None and len(returns) == 1
+            and str(returns[0].type) == "Tensor" and returns[0].annotation is None)
 
 
 def dispatch_batched(func: Any, args: tuple, kwargs: dict, level: int = 0) -> Any:

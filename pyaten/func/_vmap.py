@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
-from pyaten.dispatch.tls import IncludeDispatchKeyGuard
-from pyaten.func._batched import BatchedTensor, pop_level, push_level
+from pyaten.dispatch import tls
+from pyaten.func._batched import VMAP_MODE_BIT, BatchedTensor, _make_batched, pop_level, push_level
 from pyaten.utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]
@@ -209,15 +209,13 @@ def _vmap_once(
     else:
         (flat, spec), (flat_dims, batch_size) = (args, None), flat_case
     entry = push_level(batch_size, randomness)
-    mode = IncludeDispatchKeyGuard("FuncTorchVmapMode")  # random factories (_random.py)
-    mode.__enter__()
+    level = entry.level
+    state = tls.STATE
+    saved = (state.included, state.excluded)
+    tls._set(saved[0] | VMAP_MODE_BIT, saved[1])  # random factories (_random.py)
     try:
-        wrapped = []
-        for x, d in zip(flat, flat_dims, strict=True):
-            if d is None:
-                wrapped.append(x)
-            else:
-                wrapped.append(BatchedTensor(pyaten.movedim(x, d, 0) if d else x, entry.level))
+        wrapped = [x if d is None else _make_batched(pyaten.movedim(x, d, 0) if d else x, level)
+                   for x, d in zip(flat, flat_dims, strict=True)]
         out = func(*(wrapped if spec is None else tree_unflatten(wrapped, spec)), **kwargs)
         if type(out_dims) is int and isinstance(out, BatchedTensor) and out.level == entry.level:
             value = out.value  # one batched tensor out: no pytree walk either
@@ -226,7 +224,7 @@ def _vmap_once(
                 return value if out_dims == 0 else pyaten.movedim(value, 0, out_dims)
         return _unbatch(func, out, out_dims, entry.level, batch_size)
     finally:
-        mode.__exit__(None, None, None)
+        tls._set(*saved)
         pop_level()
 
 

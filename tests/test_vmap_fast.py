@@ -1,0 +1,287 @@
+"""vmap's fast entry (Note: the fast entry, in pyaten/func/_key.py) against its general path
+and against torch.func.vmap: the same values, dtypes, shapes, errors, recorded graphs, mode
+and trace output, whichever way a call on BatchedTensors goes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyaten
+import pyaten.func as pf
+from pyaten.dispatch import trace
+from pyaten.func._key import _plan, general_path_only
+from pyaten.utils._python_dispatch import TorchDispatchMode
+
+UNARY = ["relu", "sigmoid", "tanh", "exp", "neg", "abs", "sin", "sqrt", "floor", "erf"]
+
+
+def _pair(shape, seed=0, dtype=np.float32):
+    array = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return pyaten.tensor(array), torch.tensor(array)
+
+
+def _both_ways(run):
+    """`run()` with the fast entry, then with every call on the general path."""
+    fast = run()
+    with general_path_only():
+        general = run()
+    return fast, general
+
+
+def _same(a, b) -> None:
+    assert type(a) is type(b)
+    if isinstance(a, (tuple, list)):
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.requires_grad == b.requires_grad
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def _close_to_torch(got, want, tol=1e-5) -> None:
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol)
+
+
+def test_the_fast_entry_covers_the_mlp_operators() -> None:
+    for op in (pyaten.ops.aten.relu.default, pyaten.ops.aten.linear.default,
+               pyaten.ops.aten.tanh.default):
+        assert _plan(op._entry)[4] is not None
+    # in place, random, views, several tensors: the general path only
+    for op in (pyaten.ops.aten.relu_.default, pyaten.ops.aten.add.Tensor,
+               pyaten.ops.aten.detach.default, pyaten.ops.aten.bernoulli.default,
+               pyaten.ops.aten.t.default):
+        assert _plan(op._entry)[4] is None
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("in_dims", [0, 1])
+def test_unary_pointwise(name, in_dims) -> None:
+    px, tx = _pair((3, 4))
+    fast, general = _both_ways(lambda: pf.vmap(getattr(pyaten, name), in_dims=in_dims)(px))
+    _same(fast, general)
+    _close_to_torch(fast, tf.vmap(getattr(torch, name), in_dims=in_dims)(tx))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32])
+def test_unary_other_dtypes(dtype) -> None:
+    px, tx = _pair((4, 3), dtype=dtype)
+    for name in ("neg", "abs", "relu"):
+        fast, general = _both_ways(lambda name=name: pf.vmap(getattr(pyaten, name))(px))
+        _same(fast, general)
+        _close_to_torch(fast, tf.vmap(getattr(torch, name))(tx))
+
+
+def test_zero_dim_samples() -> None:
+    px, tx = _pair(5)
+    fast, general = _both_ways(lambda: pf.vmap(pyaten.sigmoid)(px))
+    _same(fast, general)
+    _close_to_torch(fast, tf.vmap(torch.sigmoid)(tx))
+
+
+@pytest.mark.parametrize("bias", ["tensor", "none", "keyword"])
+def test_linear(bias) -> None:
+    (px, tx), (pw, tw), (pb, tb) = _pair((4, 3, 5)), _pair((6, 5), 1), _pair(6, 2)
+
+    def run(lib, func, x, w, b):
+        F = lib.nn.functional
+        if bias == "tensor":
+            return func.vmap(lambda a: F.linear(a, w, b))(x)
+        if bias == "none":
+            return func.vmap(lambda a: F.linear(a, w))(x)
+        return func.vmap(lambda a: F.linear(a, w, bias=b))(x)
+
+    fast, general = _both_ways(lambda: run(pyaten, pf, px, pw, pb))
+    _same(fast, general)
+    _close_to_torch(fast, run(torch, tf, tx, tw, tb))
+
+
+def _mlp(lib):
+    F = lib.nn.functional
+
+    def forward(p, x):
+        return F.linear(F.relu(F.linear(x, p["w1"], p["b1"])), p["w2"], p["b2"])
+
+    return forward
+
+
+def _mlp_params():
+    shapes = {"w1": (16, 8), "b1": (16,), "w2": (3, 16), "b2": (3,)}
+    pairs = {k: _pair(s, i) for i, (k, s) in enumerate(shapes.items())}
+    return {k: p for k, (p, _) in pairs.items()}, {k: t for k, (_, t) in pairs.items()}
+
+
+def test_mlp_forward_and_nested() -> None:
+    pp, tp = _mlp_params()
+    (px, tx), (px2, tx2) = _pair((5, 8), 9), _pair((2, 5, 8), 10)
+    fast, general = _both_ways(lambda: pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px))
+    _same(fast, general)
+    _close_to_torch(fast, tf.vmap(_mlp(torch), in_dims=(None, 0))(tp, tx))
+    # two levels: the outer level's wrappers are the inner level's values
+    nested = (lambda lib, func: func.vmap(func.vmap(_mlp(lib), in_dims=(None, 0)),
+                                           in_dims=(None, 0)))
+    fast, general = _both_ways(lambda: nested(pyaten, pf)(pp, px2))
+    _same(fast, general)
+    _close_to_torch(fast, nested(torch, tf)(tp, tx2))
+
+
+def test_batched_weight_takes_the_general_path() -> None:
+    (px, tx), (pw, tw) = _pair((3, 4, 5)), _pair((3, 6, 5), 1)
+    fast, general = _both_ways(lambda: pf.vmap(pyaten.nn.functional.linear)(px, pw))
+    _same(fast, general)
+    _close_to_torch(fast, tf.vmap(torch.nn.functional.linear)(tx, tw))
+
+
+def test_grad_recording() -> None:
+    pp, tp = _mlp_params()
+    (px, tx), (py, ty) = _pair((6, 8), 3), (pyaten.tensor([0, 1, 2, 0, 1, 2]),
+                                            torch.tensor([0, 1, 2, 0, 1, 2]))
+
+    def loss(lib):
+        F = lib.nn.functional
+        return lambda p, x, y: F.cross_entropy(_mlp(lib)(p, x.unsqueeze(0)), y.unsqueeze(0))
+
+    # per-sample gradients (the wrappers require grad: autograd first)
+    fast, general = _both_ways(
+        lambda: pf.vmap(pf.grad(loss(pyaten)), in_dims=(None, 0, 0))(pp, px, py))
+    want = tf.vmap(tf.grad(loss(torch)), in_dims=(None, 0, 0))(tp, tx, ty)
+    for k in pp:
+        _same(fast[k], general[k])
+        _close_to_torch(fast[k], want[k])
+
+    # grad(vmap(f)): the values require grad, the fast entry's calls are recorded on them
+    def mean_out(lib, func):
+        return lambda p: func.vmap(_mlp(lib), in_dims=(None, 0))(p, tx if lib is torch
+                                                                  else px).sum()
+
+    fast, general = _both_ways(lambda: pf.grad(mean_out(pyaten, pf))(pp))
+    want = tf.grad(mean_out(torch, tf))(tp)
+    for k in pp:
+        _same(fast[k], general[k])
+        _close_to_torch(fast[k], want[k])
+
+
+def test_a_weight_that_requires_grad() -> None:
+    (px, _), (pw, _) = _pair((4, 5)), _pair((3, 5), 1)
+    pw.requires_grad_(True)
+
+    def run():
+        out = pf.vmap(lambda a: pyaten.nn.functional.linear(a, pw).tanh())(px)
+        return out, pyaten.autograd.grad(out.sum(), pw)[0]
+
+    fast, general = _both_ways(run)
+    _same(fast, general)
+    assert fast[0].grad_fn is not None
+    with pyaten.no_grad():  # nothing to record: the fast entry takes it
+        fast, general = _both_ways(
+            lambda: pf.vmap(lambda a: pyaten.nn.functional.linear(a, pw).tanh())(px))
+    _same(fast, general)
+    assert not fast.requires_grad
+
+
+def test_parameter_and_subclass_arguments() -> None:
+    (px, _), (pw, _) = _pair((4, 5)), _pair((3, 5), 1)
+    weight = pyaten.nn.Parameter(pw, requires_grad=False)
+    fast, general = _both_ways(
+        lambda: pf.vmap(lambda a: pyaten.nn.functional.linear(a, weight))(px))
+    _same(fast, general)
+
+
+class _Log(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_dispatch_mode_sees_the_same_calls() -> None:
+    pp, _ = _mlp_params()
+    px, _ = _pair((5, 8), 9)
+
+    def run():
+        with _Log() as log:
+            out = pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px)
+        return out, log.calls
+
+    (fast, fast_calls), (general, general_calls) = _both_ways(run)
+    _same(fast, general)
+    assert fast_calls == general_calls and "aten.addmm.default" in fast_calls
+
+
+def test_autocast() -> None:
+    pp, _ = _mlp_params()
+    px, _ = _pair((5, 8), 9)
+
+    def run():
+        with pyaten.autocast("cpu", dtype=pyaten.bfloat16):
+            return pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px)
+
+    fast, general = _both_ways(run)
+    _same(fast, general)
+    assert fast.dtype == pyaten.bfloat16
+
+
+def test_functionalize_of_vmap() -> None:
+    pp, _ = _mlp_params()
+    px, _ = _pair((5, 8), 9)
+    fast, general = _both_ways(
+        lambda: pf.functionalize(pf.vmap(_mlp(pyaten), in_dims=(None, 0)))(pp, px))
+    _same(fast, general)
+
+
+def test_trace_shows_the_rules() -> None:
+    x, w = pyaten.randn(4, 3), pyaten.randn(5, 3)
+    with trace() as recorded:
+        pf.vmap(lambda a: pyaten.nn.functional.linear(a, w).relu())(x)
+    notes = [n["ran"] for node in recorded.nodes for n in node.notes if n["kind"] == "vmap"]
+    assert notes == ["rule linear (whole composite)", "rule pointwise"]
+
+
+def test_a_wrapper_used_after_its_vmap() -> None:
+    kept = []
+    pf.vmap(lambda a: kept.append(a) or a)(pyaten.randn(3, 2))
+
+    def run():
+        with pytest.raises(RuntimeError) as info:
+            pyaten.relu(kept[0])
+        return str(info.value)
+
+    fast, general = _both_ways(run)
+    assert fast == general and "outside of the vmap that made it" in fast
+
+
+def test_randomness_and_in_place_errors_unchanged() -> None:
+    x = pyaten.randn(3, 4)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        pf.vmap(lambda a: pyaten.nn.functional.dropout(a.relu(), 0.5))(x)
+    with pytest.raises(RuntimeError, match="inplace arithmetic"):
+        pf.vmap(lambda a: pyaten.zeros(4).add_(a.relu()))(x)
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4), rows=st.integers(1, 3), cols=st.integers(1, 5),
+       in_dim=st.integers(0, 2), name=st.sampled_from(UNARY + ["linear"]),
+       seed=st.integers(0, 2**16))
+def test_property_fast_equals_general(batch, rows, cols, in_dim, name, seed) -> None:
+    shape = [rows, cols]
+    shape.insert(in_dim, batch)
+    px, tx = _pair(tuple(shape), seed)
+    if name == "linear":
+        (pw, tw), (pb, tb) = _pair((2, cols), seed + 1), _pair(2, seed + 2)
+        fn = (lambda lib: lambda a: lib.nn.functional.linear(a, pw if lib is pyaten else tw,
+                                                               pb if lib is pyaten else tb))
+    else:
+        fn = (lambda lib: getattr(lib, name))
+    fast, general = _both_ways(lambda: pf.vmap(fn(pyaten), in_dims=in_dim)(px))
+    _same(fast, general)
+    _close_to_torch(fast, tf.vmap(fn(torch), in_dims=in_dim)(tx))
