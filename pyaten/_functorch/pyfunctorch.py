@@ -59,7 +59,10 @@ class FuncTorchInterpreter:
             yield
 
     def get_state(self) -> tuple[Any, ...]:
-        return (self._key.name, self._level)
+        return (self._key.name, self._level, *self._state())
+
+    def _state(self) -> tuple[Any, ...]:
+        return ()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(level={self._level})"
@@ -74,8 +77,8 @@ class VmapInterpreter(FuncTorchInterpreter):
     def randomness(self) -> str:
         return self._layer.randomness
 
-    def get_state(self) -> tuple[Any, ...]:
-        return (self._key.name, self._level, self.randomness())
+    def _state(self) -> tuple[Any, ...]:
+        return (self.randomness(),)
 
 
 class GradInterpreter(FuncTorchInterpreter):
@@ -84,8 +87,8 @@ class GradInterpreter(FuncTorchInterpreter):
     def prev_grad_mode(self) -> bool:
         return self._layer.grad_mode
 
-    def get_state(self) -> tuple[Any, ...]:
-        return (self._key.name, self._level, self.prev_grad_mode())
+    def _state(self) -> tuple[Any, ...]:
+        return (self.prev_grad_mode(),)
 
 
 class JvpInterpreter(FuncTorchInterpreter):
@@ -94,8 +97,8 @@ class JvpInterpreter(FuncTorchInterpreter):
     def prev_fwd_grad_mode(self) -> bool:
         return True
 
-    def get_state(self) -> tuple[Any, ...]:
-        return (self._key.name, self._level, self.prev_fwd_grad_mode())
+    def _state(self) -> tuple[Any, ...]:
+        return (self.prev_fwd_grad_mode(),)
 
 
 def _interpreter(layer: VmapLevel | AutogradLayer, level: int) -> FuncTorchInterpreter:

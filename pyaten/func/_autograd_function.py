@@ -247,19 +247,27 @@ def _batch_first(x: Any, dim: int | None, batch_size: int) -> Any:
     return x.expand(batch_size, *x.shape)
 
 
-class _SavingCtx:
-    """The ctx a generated rule hands `setup_context`: attributes go to the real node, and
-    the saved tensors are stored unwrapped, with their batch dims."""
+class _CtxProxy:
+    """A ctx handed to the user's methods by a generated rule: attributes go to the real
+    node."""
 
-    def __init__(self, ctx: Any, level: int) -> None:
+    def __init__(self, ctx: Any) -> None:
         object.__setattr__(self, "_ctx", ctx)
-        object.__setattr__(self, "_level", level)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ctx, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._ctx, name, value)
+
+
+class _SavingCtx(_CtxProxy):
+    """`setup_context`'s ctx: the saved tensors are stored unwrapped, with their batch
+    dims."""
+
+    def __init__(self, ctx: Any, level: int) -> None:
+        super().__init__(ctx)
+        object.__setattr__(self, "_level", level)
 
     def _unwrap(self, tensors: tuple) -> tuple[list, list]:
         values, dims = [], []
@@ -275,8 +283,7 @@ class _SavingCtx:
         self._ctx._pyaten_saved_dims = dims
 
     def save_for_forward(self, *tensors: Any) -> None:
-        values, dims = self._unwrap(tensors)
-        self._ctx.save_for_forward(*values)
+        self._ctx.save_for_forward(*self._unwrap(tensors)[0])
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         self._ctx.mark_non_differentiable(*self._unwrap(tensors)[0])
@@ -285,19 +292,12 @@ class _SavingCtx:
         self._ctx.mark_dirty(*self._unwrap(tensors)[0])
 
 
-class _SavedCtx:
-    """The ctx a generated rule hands `backward`: the real node, with the saved tensors
-    wrapped again for the vmap the backward runs in."""
+class _SavedCtx(_CtxProxy):
+    """`backward`'s ctx: the saved tensors wrapped again for the vmap it runs in."""
 
     def __init__(self, ctx: Any, saved: tuple) -> None:
-        object.__setattr__(self, "_ctx", ctx)
+        super().__init__(ctx)
         object.__setattr__(self, "saved_tensors", saved)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ctx, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._ctx, name, value)
 
 
 def _vmapped_function(cls: type[Function], in_dims: tuple, batch_size: int,
