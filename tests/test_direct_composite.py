@@ -271,7 +271,8 @@ def test_tensor_list_bindings_call_directly():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("reduction", [0, 1, 2])
-@pytest.mark.parametrize("case", ["plain", "ignored", "weight", "transposed", "out of range"])
+@pytest.mark.parametrize("case", ["plain", "ignored", "ignored, no such class", "weight",
+                                  "transposed", "out of range", "negative"])
 def test_nll_loss_forward_fast_equals_general_and_torch(dtype, reduction, case):
     from pyaten.dispatch import trace
 
@@ -286,8 +287,12 @@ def test_nll_loss_forward_fast_equals_general_and_torch(dtype, reduction, case):
         weight = rng.random(5).astype(dtype)
     elif case == "transposed":
         x = np.ascontiguousarray(x.T).T
+    elif case == "ignored, no such class":
+        ignore = 7
     elif case == "out of range":
         target[3] = 5
+    elif case == "negative":
+        target[1] = -1
 
     def run(lib, array):
         inputs = lib.tensor(array)

@@ -545,7 +545,7 @@ def _fast_nll_loss_forward(self: Tensor, target: Tensor, weight: Tensor | None,
                            reduction: int, ignore_index: int) -> tuple | None:
     """nll_loss_forward's fast path (Note: the structured fast path, in native/fastpath.py):
     a 2-d float32/float64 CPU input with rows, 1-d int64 targets of its batch size each a
-    class and none ignored, no weight, a mean or sum. Meta's checks hold by these
+    class, an ignore_index no class has, no weight, a mean or sum. Meta's checks hold by these
     conditions; the values are those of `_nll_compute`'s common case, with the same NumPy
     calls; anything else returns None (the general path, its errors included)."""
     sizes = self._sizes
@@ -554,12 +554,15 @@ def _fast_nll_loss_forward(self: Tensor, target: Tensor, weight: Tensor | None,
             or not sizes[0] or sizes[0] != target._sizes[0] or self._device.type != "cpu"
             or target._device.type != "cpu"):
         return None
+    n_classes = sizes[1]
+    if 0 <= ignore_index < n_classes:
+        return None  # a target may be ignored: the general path's mask
     t = fastpath.array(target)
-    low, high = _min_reduce(t, None), _max_reduce(t, None)
-    if not (0 <= low and high < sizes[1]) or low <= ignore_index <= high:
-        return None
+    if _max_reduce(t.view(np.uint64), None) >= n_classes:  # negative ones are large here
+        return None  # the general path raises the error
     x = fastpath.array(self)
-    loss = _sum_reduce(-x[_rows(sizes[0]), t], None)
+    picked = x[_rows(sizes[0]), t]
+    loss = _sum_reduce(np.negative(picked, out=picked), None)
     total = x.dtype.type(sizes[0])
     if reduction != SUM:  # the mean, as `_nll_compute`'s
         loss = loss / total  # a count of at least one: no warning to silence
