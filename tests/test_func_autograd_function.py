@@ -365,6 +365,13 @@ PROGRAMS = {
         lambda x: sum(o.sum() for o in f.vmap(F["SinCos"].apply)(x)))(x), [(B, N)]),
     "grad_vmap_vmap_exp": (lambda f, F, x: f.grad(
         lambda x: f.vmap(f.vmap(F["Exp"].apply))(x).sum())(x), [(2, B, N)]),
+    "grad_vmap_grad_exp": (lambda f, F, x: f.grad(lambda x: f.vmap(f.grad(
+        lambda y: F["Exp"].apply(y).sum()))(x).pow(2).sum())(x), [(B, N)]),
+    "grad_vmap_grad_sin": (lambda f, F, x: f.grad(lambda x: f.vmap(f.grad(
+        lambda y: F["Sin"].apply(y).sum()))(x).pow(2).sum())(x), [(B, N)]),
+    "grad_vmap_grad_linear": (lambda f, F, x, w, b: f.grad(lambda w: f.vmap(f.grad(
+        lambda x: F["Linear"].apply(x, w, b).pow(2).sum()), in_dims=0)(x).pow(2).sum())(w),
+        [(B, N), (2, N), (2,)]),
     "jacrev_vmap_mul": (lambda f, F, x, y: f.jacrev(
         lambda x: f.vmap(F["Mul"].apply)(x, y))(x), [(B, N), (B, N)]),
     "vmap_jacrev_linear": (lambda f, F, x, w, b: f.vmap(
@@ -449,6 +456,55 @@ def _bound_inputs(lib):
 def test_keywords_bound_to_forward():
     # with setup_context, keywords and defaults are bound to forward's positions (as torch)
     assert _bound_inputs(pyaten) == _bound_inputs(torch) == [3, 3, 3]
+
+
+def _level0_history(lib, fns):
+    # results of the transforms keep the history of a tensor outside them (level 0)
+    w = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+    xs = lib.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=lib.float64)
+    func = lib.func
+    results = [
+        func.grad(lambda x: fns["Exp"].apply(x * w).sum())(xs[0]),
+        func.vmap(func.grad(lambda x: fns["Sin"].apply(x * w).sum()))(xs),
+        func.vmap(func.grad(lambda x: fns["Exp"].apply(x * w).sum()))(xs),
+        func.vmap(fns["Exp"].apply)(xs * w),
+    ]
+    return [(r.requires_grad, lib.autograd.grad(r.sum(), w)[0].tolist()) for r in results]
+
+
+def test_level0_history_kept():
+    got, expected = _level0_history(pyaten, PYATEN), _level0_history(torch, TORCH)
+    assert [g[0] for g in got] == [e[0] for e in expected]
+    np.testing.assert_allclose([g[1] for g in got], [e[1] for e in expected], rtol=1e-12)
+
+
+def _in_place(lib):
+    class AddOne_(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.add_(1)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_dirty(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            AddOne_.apply(x)
+            return x, in_dims[0]
+
+    x = lib.zeros(3, 2)
+    y = lib.func.vmap(AddOne_.apply)(x)
+    return y.tolist(), x.tolist(), y is x
+
+
+def test_in_place_function_under_vmap():
+    # the staticmethod returns its (unbatched) input: vmap hands back the caller's own tensor
+    assert _in_place(pyaten) == _in_place(torch)
 
 
 def test_outside_transforms_unchanged():

@@ -259,8 +259,11 @@ def record_apply(
     for t in chosen:
         if t is not None and any(t is d for d in dirty) and t._base is not None:
             rebase_history(t, ctx)
+    # with a `forward` of its own (a node on BatchedTensors), a saved output is kept itself:
+    # an alias without history would detach its batch, which keeps the levels below's history
     ctx._saved = [
-        None if t is None else SavedTensor(t, is_output=any(t is o for o in chosen))
+        None if t is None else SavedTensor(
+            t, is_output=forward is None and any(t is o for o in chosen))
         for t in ctx.to_save
     ]
     ctx.to_save = ()

@@ -34,7 +34,7 @@ from pyaten.autograd.function import (
     record_apply,
     set_functorch_hook,
 )
-from pyaten.autograd.grad_mode import GRAD, no_grad
+from pyaten.autograd.grad_mode import GRAD, enable_grad, no_grad
 from pyaten.dispatch.tls import IncludeDispatchKeyGuard
 from pyaten.func._batched import BatchedTensor, VmapLevel, current_levels, pop_level, push_level
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
@@ -75,8 +75,24 @@ def functorch_apply(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     if needs_grad and isinstance(stack[-1], AutogradLayer):
         # the innermost transform differentiates: one node (the grad layers share autograd's
         # graph), its forward the rule of the vmap below, if any
-        return record_apply(cls, args, kwargs, lambda: _below(cls, stack, args, kwargs))
+        return record_apply(cls, args, kwargs, lambda: _forward_below(cls, stack, args, kwargs))
     return _below(cls, stack, args, kwargs, NOT_HANDLED)
+
+
+def _forward_below(cls: type[Function], stack: list, args: tuple, kwargs: dict) -> Any:
+    """The forward of a node recorded on BatchedTensors: the vmap rule below, with grad mode
+    on for the batches (autograd records their history, as torch's lower levels do: what the
+    node saves stays differentiable for the levels below) and off for the wrappers, which
+    are handed over as new wrappers of the same batches (the node records their level)."""
+    if not any(isinstance(x, BatchedTensor) for x in tree_flatten(args)[0]):
+        return _below(cls, stack, args, kwargs)
+    flat, spec = tree_flatten(args)
+    fresh = [BatchedTensor(x.value, x.level) if isinstance(x, BatchedTensor) and
+             x.requires_grad else x for x in flat]
+    with enable_grad():
+        out = _below(cls, stack, tree_unflatten(fresh, spec), kwargs)
+    originals = {id(f): x for f, x in zip(fresh, flat, strict=True) if f is not x}
+    return tree_map(lambda t: originals.get(id(t), t), out)
 
 
 def _below(cls: type[Function], stack: list, args: tuple, kwargs: dict,
