@@ -442,11 +442,16 @@ def test_factory_opinfo_samples(info, dtype):
 def test_linspace_floating_bit_for_bit(low, high, steps, name):
     # ATen's loop fuses each value's multiply and add (float32/float64) or rounds every
     # step in the result's dtype (float16/bfloat16): the same bits, not within a tolerance
+    _assert_same_bits(lambda: pyaten.linspace(low, high, steps, dtype=getattr(pyaten, name)),
+                      lambda: torch.linspace(low, high, steps, dtype=getattr(torch, name)))
+
+
+def _assert_same_bits(ours, theirs) -> None:  # noqa: ANN001
+    """Both raise alike (an endpoint overflows float16), or give the same bits."""
     from _helpers import run_both
 
-    pair = run_both(lambda: pyaten.linspace(low, high, steps, dtype=getattr(pyaten, name)),
-                    lambda: torch.linspace(low, high, steps, dtype=getattr(torch, name)))
-    if pair is None:  # torch raised (an endpoint overflows float16), and so did pyaten
+    pair = run_both(ours, theirs)
+    if pair is None:
         return
     ours, theirs = pair
     assert ours.dtype.itemsize == theirs.dtype.itemsize and ours.shape == theirs.shape
@@ -466,17 +471,9 @@ def test_linspace_floating_bit_for_bit(low, high, steps, name):
 def test_logspace_floating_bit_for_bit(low, high, steps, base, name):
     # ATen's loop takes the exponents in double from endpoints of the result's type (their
     # difference rounded to it), then one double pow per value: the same bits
-    from _helpers import run_both
-
-    pair = run_both(lambda: pyaten.logspace(low, high, steps, base, dtype=getattr(pyaten, name)),
-                    lambda: torch.logspace(low, high, steps, base, dtype=getattr(torch, name)))
-    if pair is None:
-        return
-    ours, theirs = pair
-    assert ours.dtype.itemsize == theirs.dtype.itemsize and ours.shape == theirs.shape
-    bits = {2: (pyaten.int16, torch.int16), 4: (pyaten.int32, torch.int32),
-            8: (pyaten.int64, torch.int64)}[theirs.dtype.itemsize]
-    assert np.array_equal(ours.view(bits[0]).numpy(), theirs.view(bits[1]).numpy())
+    _assert_same_bits(
+        lambda: pyaten.logspace(low, high, steps, base, dtype=getattr(pyaten, name)),
+        lambda: torch.logspace(low, high, steps, base, dtype=getattr(torch, name)))
 
 
 @settings(max_examples=50, deadline=None)

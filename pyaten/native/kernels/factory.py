@@ -733,9 +733,14 @@ def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tens
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{d.scalar_name}'")
     if out._sizes != (steps,):
         resize_tensor_(out, (steps,))
-    if base is None and d.is_floating_point:
+    # ATen converts the endpoints to the result's type, checked, only where it steps between
+    # them; one linspace value is a fill with `start` (checked for float only), one logspace
+    # value a double pow
+    if d.is_floating_point and steps > 1:
         for value in (start, end):
             _check_endpoint(value, d)
+    elif base is None and steps == 1 and d is dt.float32:
+        _check_endpoint(start, d)
     if out.device.type != "meta" and steps:
         if base is not None and d.is_floating_point:
             values = _log_exponents(start, end, steps, d)
@@ -745,6 +750,8 @@ def _space_fill(op: str, out: Tensor, start, end, steps: int, base=None) -> Tens
             wide = np.complex128 if d.is_complex else np.float64
             with np.errstate(over="ignore"):
                 values = np.power(wide(base), values.astype(wide))
+            if d in (dt.float16, dt.bfloat16):  # c10::Half(double) goes through float
+                values = values.astype(np.float32)
         with np.errstate(invalid="ignore", over="ignore"):
             if d.is_integral:  # truncate, then wrap as C++'s conversions do
                 values = np.trunc(values).astype(np.int64)

@@ -603,6 +603,16 @@ def view_dtype(self: Tensor, dtype) -> Tensor:
     return _retyped_view(self, tuple(sizes), tuple(strides), offset, dtype)
 
 
+def narrow_start(start: int, size: int) -> int:
+    """narrow's `start` counted from the front of a dimension of `size` (PyTorch's range
+    check: -size <= start <= size)."""
+    if start < -size or start > size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    return start + size if start < 0 else start
+
+
 @native
 def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     sizes = self._sizes
@@ -612,12 +622,7 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow(): length must be non-negative.")
     d = wrap_dim(dim, len(sizes))
     size = sizes[d]
-    if start < -size or start > size:
-        raise IndexError(
-            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
-        )
-    if start < 0:
-        start += size
+    start = narrow_start(start, size)
     if start + length > size:
         raise RuntimeError(
             f"start ({start}) + length ({length}) exceeds dimension size ({size})."

@@ -41,7 +41,13 @@ from pyaten.native.kernels.copy import (
     memory_format_name,
     strides_for_format,
 )
-from pyaten.native.kernels.shape import compute_view_strides, format_shape, numel_of, wrap_dim
+from pyaten.native.kernels.shape import (
+    compute_view_strides,
+    format_shape,
+    narrow_start,
+    numel_of,
+    wrap_dim,
+)
 from pyaten.native.kernels.shape import infer_size as infer_view_size
 from pyaten.native.ops_handles import aten_ops
 from pyaten.native.registry import native
@@ -606,12 +612,7 @@ def _checked_narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
             "request to PyTorch.)"
         )
     size = sizes[dim]
-    if start < -size or start > size:
-        raise IndexError(
-            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
-        )
-    if start < 0:
-        start += size
+    start = narrow_start(start, size)
     if length < 0 or start > size - length:
         raise RuntimeError(
             f"start ({start}) + length ({length}) exceeds dimension size ({size})."
