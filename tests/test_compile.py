@@ -358,7 +358,7 @@ def test_module_compile_method_and_decorator():
     _close(mlp(x), want)
     mlp.eval()  # guarded: the module's training flag
     _close(mlp(x), want)
-    assert "training flag" in mlp.forward.report.guard_failures[-1]
+    assert "training flag" in mlp._compiled_call_impl.report.guard_failures[-1]
 
     @pyaten.compile
     def double(t):

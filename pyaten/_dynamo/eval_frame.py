@@ -195,7 +195,9 @@ class CompiledFunction:
             entry = self._make_entry(guards, cap, flat, " (from the graph cache)")
             self.report.capture_seconds.append(time.perf_counter() - start)
             if entry.run is None:
+                self.report.eager_calls += 1
                 return self._fn(*args, **kwargs)
+            self.report.compiled_calls += 1
             tensors = [v for v in flat if isinstance(v, Tensor)]
             return _rebuild(cap, entry.run(*tensors, *entry.constants))
         backward = self._backend != "eager"

@@ -5,7 +5,8 @@ Note: what a cached capture is keyed by
     code reads without receiving it, on pyaten itself and on the guard inputs of the call.
     The key is a SHA-256 over all of them:
     - pyaten: its version, and the size and modification time of every `.py` and `.yaml`
-      file of the package (any change to pyaten, its kernels or declarations misses);
+      file of the package (any change to pyaten, its kernels or declarations misses;
+      `PYATEN_FX_GRAPH_CACHE_STAMP`, when set, stands in for the files);
       Python's version; `PYATEN_NO_ACCEL`;
     - the function: its bytecode, constants, names and nested code objects, recursively
       through the globals and closure cells it names (a helper function's code, a number,
@@ -60,6 +61,7 @@ from pyaten.core.tensor import Tensor
 from pyaten.fx.graph import Graph
 from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node
+from pyaten.native.ops_handles import OpOverload
 
 from . import config
 from .capture import Capture, Joint
@@ -97,7 +99,11 @@ def _directory() -> Path:
 
 def _pyaten_stamp() -> str:
     """pyaten's version and the size and mtime of each of its files, hashed once per
-    process."""
+    process; `PYATEN_FX_GRAPH_CACHE_STAMP` stands in for the files when set (tests pin it
+    while the tree is edited under them)."""
+    pinned = os.environ.get("PYATEN_FX_GRAPH_CACHE_STAMP")
+    if pinned:
+        return f"pinned {pinned} {sys.version}"
     stamp = _STATE.get("pyaten")
     if stamp is None:
         import pyaten
@@ -308,27 +314,43 @@ def resolve(source: tuple[str, str], fn: Any, module: Any) -> Tensor:
 # -- the stored form ----------------------------------------------------------------------------
 
 
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict, slice,
+                type)
+
+
 class _Pickler(pickle.Pickler):
     """Nodes by name, operators by qualified name, pyaten's named objects (dtypes, memory
-    formats, layouts) by name, Meta tensors by geometry."""
+    formats, layouts) by name, Meta tensors by geometry; plain values as themselves. Any
+    other object (a generator, a user's object) is held by identity in the graph, which a
+    file cannot keep: `Uncacheable`."""
 
     def persistent_id(self, obj: Any) -> Any:
+        from pyaten.core.device import device
+        from pyaten.utils._pytree import TreeSpec
+
+        if type(obj) in _PLAIN_TYPES or isinstance(obj, (device, TreeSpec)):
+            return None
         if isinstance(obj, Node):
             return ("node", obj.name)
-        if getattr(obj, "overloadpacket", None) is not None and hasattr(obj, "_schema"):
-            return ("op", str(obj))
         if isinstance(obj, Tensor):
             if obj.device.type != "meta":
                 raise Uncacheable("a tensor with data in the graph")
             return ("meta", tuple(obj.shape), tuple(obj.stride()), str(obj.dtype),
                     obj.requires_grad)
-        if _is_pyaten(type(obj)) and not isinstance(obj, type):
-            name = getattr(obj, "name", None) or str(obj).rpartition(".")[2]
+        if isinstance(obj, OpOverload):
+            return ("op", str(obj))
+        if isinstance(obj, types.BuiltinFunctionType) and \
+                getattr(obj, "__module__", None) in ("_operator", "operator", "builtins", "math"):
+            return None  # operator.getitem...: pickled by reference
+        if _is_pyaten(type(obj)):
             import pyaten
 
+            name = getattr(obj, "name", None)
             if isinstance(name, str) and getattr(pyaten, name, None) is obj:
                 return ("pyaten", name)
-        return None
+            if isinstance(obj, tuple):  # pyaten.Size
+                return None
+        raise Uncacheable(f"the graph holds a {type(obj).__qualname__} (kept by identity)")
 
 
 class _Unpickler(pickle.Unpickler):

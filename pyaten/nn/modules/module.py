@@ -667,7 +667,17 @@ class Module:
         self._is_full_backward_hook = True
         return self._add_hook(self._backward_hooks, hook, prepend)
 
+    # set by `compile()`: the module's calls run this compiled `_call_impl` instead
+    _compiled_call_impl: Callable[..., Any] | None = None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self._compiled_call_impl
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """A call of the module: `forward` with its hooks around it."""
         if not (
             self._forward_hooks
             or self._forward_pre_hooks
@@ -678,13 +688,14 @@ class Module:
         return call_with_hooks(self, args, kwargs)
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Compile this module's `forward` in place with `pyaten.compile(..., *args,
-        **kwargs)` (docs/compile.md); calls, hooks included, then run it compiled."""
+        """Compile this module's calls in place, as PyTorch's `Module.compile`:
+        `_compiled_call_impl` becomes `pyaten.compile(self._call_impl, *args, **kwargs)`,
+        so `module(x)` (hooks included) runs compiled while `module.forward` stays the
+        original (docs/compile.md)."""
         from pyaten import compile as compile_fn
 
         # a bound method: pyaten.compile guards this module's parameters and training flags
-        object.__setattr__(self, "forward", compile_fn(type(self).forward.__get__(self), *args,
-                                                       **kwargs))
+        self._compiled_call_impl = compile_fn(self._call_impl, *args, **kwargs)
 
     # ------------------------------------------------------------------ printing
     def _get_name(self) -> str:
