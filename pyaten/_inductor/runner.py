@@ -312,7 +312,7 @@ class CompiledGraph:
             arrays = []
             for t in inputs:
                 array = t._numpy()
-                if array.shape != shape or not array.flags.c_contiguous:
+                if array.shape != shape:  # (the loop reads any strides)
                     array = np.broadcast_to(array, shape)
                 arrays.append(array.reshape(flat))
             outs = []
