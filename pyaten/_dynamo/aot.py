@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyaten.core.tensor import Tensor
+from pyaten.core.views import is_contiguous_strides
 from pyaten.fx.graph import Graph
 from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node, map_arg
@@ -65,9 +67,10 @@ def _identity_source(node: Node) -> Node:
             return node
 
 
-def _read_sources(graph: Graph) -> None:
-    """Readers of an identity read its source (Note: the partition); the graph's outputs
-    keep their own nodes."""
+def _read_sources(graph: Graph, outputs: bool = False) -> None:
+    """Readers of an identity read its source (Note: the partition). The graph's outputs
+    keep their own nodes unless `outputs` (the backward's gradients): then an output that
+    is an identity of an operator's fresh result, returned nowhere else, is that result."""
     for node in graph.nodes:
         if node.op != "call_function":
             continue
@@ -75,6 +78,15 @@ def _read_sources(graph: Graph) -> None:
         if any(a is not b for a, b in swap.items()):
             node.args = map_arg(node.args, swap.__getitem__)
             node.kwargs = map_arg(node.kwargs, swap.__getitem__)
+    if not outputs:
+        return
+    output = graph.nodes[-1]
+    values = list(output.args[0])
+    for i, value in enumerate(values):
+        source = _identity_source(value) if isinstance(value, Node) else value
+        if source is not value and source.op == "call_function" and source not in values:
+            values[i] = source
+    output.args = (tuple(values),)
 
 
 def partition_joint(joint_graph: Graph, joint: Any,
@@ -123,11 +135,18 @@ def partition_joint(joint_graph: Graph, joint: Any,
         elif node not in benv and _identity_source(node) in benv:
             benv[node] = benv[_identity_source(node)]  # an identity of a saved value
     back.output(tuple(benv[g] for g in joint.grads if g is not None))
-    _read_sources(back)
+    _read_sources(back, outputs=True)
     eliminate_dead_code(back)
     back.lint()
     return (GraphModule({}, forward, class_name="GraphModule"),
             GraphModule({}, back, class_name="GraphModule"), len(saved))
+
+
+def _contiguous(tangent: Any) -> Any:
+    """`tangent.contiguous()`, without the call for a plain tensor that already is."""
+    if tangent.__class__ is Tensor and is_contiguous_strides(tangent._sizes, tangent._strides):
+        return tangent
+    return tangent.contiguous()
 
 
 def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any], joint: Any,
@@ -140,6 +159,7 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
     position = {node: i for i, node in enumerate(input_nodes)}
     grad_slots = [position[n] for n, g in zip(joint.grad_inputs, joint.grads) if g is not None]
     diff = set(joint.diff_outputs)
+    frozen = [i for i in range(n_outputs) if i not in diff]
     n_inputs = len(input_nodes)
 
     class CompiledFunctionBackward(Function):
@@ -160,12 +180,13 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
             values = forward_fn(*inputs)
             outs = tuple(values[:n_outputs])
             ctx.saved_values = tuple(values[n_outputs:])
-            ctx.mark_non_differentiable(*(o for i, o in enumerate(outs) if i not in diff))
+            if frozen:
+                ctx.mark_non_differentiable(*(outs[i] for i in frozen))
             return outs
 
         @staticmethod
         def backward(ctx: Any, *grad_outputs: Any) -> Any:
-            tangents = [grad_outputs[i].contiguous() for i in joint.diff_outputs]
+            tangents = [_contiguous(grad_outputs[i]) for i in joint.diff_outputs]
             values = (*ctx.saved_values, *tangents)
             if is_grad_enabled() and any(ctx.needs_input_grad) or \
                     any(t.requires_grad for t in tangents):
