@@ -47,6 +47,7 @@ class Node:
         self.users: dict[Node, None] = {}
         self._args: tuple = ()
         self._kwargs: dict[str, Any] = {}
+        self._inputs: tuple[Node, ...] = ()  # the nodes in args and kwargs, kept as they are set
         self._set_inputs(tuple(args), dict(kwargs))
 
     # -- inputs and users ----------------------------------------------------------------
@@ -69,15 +70,16 @@ class Node:
 
     @property
     def all_input_nodes(self) -> list[Node]:
-        found: dict[Node, None] = {}
-        map_arg((self._args, self._kwargs), lambda n: found.setdefault(n))
-        return list(found)
+        return list(self._inputs)
 
     def _set_inputs(self, args: tuple, kwargs: dict[str, Any]) -> None:
-        for node in self.all_input_nodes:
+        for node in self._inputs:
             node.users.pop(self, None)
         self._args, self._kwargs = args, kwargs
-        for node in self.all_input_nodes:
+        found: dict[Node, None] = {}
+        map_arg((args, kwargs), lambda n: found.setdefault(n))
+        self._inputs = tuple(found)
+        for node in self._inputs:
             node.users[self] = None
 
     def replace_all_uses_with(self, replacement: Node) -> list[Node]:
