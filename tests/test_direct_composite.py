@@ -320,3 +320,25 @@ def test_nll_loss_forward_fast_equals_general_and_torch(dtype, reduction, case):
         _same(ours, ref)
         if dtype != "float16":
             _like_torch(ours, their)
+
+
+def test_functional_linear_is_the_binding_as_torchs():
+    from pyaten.nn import _C
+
+    assert torch_functional.linear is torch._C._nn.linear
+    assert pyaten_functional.linear is _C.linear
+    seen = []
+
+    class Traced(pyaten.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    t = _inputs(pyaten)
+    out = pyaten_functional.linear(t["a"].as_subclass(Traced), t["w"][:, :4].t().t(),
+                                   t["bias"])
+    assert seen[0] is pyaten_functional.linear
+    assert type(out) is Traced
+    with pytest.raises(TypeError, match=r"linear\(\): argument 'weight' \(position 2\)"):
+        pyaten_functional.linear(t["a"], 3)

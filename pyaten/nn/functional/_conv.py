@@ -36,9 +36,10 @@ def _ntuple(value, n: int) -> tuple:
     return (value,) * n
 
 
-def linear(input, weight, bias=None):
-    """y = x W^T + b (PyTorch's `torch._C._nn.linear`)."""
-    return _C.linear(input, weight, bias)
+# y = x W^T + b. As PyTorch's `F.linear` is `torch._C._nn.linear`, this is the generated
+# binding itself: it makes the `__torch_function__` check and its direct call (Note: the
+# direct call) with no Python frame in front.
+linear = _C.linear
 
 
 def bilinear(input1, input2, weight, bias=None):

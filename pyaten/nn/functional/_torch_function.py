@@ -101,5 +101,8 @@ def install(namespace: dict[str, Any], names: list[str]) -> None:
     """Replace each public function `names` lists in `namespace` by its overridable form."""
     for name in names:
         fn = namespace.get(name) if name not in _NOT_CHECKED else None
-        if inspect.isfunction(fn) and not hasattr(fn, "__wrapped__"):
+        # a generated binding (`linear`) makes the check itself, as PyTorch's C functions do
+        binding = inspect.isfunction(fn) and fn.__globals__.get(
+            "__name__", "").startswith("pyaten._generated")
+        if inspect.isfunction(fn) and not hasattr(fn, "__wrapped__") and not binding:
             namespace[name] = overridable(fn)
