@@ -24,6 +24,7 @@
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
 
 #ifndef NPY_2_0_API_VERSION  /* NumPy 1.x headers: the field itself */
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
@@ -480,6 +481,9 @@ typedef struct {
     PyObject *wrapped;    /* frozenset: the dtypes of wrapped Python numbers */
     PyObject *out_dtype;  /* the result's dtype, or None for the input's */
     PyObject *name;
+    PyObject *small;      /* unary: the ufunc `fn` runs on a small input, or a callable
+                           * n -> that ufunc or None; None: none (Note: the small-operator
+                           * loops) */
 } FastObject;
 
 static PyTypeObject Fast_Type;
@@ -773,6 +777,60 @@ small_binary_loop(int loop, PyObject *a_obj, PyObject *b_obj, PyObject *out_obj)
 #undef BINARY_LOOP
 }
 
+/* A unary float fast function whose `fn` runs one NumPy ufunc on a small contiguous input
+ * (exp's np.exp, sigmoid's SciPy expit, sin, log...): that ufunc's own inner loop for the
+ * type, called as the ufunc calls it on two aligned contiguous arrays (one call over all n
+ * elements), without the ufunc's set-up: the same bits by construction. 1: done, 0: not
+ * applicable (the call of `fn`), -1: error. */
+static int
+small_ufunc_call(FastObject *f, PyObject *x_obj, PyObject *out_obj)
+{
+    if (f->small == Py_None || !PyArray_Check(x_obj) || !PyArray_Check(out_obj)) {
+        return 0;
+    }
+    PyArrayObject *x = (PyArrayObject *)x_obj, *out = (PyArrayObject *)out_obj;
+    int type = PyArray_TYPE(x);
+    npy_intp n = PyArray_SIZE(x);
+    if ((type != NPY_FLOAT && type != NPY_DOUBLE) || PyArray_TYPE(out) != type || n == 0
+        || n >= SMALL_LOOP || PyArray_SIZE(out) != n || !PyArray_IS_C_CONTIGUOUS(x)
+        || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISALIGNED(x) || !PyArray_ISALIGNED(out)
+        || !PyArray_ISWRITEABLE(out) || !PyArray_ISNOTSWAPPED(x)) {
+        return 0;
+    }
+    PyObject *ufunc = f->small;
+    int is_ufunc = strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") == 0;
+    if (!is_ufunc) {
+        PyObject *size = PyLong_FromSsize_t(n);
+        ufunc = size ? PyObject_CallOneArg(f->small, size) : NULL;
+        Py_XDECREF(size);
+        if (ufunc == NULL) {
+            return -1;
+        }
+        if (strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") != 0) {
+            Py_DECREF(ufunc);
+            return 0;
+        }
+    }
+    PyUFuncObject *u = (PyUFuncObject *)ufunc;
+    int found = 0;
+    if (u->nin == 1 && u->nout == 1 && u->functions != NULL && u->types != NULL) {
+        for (int i = 0; i < u->ntypes; i++) {
+            if (u->types[2 * i] == type && u->types[2 * i + 1] == type) {
+                char *data[2] = {PyArray_DATA(x), PyArray_DATA(out)};
+                npy_intp dimensions[1] = {n};
+                npy_intp steps[2] = {PyArray_ITEMSIZE(x), PyArray_ITEMSIZE(out)};
+                u->functions[i](data, dimensions, steps, u->data ? u->data[i] : NULL);
+                found = 1;
+                break;
+            }
+        }
+    }
+    if (!is_ufunc) {
+        Py_DECREF(ufunc);
+    }
+    return found;
+}
+
 static PyObject *
 unary_call(FastObject *f, PyObject *self)
 {
@@ -795,8 +853,9 @@ unary_call(FastObject *f, PyObject *self)
         return NULL;
     }
     if (f->kind == UNARY_INPLACE) {
-        PyObject *done = small_unary_loop(f->loop, x, x) ? Py_NewRef(Py_None)
-                                                         : call_quiet(f->fn, &x, 1, x);
+        int small = small_unary_loop(f->loop, x, x) ? 1 : small_ufunc_call(f, x, x);
+        PyObject *done = small < 0 ? NULL : small ? Py_NewRef(Py_None)
+                                                  : call_quiet(f->fn, &x, 1, x);
         Py_DECREF(x);
         if (done == NULL) {
             return NULL;
@@ -815,8 +874,9 @@ unary_call(FastObject *f, PyObject *self)
         return NULL;
     }
     PyObject *out_np = SLOT(out, T_np);
-    PyObject *done = small_unary_loop(f->loop, x, out_np) ? Py_NewRef(Py_None)
-                                                          : call_quiet(f->fn, &x, 1, out_np);
+    int small = small_unary_loop(f->loop, x, out_np) ? 1 : small_ufunc_call(f, x, out_np);
+    PyObject *done = small < 0 ? NULL : small ? Py_NewRef(Py_None)
+                                              : call_quiet(f->fn, &x, 1, out_np);
     Py_DECREF(x);
     if (done == NULL) {
         Py_DECREF(out);
@@ -1050,6 +1110,7 @@ fast_traverse(FastObject *f, visitproc visit, void *arg)
     Py_VISIT(f->wrapped);
     Py_VISIT(f->out_dtype);
     Py_VISIT(f->name);
+    Py_VISIT(f->small);
     return 0;
 }
 
@@ -1064,6 +1125,7 @@ fast_clear(FastObject *f)
     Py_CLEAR(f->wrapped);
     Py_CLEAR(f->out_dtype);
     Py_CLEAR(f->name);
+    Py_CLEAR(f->small);
     return 0;
 }
 
@@ -1141,6 +1203,7 @@ new_fast(int kind, int alpha, int loop, PyObject *fn, PyObject *kernels, PyObjec
     f->wrapped = Py_NewRef(wrapped);
     f->out_dtype = Py_NewRef(out_dtype);
     f->name = Py_NewRef(name);
+    f->small = Py_NewRef(Py_None);
     PyObject_GC_Track(f);
     return (PyObject *)f;
 }
@@ -1165,9 +1228,10 @@ static PyObject *
 make_unary(PyObject *module, PyObject *args)
 {
     PyObject *fn, *kernels, *kernel, *dtypes, *out_dtype, *name;
+    PyObject *small = Py_None;
     int loop = LOOP_NONE;
-    if (!PyArg_ParseTuple(args, "OOOOOU|i:unary", &fn, &kernels, &kernel, &dtypes, &out_dtype,
-                          &name, &loop)) {
+    if (!PyArg_ParseTuple(args, "OOOOOU|iO:unary", &fn, &kernels, &kernel, &dtypes, &out_dtype,
+                          &name, &loop, &small)) {
         return NULL;
     }
     if (loop != LOOP_NONE && loop != LOOP_RELU) {
@@ -1191,6 +1255,8 @@ make_unary(PyObject *module, PyObject *args)
         Py_XDECREF(functional);
         return NULL;
     }
+    Py_SETREF(((FastObject *)functional)->small, Py_NewRef(small));
+    Py_SETREF(((FastObject *)inplace)->small, Py_NewRef(small));
     return Py_BuildValue("(NN)", functional, inplace);
 }
 
@@ -1434,7 +1500,6 @@ softmax_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * aligned output: the same bits by construction. True when done; False (another type, 0-size,
  * a stacked or unaligned case, a NumPy without the table) to make the NumPy call. */
 
-#include <numpy/ufuncobject.h>
 
 typedef void (*matmul_loop)(char **, npy_intp const *, npy_intp const *, void *);
 
@@ -2257,7 +2322,8 @@ static PyMethodDef accel_methods[] = {
      "quiet(fn, *args, **kwargs): fn's call with NumPy's floating-point warnings off."},
     {"array", array, METH_O, "array(t): the tensor's NumPy view (cached)."},
     {"unary", make_unary, METH_VARARGS,
-     "unary(fn, kernels, kernel, dtypes, out_dtype, name, loop=0) -> (functional, inplace)"},
+     "unary(fn, kernels, kernel, dtypes, out_dtype, name, loop=0, small=None) -> "
+     "(functional, inplace)"},
     {"sum_small", (PyCFunction)(void (*)(void))sum_small, METH_FASTCALL,
      "sum_small(x, dims, out) -> bool: np.add.reduce(x, dims, out=out) of a small run."},
     {"softmax_small", (PyCFunction)(void (*)(void))softmax_small, METH_FASTCALL,

@@ -393,3 +393,57 @@ def test_mm_and_addmm_match_the_general_path_and_torch(m, n, p, dtype, transpose
     assert ours.stride() == general.stride() == theirs.stride()
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-4)
+
+
+# --- unary ufuncs' own inner loops ----------------------------------------------------------
+
+_UFUNC_ROWS = {
+    "exp": (unary_kernels._exp, unary_kernels._exp_small),
+    "sigmoid": (unary_kernels._sigmoid, unary_kernels._sigmoid_small),
+    **{u.__name__: (u, None) for u in (np.sin, np.log, np.tanh, np.sqrt, np.expm1, np.arctan,
+                                       np.absolute, np.negative, np.floor, np.exp2)},
+}
+
+
+@needs_accel
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(sorted(_UFUNC_ROWS)),
+       dtype=st.sampled_from([dt.float32, dt.float64, dt.complex64, dt.int32]),
+       shape=st.sampled_from([(), (3,), (2, 3), (4, 4), (2, 1, 4), (2047,), (4096,)]),
+       layout=st.sampled_from(_LAYOUTS), inplace=st.booleans(), forced=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_small_ufunc_loops_match_the_reference(name, dtype, shape, layout, inplace, forced,
+                                               seed):
+    from pyaten.native import compiled
+
+    fn, small = _UFUNC_ROWS[name]
+    dtypes = fastpath.FLOATS | fastpath.COMPLEX | fastpath.INTEGERS
+    ours = fastpath.unary(fn, _STUB, dtypes, small=small)
+    ref = fastpath.unary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"), dtypes, None)
+    values = _with_specials(_values(seed, shape, dtype), dtype)
+    index = 1 if inplace else 0
+    # with the compiled loops forced on, exp's small inputs take them: so must the C path
+    compiled.set_enabled(True if forced else None)
+    try:
+        with np.errstate(all="ignore"):
+            _compare(ours[index], ref[index], lambda: (_tensor(values, dtype, layout),))
+    finally:
+        compiled.set_enabled(None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["exp", "sigmoid", "sin", "tanh", "sqrt", "log"]),
+       dtype=st.sampled_from([dt.float32, dt.float64]),
+       shape=st.sampled_from([(4, 4), (3,), (2, 3, 5)]), seed=st.integers(0, 2**16))
+def test_unary_operators_match_the_general_path_and_torch(name, dtype, shape, seed):
+    values = _with_specials(_values(seed, shape, dtype), dtype)
+    a, ta = _pair(values, dtype)
+    ours, theirs = getattr(pyaten, name)(a), getattr(torch, name)(ta)
+    with pyaten.explain():
+        general = getattr(pyaten, name)(a)
+    assert ours.numpy().tobytes() == general.numpy().tobytes()
+    assert ours.stride() == general.stride() == theirs.stride()
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    before = a._version
+    getattr(a, name + "_")()
+    assert a.numpy().tobytes() == ours.numpy().tobytes() and a._version == before + 1

@@ -128,18 +128,23 @@ _BINARY_LOOPS = {np.add: 2, np.subtract: 3, np.multiply: 4}
 
 def unary(
     fn: Callable, stub: DispatchStub | None, dtypes: frozenset, out_dtype: Any = None,
-    loop: str | None = None,
+    loop: str | None = None, small: Any = None,
 ) -> tuple[Callable, Callable]:
     """Fast functional and in-place functions for `fn(self)` (`out=` taking, ufunc-like);
     `stub` None for an operator without one (relu). With the accelerator, its C functions
-    (Note: the accelerator), running the C element loop `loop` ("relu": `fn` must compute
-    `maximum(0, x)`) on small inputs; these closures otherwise, the reference."""
+    (Note: the accelerator), running on small contiguous float inputs the C element loop
+    `loop` ("relu": `fn` must compute `maximum(0, x)`), or the inner loop of `small`: the
+    NumPy ufunc `fn` runs on them (`fn` itself when it is a unary ufunc), or a function of
+    the element count returning that ufunc or None (Note: the small-operator loops, in
+    csrc/accel.c); these closures otherwise, the reference."""
     kernels = stub._kernels if stub is not None else {}
     kernel = kernels.get("cpu")
     dtypes = dtypes & DIRECT
     if _ACCEL is not None:
+        if small is None and isinstance(fn, np.ufunc) and fn.nin == 1 and out_dtype is None:
+            small = fn
         return _ACCEL.unary(fn, None if stub is None else kernels, kernel, frozenset(dtypes),
-                            out_dtype, _name(fn), _UNARY_LOOPS[loop] if loop else 0)
+                            out_dtype, _name(fn), _UNARY_LOOPS[loop] if loop else 0, small)
     return unary_reference(fn, kernels, kernel, dtypes, out_dtype)
 
 

@@ -28,7 +28,7 @@ from pyaten.core.stub import DispatchStub
 from pyaten.core.tensor import write_fresh
 from pyaten.core.views import empty_tensor
 from pyaten.dispatch import trace as _trace
-from pyaten.native import family, fastpath
+from pyaten.native import compiled, family, fastpath
 from pyaten.native.kernels import vector_loops
 from pyaten.native.kernels.shape import aten_ops
 from pyaten.native.registry import native
@@ -275,9 +275,16 @@ _STUBS = family.register(
 )
 
 
+def _exp_small(elements: int):
+    """The ufunc `_exp` runs on a small contiguous input: np.exp unless the compiled loop
+    takes it (for the accelerator's small-input call; Note: the small-operator loops)."""
+    return None if compiled.may_run(elements) else np.exp
+
+
 # exp's row function is not a ufunc, so its fast functions are registered here.
 fastpath.register(
-    "exp", *fastpath.unary(_exp, _STUBS["exp_stub"], fastpath.FLOATS | fastpath.COMPLEX),
+    "exp", *fastpath.unary(_exp, _STUBS["exp_stub"], fastpath.FLOATS | fastpath.COMPLEX,
+                           small=_exp_small),
     family.caller_site(1),
 )
 
@@ -306,15 +313,24 @@ _EXPIT: list = []  # scipy.special.expit, imported on the first small sigmoid (i
 _CHAIN_FROM = 2048  # elements: from about here four ufunc passes beat one expit pass
 
 
+def _expit():
+    if not _EXPIT:
+        from scipy.special import expit
+
+        _EXPIT.append(expit)
+    return _EXPIT[0]
+
+
+def _sigmoid_small(elements: int):
+    """The ufunc `_sigmoid` runs on a small float input (Note: the small-operator loops)."""
+    return _expit() if elements < _CHAIN_FROM else None
+
+
 def _sigmoid(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     if a.dtype.kind == "f" and a.size < _CHAIN_FROM:
         # a small input: SciPy's logistic ufunc is one call where the passes below are four
         # (4x4 float32: ~0.9 us less)
-        if not _EXPIT:
-            from scipy.special import expit
-
-            _EXPIT.append(expit)
-        return _EXPIT[0](a, out=_output(a, out))
+        return _expit()(a, out=_output(a, out))
     result = _output(a, out)
     if vector_loops.sigmoid_into(a, result):  # float32 (Note: vectorised float32 exp)
         return result
@@ -334,7 +350,8 @@ def sigmoid_out(op: TensorIteratorMeta, self, out) -> None:
 
 
 fastpath.register(
-    "sigmoid", *fastpath.unary(_sigmoid, sigmoid_stub, fastpath.FLOATS | fastpath.COMPLEX),
+    "sigmoid", *fastpath.unary(_sigmoid, sigmoid_stub, fastpath.FLOATS | fastpath.COMPLEX,
+                               small=_sigmoid_small),
     family.caller_site(1),
 )
 
