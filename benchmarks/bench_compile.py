@@ -11,6 +11,8 @@ Cases (best CPU time of this process over interleaved repeats, in ms; the machin
   cross-entropy) compiled, backward through its compiled backward graph, the optimizer
   step eager (both libraries);
 - a small GPT block (dim 64, 4 heads, 32 tokens, batch 4) forward + backward;
+- the MLP step cut into phases (zero_grad, forward call, backward, optimizer step) for
+  pyaten compiled and torch eager, and pyaten's compiled graphs timed alone;
 - compile times: the first two calls in a fresh process, eager (pyaten's own first-call
   costs), compiled with an empty kernel cache (capture, then the C compiler or Numba
   building the loops) and compiled with the loops on disk, with the loops built by the C
@@ -175,6 +177,54 @@ def training(repeat, torch, pyaten, tcomp_kind):
         _row(name, times)
 
 
+def phases(repeat, torch, pyaten):
+    """The MLP step cut into phases (best of `repeat` x 30 steps, microseconds): zero_grad,
+    the forward call, backward, the optimizer step, for pyaten compiled and torch eager;
+    and, for pyaten, the compiled forward and backward graphs alone (what the call and
+    backward add beside them is the guard check, the autograd node and the engine)."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((64, 784)).astype(np.float32)
+    labels = rng.integers(0, 10, 64)
+    pyaten.manual_seed(0)
+    model, twin = mlp(pyaten.nn), mlp(torch.nn)
+    _copy_weights(model, twin, torch)
+    x, y = pyaten.tensor(data), pyaten.tensor(labels)
+    xt, yt = torch.tensor(data), torch.tensor(labels)
+    opt = pyaten.optim.SGD(model.parameters(), lr=0.01)
+    topt = torch.optim.SGD(twin.parameters(), lr=0.01)
+    F, TF = pyaten.nn.functional, torch.nn.functional
+    step = pyaten.compile(lambda a, b: F.cross_entropy(model(a), b))
+    sides = [(opt.zero_grad, lambda: step(x, y), opt.step),
+             (topt.zero_grad, lambda: TF.cross_entropy(twin(xt), yt), topt.step)]
+    best = [[float("inf")] * 4 for _ in sides]
+    for _ in range(repeat * 30):
+        for side, (zero, forward, update) in enumerate(sides):
+            marks = [time.perf_counter()]
+            zero()
+            marks.append(time.perf_counter())
+            loss = forward()
+            marks.append(time.perf_counter())
+            loss.backward()
+            marks.append(time.perf_counter())
+            update()
+            marks.append(time.perf_counter())
+            for i in range(4):
+                best[side][i] = min(best[side][i], marks[i + 1] - marks[i])
+    run = step.last_entry.run
+    inputs = [x, y, *step.last_entry.constants]
+    saved = run.forward_fn(*inputs)[1:]
+    seed = pyaten.ones(())
+    graphs = _best_ms([lambda: run.forward_fn(*inputs), lambda: run.backward_fn(*saved, seed)],
+                      repeat * 30)
+    print("\n| MLP step phase (us, best) | zero_grad | forward call | backward | optimizer "
+          "step | total |")
+    print("|---|---|---|---|---|---|")
+    for name, row in zip(("pyaten compiled", "torch eager"), best):
+        cells = " | ".join(f"{v * 1e6:.0f}" for v in row)
+        print(f"| {name} | {cells} | {sum(row) * 1e6:.0f} |")
+    print(f"| pyaten graphs alone | | {graphs[0] * 1e3:.0f} | {graphs[1] * 1e3:.0f} | | |")
+
+
 def gpt(repeat, torch, pyaten, tcomp_kind):
     data = np.random.default_rng(1).standard_normal((4, 32, 64)).astype(np.float32)
     pyaten.manual_seed(0)
@@ -251,6 +301,8 @@ def compile_times() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-compile-times", action="store_true",
+                        help="skip the fresh-process compile times")
     args = parser.parse_args()
     repeat = 3 if args.quick else 10
     import torch
@@ -269,7 +321,9 @@ def main() -> None:
     pointwise(repeat, torch, pyaten, tcomp_kind)
     training(repeat, torch, pyaten, tcomp_kind)
     gpt(repeat, torch, pyaten, tcomp_kind)
-    compile_times()
+    phases(repeat, torch, pyaten)
+    if not args.no_compile_times:
+        compile_times()
 
 
 if __name__ == "__main__":
