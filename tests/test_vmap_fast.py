@@ -285,3 +285,17 @@ def test_property_fast_equals_general(batch, rows, cols, in_dim, name, seed) -> 
     fast, general = _both_ways(lambda: pf.vmap(fn(pyaten), in_dims=in_dim)(px))
     _same(fast, general)
     _close_to_torch(fast, tf.vmap(fn(torch), in_dims=in_dim)(tx))
+
+
+@pytest.mark.parametrize("shape, in_dims", [((3, 5), 0), ((5, 3), 1), ((3, 0), 0), ((4, 1), 0),
+                                            ((2, 3, 4), 1), ((3,), 0)])
+def test_wrapper_geometry(shape, in_dims) -> None:
+    from pyaten.core.views import storage_nbytes_needed
+
+    seen = []
+    pf.vmap(lambda a: seen.append(a) or a, in_dims=in_dims)(pyaten.randn(*shape))
+    wrapper = seen[0]
+    sample = wrapper.value[0]
+    assert wrapper.shape == sample.shape and wrapper.stride() == sample.stride()
+    assert wrapper.untyped_storage().nbytes() == storage_nbytes_needed(
+        sample._sizes, sample._strides, 0, sample._dtype.itemsize)

@@ -127,10 +127,14 @@ def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
     sizes = value._sizes[1:]
     strides = value._strides[1:]
     device = value._device
+    dtype = value._dtype
+    if len(sizes) == 1:  # a vector per sample, the common case: its extent without a loop
+        nbytes = ((sizes[0] - 1) * strides[0] + 1) * dtype.itemsize if sizes[0] else 0
+    else:
+        nbytes = storage_nbytes_needed(sizes, strides, 0, dtype.itemsize)
     # the data lives in `value`
-    t = make_dataless(BatchedTensor, sizes, strides, 0, value._dtype, device,
-                      device._keyset | BATCHED_KEYS,
-                      storage_nbytes_needed(sizes, strides, 0, value._dtype.itemsize))
+    t = make_dataless(BatchedTensor, sizes, strides, 0, dtype, device,
+                      device._keyset | BATCHED_KEYS, nbytes)
     t.value = value
     t.level = level
     return t
