@@ -488,6 +488,69 @@ typedef struct {
 
 static PyTypeObject Fast_Type;
 
+/* `Tensor._numpy()`'s new view, made here for an exact Tensor whose storage holds a NumPy
+ * array of bytes, a plain dtype, non-negative strides, no empty dim, all inside the bytes
+ * (the rest, errors included, is the method's): cached in the tensor. New reference, or
+ * NULL without an error set when not taken. */
+static PyObject *
+new_view_of(PyObject *t, PyObject *storage)
+{
+    PyObject *data = SLOT(storage, S_data);
+    PyObject *sizes = SLOT(t, T_sizes), *strides = SLOT(t, T_strides);
+    PyObject *offset_obj = SLOT(t, T_offset), *dtype = SLOT(t, T_dtype);
+    if (Py_TYPE(t) != tensor_type || data == NULL || Py_TYPE(data) != &PyArray_Type
+        || sizes == NULL || strides == NULL || offset_obj == NULL || dtype == NULL
+        || !PyTuple_CheckExact(sizes) || !PyTuple_CheckExact(strides)
+        || PyTuple_GET_SIZE(sizes) != PyTuple_GET_SIZE(strides)
+        || PyTuple_GET_SIZE(sizes) > MAX_DIMS || !PyLong_CheckExact(offset_obj)
+        || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)data)) {
+        return NULL;
+    }
+    PyObject *descr = PyDict_GetItemWithError(np_descrs, dtype);
+    if (descr == NULL) {
+        return NULL; /* (an error, if any, is cleared by the caller) */
+    }
+    Py_ssize_t itemsize = PyDataType_ELSIZE((PyArray_Descr *)descr);
+    Py_ssize_t nd = PyTuple_GET_SIZE(sizes), offset = PyLong_AsSsize_t(offset_obj);
+    if (offset < 0) {
+        return NULL;
+    }
+    npy_intp dims[MAX_DIMS], byte_strides[MAX_DIMS];
+    Py_ssize_t last = offset; /* the last element's index */
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(sizes, i));
+        Py_ssize_t stride = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+        if (size <= 0 || stride < 0 || (stride > 0 && size - 1 > (PY_SSIZE_T_MAX - last)
+                                                                 / stride)) {
+            return NULL;
+        }
+        dims[i] = size;
+        byte_strides[i] = stride * itemsize;
+        last += (size - 1) * stride;
+    }
+    npy_intp nbytes = PyArray_NBYTES((PyArrayObject *)data);
+    if (last >= nbytes / (itemsize ? itemsize : 1) || (last + 1) * itemsize > nbytes) {
+        return NULL;
+    }
+    int flags = PyArray_ISWRITEABLE((PyArrayObject *)data) ? NPY_ARRAY_WRITEABLE : 0;
+    Py_INCREF(descr); /* stolen */
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, (PyArray_Descr *)descr, (int)nd, dims,
+                                          byte_strides,
+                                          PyArray_BYTES((PyArrayObject *)data)
+                                              + offset * itemsize,
+                                          flags, NULL);
+    if (view == NULL) {
+        return NULL;
+    }
+    Py_INCREF(data);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, data) < 0) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    set_slot(t, T_np, view);
+    return view;
+}
+
 /* `t._numpy()`: its cached view when still valid. New reference. */
 static PyObject *
 array_of(PyObject *t)
@@ -499,6 +562,13 @@ array_of(PyObject *t)
         && PyArray_BASE((PyArrayObject *)view) == SLOT(storage, S_data)) {
         Py_INCREF(view);
         return view;
+    }
+    if (storage != NULL && Py_TYPE(storage) == storage_type) {
+        view = new_view_of(t, storage);
+        if (view != NULL) {
+            return view;
+        }
+        PyErr_Clear();
     }
     return PyObject_CallMethodNoArgs(t, s_numpy);
 }

@@ -447,3 +447,48 @@ def test_unary_operators_match_the_general_path_and_torch(name, dtype, shape, se
     before = a._version
     getattr(a, name + "_")()
     assert a.numpy().tobytes() == ours.numpy().tobytes() and a._version == before + 1
+
+
+# --- a fresh tensor's NumPy view, made in C ----------------------------------------------
+
+
+def _views(dtype):
+    base = pyaten.arange(24).to(dtype).reshape(2, 3, 4)
+    return {
+        "plain": base, "transposed": base.transpose(0, 2), "sliced": base[:, 1:, ::2],
+        "offset": base[1], "expanded": base[:, :1].expand(2, 5, 4), "scalar": base[1, 2, 3],
+        "empty": base[:, :0], "empty offset": base.reshape(-1)[24:], "permuted": base.permute(
+            2, 0, 1), "narrow": base.narrow(2, 1, 2), "subclass": base.as_subclass(
+            _SubTensor), "meta": pyaten.empty(2, 3, device="meta", dtype=dtype)}
+
+
+class _SubTensor(pyaten.Tensor):
+    pass
+
+
+@needs_accel
+@pytest.mark.parametrize("dtype", [d for d in dt.ALL_DTYPES], ids=str)
+def test_fresh_views_are_tensor_numpys(dtype):
+    """`_accel.array` on a tensor without a cached view builds what `Tensor._numpy` builds."""
+    accel = pyaten.core.accel.ACCEL
+    for name, ours in _views(dtype).items():
+        ref = ours.as_strided(ours.shape, ours.stride(), ours.storage_offset()) if (
+            name not in ("meta", "subclass")) else ours
+        ours._np = None
+        ref._np = None
+        try:
+            expected = pyaten.Tensor._numpy(ref)
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError, match=str(error)[:20]):
+                accel.array(ours)
+            continue
+        view = accel.array(ours)
+        assert ours._np is view, name
+        assert view.base is ours._storage.data and expected.base is ref._storage.data
+        assert (view.shape, view.strides, view.dtype) == (expected.shape, expected.strides,
+                                                          expected.dtype), name
+        for flag in ("writeable", "aligned", "c_contiguous", "f_contiguous", "owndata",
+                     "writebackifcopy"):
+            assert getattr(view.flags, flag) == getattr(expected.flags, flag), (name, flag)
+        assert view.__array_interface__["data"] == expected.__array_interface__["data"], name
+        np.testing.assert_array_equal(view, expected)
