@@ -125,24 +125,23 @@ def test_with_grad_same_graph_as_torch(name):
                                        atol=1e-6)
 
 
-class _Log(pd.TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
+def _logging_mode(base: type) -> type:
+    """A dispatch mode of `base` (pyaten's or torch's) that lists the operators it sees."""
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
+    class Log(base):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Log
 
 
-class _TorchLog(torch.utils._python_dispatch.TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
+_Log = _logging_mode(pd.TorchDispatchMode)
+_TorchLog = _logging_mode(torch.utils._python_dispatch.TorchDispatchMode)
 
 
 @pytest.mark.parametrize("name", ["sum(a)", "softmax(a, 1)", "F.linear(a, w, bias)",
