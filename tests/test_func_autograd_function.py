@@ -210,6 +210,26 @@ def _functions(lib):  # noqa: C901 - one table of Function classes
         def backward(ctx, g):
             return g, g
 
+    class MaxAlong(Function):
+        # an integer output marked non-differentiable, and saved
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            value, index = x.max(0)  # a plain tuple: torch's rule cannot flatten its namedtuple
+            return value, index
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(output[1])
+            ctx.save_for_backward(output[1])
+            ctx.n = inputs[0].shape[0]
+
+        @staticmethod
+        def backward(ctx, g, _):
+            (i,) = ctx.saved_tensors
+            return (lib.arange(ctx.n) == i).to(g.dtype) * g
+
     class NoVmap(Function):
         @staticmethod
         def forward(x):
@@ -324,6 +344,11 @@ PROGRAMS = {
     "grad_vmap_broadcast_scalar": (lambda f, F, x, y: f.grad(lambda x, y: f.vmap(
         F["AddBroadcast"].apply, in_dims=(0, None))(x, y).pow(2).sum(), argnums=(0, 1))(
         x, y[0, 0]), [(B, N), (1, 1)]),
+    "vmap_max": (lambda f, F, x: f.vmap(F["MaxAlong"].apply)(x), [(B, N)]),
+    "grad_vmap_max": (lambda f, F, x: f.grad(
+        lambda x: f.vmap(F["MaxAlong"].apply)(x)[0].sum())(x), [(B, N)]),
+    "vmap_grad_max": (lambda f, F, x: f.vmap(f.grad(
+        lambda x: F["MaxAlong"].apply(x)[0]))(x), [(B, N)]),
     # vmap: the staticmethod and the generated rule
     "vmap_exp": (lambda f, F, x: f.vmap(F["Exp"].apply)(x), [(B, N)]),
     "vmap_sin_dim1": (lambda f, F, x: f.vmap(F["Sin"].apply, in_dims=1)(x), [(N, B)]),
