@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from pyaten.core.tensor import Tensor
+from pyaten.core.views import is_contiguous_strides
 from pyaten.native import compiled
 from pyaten.optim.adam import _plain
 from pyaten.optim.optimizer import to_float
@@ -79,15 +80,17 @@ def sgd_update(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, 
     dtype = p._dtype
     if dtype.name not in ("float32", "float64") or not _plain(*tensors):
         return False
+    sizes = p._sizes
     for t in tensors:
-        if t._dtype is not dtype or t._sizes != p._sizes or not t.is_contiguous():
+        if t._dtype is not dtype or t._sizes != sizes or \
+                not is_contiguous_strides(sizes, t._strides):
             return False
     loops = _loops()
     if loops is None:
         return False
-    kind = p._numpy().dtype.type
-    alpha = kind(-to_float(group["lr"]))
     param, gradient = p._numpy().reshape(-1), grad._numpy().reshape(-1)
+    kind = param.dtype.type
+    alpha = kind(-to_float(group["lr"]))
     if buf is None:
         loops.step(param, gradient, alpha)
     else:
