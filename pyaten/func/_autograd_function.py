@@ -10,7 +10,9 @@ Note: autograd.Function under the transforms
       _transforms.py), so a call on plain tensors records its node as outside them;
     - a call with BatchedTensors is handled for their highest vmap level L, as torch's
       innermost interpreter handles it. When an input requires grad above the batch
-      (`vmap(grad(F))`), the node is recorded on the wrappers, its forward being L's rule.
+      (`vmap(grad(F))`), the node is recorded on the wrappers, its forward being L's rule
+      run with grad mode on for the batches, so that what the node saves keeps the history
+      of the levels below (a saved output is kept itself, not as an alias without history).
       Otherwise L's rule runs at once: the `vmap(info, in_dims, *args)` staticmethod on the
       unwrapped values with the layers from L up set aside (torch's `interpreter.lower()`,
       Note: one level stack, in pyaten/_functorch/levels.py),
@@ -84,9 +86,9 @@ def _forward_below(cls: type[Function], stack: list, args: tuple, kwargs: dict) 
     on for the batches (autograd records their history, as torch's lower levels do: what the
     node saves stays differentiable for the levels below) and off for the wrappers, which
     are handed over as new wrappers of the same batches (the node records their level)."""
-    if not any(isinstance(x, BatchedTensor) for x in tree_flatten(args)[0]):
-        return _below(cls, stack, args, kwargs)
     flat, spec = tree_flatten(args)
+    if not any(isinstance(x, BatchedTensor) for x in flat):
+        return _below(cls, stack, args, kwargs)
     fresh = [BatchedTensor(x.value, x.level) if isinstance(x, BatchedTensor) and
              x.requires_grad else x for x in flat]
     with enable_grad():
