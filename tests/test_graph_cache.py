@@ -200,7 +200,7 @@ def test_key_reads_code_values_and_parameters_not_their_data():
 
 def test_uncacheable_calls_are_bypassed(tmp_path, monkeypatch):
     monkeypatch.setenv("PYATEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("PYATEN_FX_GRAPH_CACHE", "1")
+    monkeypatch.setattr(pyaten._dynamo.config, "fx_graph_cache", True)
     pyaten._dynamo.reset()
 
     class Opaque:
@@ -221,7 +221,7 @@ def test_uncacheable_calls_are_bypassed(tmp_path, monkeypatch):
 
 def test_same_code_compiled_twice_in_one_process_hits(tmp_path, monkeypatch):
     monkeypatch.setenv("PYATEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("PYATEN_FX_GRAPH_CACHE", "1")
+    monkeypatch.setattr(pyaten._dynamo.config, "fx_graph_cache", True)
 
     def make():
         return pyaten.compile(lambda t, w: (t @ w).tanh() * 3, backend="aot_eager")

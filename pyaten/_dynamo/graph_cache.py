@@ -38,9 +38,9 @@ Note: what the cache stores
     after a capture), hands the capture to the backend as a fresh capture would, and runs
     it for the call's result; the backend finds its compiled loops in the loops' cache
     beside (pyaten/_inductor/cloops.py). A file that cannot be read is ignored with a
-    warning and overwritten by the next capture. `PYATEN_FX_GRAPH_CACHE=0` or
-    `pyaten._dynamo.config.fx_graph_cache = False` turn the cache off (PyTorch's
-    `TORCHINDUCTOR_FX_GRAPH_CACHE` and `torch._inductor.config.fx_graph_cache`).
+    warning and overwritten by the next capture. `pyaten._dynamo.config.fx_graph_cache =
+    False` turns the cache off, and `PYATEN_FX_GRAPH_CACHE=0` sets that default (PyTorch's
+    `torch._inductor.config.fx_graph_cache` and `TORCHINDUCTOR_FX_GRAPH_CACHE`).
 """
 
 from __future__ import annotations
@@ -83,9 +83,7 @@ class Uncacheable(Exception):
 
 
 def enabled() -> bool:
-    if os.environ.get("PYATEN_FX_GRAPH_CACHE", "1") == "0":
-        return False
-    return bool(getattr(config, "fx_graph_cache", True))
+    return bool(config.fx_graph_cache)
 
 
 def _directory() -> Path:
