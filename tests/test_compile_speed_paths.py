@@ -5,31 +5,17 @@ eager's results (and PyTorch's where the program runs on both), errors included.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_compile import _cache_dir  # noqa: F401 - one kernel cache for the compile tests
 
 import pyaten
 import pyaten.nn as nn
 import pyaten.nn.functional as F
 from pyaten._inductor import cloops
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _cache_dir():
-    saved = os.environ.get("PYATEN_CACHE_DIR")
-    os.environ["PYATEN_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "pyaten-test-compile")
-    yield
-    if saved is None:
-        os.environ.pop("PYATEN_CACHE_DIR", None)
-    else:
-        os.environ["PYATEN_CACHE_DIR"] = saved
-
 
 needs_cc = pytest.mark.skipif(not cloops.available(), reason="no C compiler")
 
