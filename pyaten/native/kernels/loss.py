@@ -639,6 +639,31 @@ def meta_nll_loss_backward(op, grad_output: Tensor, self: Tensor, target: Tensor
     op.set_output(0, tuple(self._sizes), self._dtype, self._device)
 
 
+def _fast_nll_loss_backward(grad_output: Tensor, self: Tensor, target: Tensor,
+                            weight: Tensor | None, reduction: int, ignore_index: int,
+                            total_weight: Tensor) -> Tensor | None:
+    """nll_loss_backward's fast path (Note: the structured fast path, in native/fastpath.py):
+    a 0-dim gradient of a mean or sum, a non-empty 2-d float32/float64 CPU input, 1-d int64
+    targets of its batch size, no weight, a 0-dim total weight. Meta's checks hold by these
+    conditions; the gradient is `_nll_grad`'s, written into a new row-major result as the
+    general path writes it."""
+    sizes = self._sizes
+    if (weight is not None or reduction == NONE or self._dtype not in _NLL_FAST_DTYPES
+            or target._dtype is not dt.int64 or len(sizes) != 2 or len(target._sizes) != 1
+            or not sizes[0] or not sizes[1] or sizes[0] != target._sizes[0]
+            or grad_output._sizes or total_weight._sizes or self._device.type != "cpu"
+            or target._device.type != "cpu" or grad_output._device.type != "cpu"
+            or total_weight._device.type != "cpu"):
+        return None
+    grad_input = new_row_major(tuple(sizes), self._dtype, self._device)
+    _nll_grad(grad_output, self, target, None, reduction, ignore_index, total_weight, 1,
+              fastpath.array(grad_input))
+    return grad_input
+
+
+fastpath.register("nll_loss_backward", _fast_nll_loss_backward, None, __file__)
+
+
 @native
 def nll_loss_backward_out_cpu(op, grad_output: Tensor, self: Tensor, target: Tensor,
                               weight: Tensor | None, reduction: int, ignore_index: int,
