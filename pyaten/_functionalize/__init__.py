@@ -7,22 +7,9 @@ in key.py and tensor_wrapper.py). `dispatch_functionalize(fn)` does the same wit
 Notes in wrapper.py and mode.py). Both share the `Functionalizer` of mode.py.
 """
 
+from . import key
 from .api import dispatch_functionalize, functionalize
-from .key import (
-    _disable_functionalization,
-    _enable_functionalization,
-    _from_functional_tensor,
-    _functionalize_commit_update,
-    _functionalize_has_data_mutation,
-    _functionalize_has_metadata_mutation,
-    _functionalize_is_multi_output_view,
-    _functionalize_mutation_counter,
-    _functionalize_replace,
-    _functionalize_sync,
-    _is_functional_tensor,
-    _sync,
-    _to_functional_tensor,
-)
+from .key import *  # noqa: F403 - torch's `torch._*functionaliz*` helpers
 from .mode import FunctionalTensorMode
 from .tensor_wrapper import FunctionalTensorWrapper
 from .wrapper import FunctionalStorage, FunctionalTensor, ViewMeta
@@ -35,17 +22,5 @@ __all__ = [
     "FunctionalTensor",
     "FunctionalStorage",
     "ViewMeta",
-    "_to_functional_tensor",
-    "_from_functional_tensor",
-    "_is_functional_tensor",
-    "_functionalize_sync",
-    "_sync",
-    "_functionalize_replace",
-    "_functionalize_commit_update",
-    "_functionalize_has_data_mutation",
-    "_functionalize_has_metadata_mutation",
-    "_functionalize_is_multi_output_view",
-    "_functionalize_mutation_counter",
-    "_enable_functionalization",
-    "_disable_functionalization",
+    *(name for name in key.__all__ if name != "functionalize_kernel"),
 ]
