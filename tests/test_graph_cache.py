@@ -196,6 +196,14 @@ def test_key_reads_code_values_and_parameters_not_their_data():
                          module=pyaten.nn.Linear(3, 2, bias=False))[0]
     a.weight.requires_grad_(False)
     assert _key(a, x, module=a)[0] != key_a
+    # a module the code reaches through a global: its attributes are in the key too
+    act = pyaten.nn.LeakyReLU(0.1)
+    g = eval("lambda t: act(t)", {"act": act})
+    key_g, sources = _key(g, x)
+    act.negative_slope = 0.2
+    assert _key(g, x)[0] != key_g and not sources
+    method_key = _key(a.forward, x, module=a)[0]
+    assert method_key != key_a and _key(b.forward, x, module=b)[0] != method_key  # b: grad
 
 
 def test_uncacheable_calls_are_bypassed(tmp_path, monkeypatch):

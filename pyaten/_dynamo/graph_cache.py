@@ -165,7 +165,7 @@ class _Key:
         if id(fn) in self.seen:
             return f"seen:{fn.__qualname__}"
         self.seen.add(id(fn))
-        parts = [fn.__module__, fn.__qualname__,
+        parts = [str(fn.__module__), fn.__qualname__,
                  self.code(fn.__code__, fn.__globals__, depth + 1),
                  self.value(fn.__defaults__, depth + 1),
                  self.value(fn.__kwdefaults__, depth + 1)]
@@ -203,10 +203,8 @@ class _Key:
         if isinstance(value, types.FunctionType):
             return self.function(value, depth)
         if isinstance(value, types.MethodType):
-            owner = value.__self__
-            own = f"module:{type(owner).__qualname__}" if isinstance(owner, Module) else \
-                self.value(owner, depth + 1)
-            return f"method({self.value(value.__func__, depth)} of {own})"
+            return (f"method({self.value(value.__func__, depth)} of "
+                    f"{self.value(value.__self__, depth + 1)})")
         if isinstance(value, functools.partial):
             return (f"partial({self.value(value.func, depth)}, {self.value(value.args, depth)}"
                     f", {self.value(value.keywords, depth)})")
@@ -215,14 +213,20 @@ class _Key:
             # builtins, enums and pyaten's own objects (dtypes, devices, formats): by name
             return f"{type(value).__qualname__}:{value!r}"
         if isinstance(value, Module):
-            return f"module-object:{type(value).__qualname__}"  # walked by `module`
+            if id(value) in self.seen:
+                return f"seen-module:{type(value).__qualname__}"
+            self.seen.add(id(value))
+            return "module(" + "; ".join(self.module(value, owned=False)) + ")"
         raise Uncacheable(f"the key cannot read a {type(value).__qualname__} the code uses")
 
-    def module(self, root: Any) -> None:
-        """Every submodule's class, attributes, hooks, parameters and buffers."""
+    def module(self, root: Any, owned: bool = True) -> list[str]:
+        """Every submodule's class, attributes, hooks, parameters and buffers, as lines.
+        `owned`: the compiled module, whose tensors are found by their path; another module
+        the code reaches (a global) gives its tensors no source."""
+        lines = []
         for path, module in root.named_modules(remove_duplicate=False):
             cls = type(module)
-            self.add("submodule", path, f"{cls.__module__}.{cls.__qualname__}")
+            lines.append(f"submodule {path} {cls.__module__}.{cls.__qualname__}")
             for klass in cls.__mro__:
                 if klass is object or _is_pyaten(klass):
                     continue
@@ -232,21 +236,21 @@ class _Key:
                         fn = attr.fget if isinstance(attr, property) else \
                             getattr(attr, "__func__", attr)
                         if isinstance(fn, types.FunctionType):
-                            self.add("method", name, self.function(fn, 0))
+                            lines.append(f"method {name} {self.function(fn, 0)}")
             prefix = f"{path}." if path else ""
             state = module.__dict__
             for name, value in state.items():
                 if name in ("_parameters", "_buffers", "_modules"):
                     continue
-                where = ("attr", prefix + name) if isinstance(value, Tensor) else None
-                self.add("attr", path, name, self.value(value, 1, where))
-            for name, t in state["_parameters"].items():
-                self.add("param", path, name, "None" if t is None else
-                         self.tensor(t, ("param", prefix + name)))
-            for name, t in state["_buffers"].items():
-                self.add("buffer", path, name, "None" if t is None else
-                         self.tensor(t, ("buffer", prefix + name)))
-            self.add("children", path, list(state["_modules"]))
+                where = ("attr", prefix + name) if owned and isinstance(value, Tensor) else None
+                lines.append(f"attr {path} {name} {self.value(value, 1, where)}")
+            for kind in ("param", "buffer"):
+                for name, t in state["_parameters" if kind == "param" else "_buffers"].items():
+                    where = (kind, prefix + name) if owned else None
+                    lines.append(f"{kind} {path} {name} "
+                                 f"{'None' if t is None else self.tensor(t, where)}")
+            lines.append(f"children {path} {list(state['_modules'])}")
+        return lines
 
 
 def cache_key(fn: Any, module: Any, spec: Any, flat: list[Any], state: tuple, backend: Any,
@@ -270,7 +274,8 @@ def cache_key(fn: Any, module: Any, spec: Any, flat: list[Any], state: tuple, ba
             raise Uncacheable(f"an argument of type {type(value).__qualname__} (held by "
                               "identity)")
     if module is not None:
-        key.module(module)
+        key.parts += key.module(module)
+        key.seen.add(id(module))  # a bound method of it: the module is read already
     if not isinstance(fn, Module):
         key.add("fn", key.value(fn, 0))
     digest = hashlib.sha256("\n".join(key.parts).encode()).hexdigest()
