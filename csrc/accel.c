@@ -794,9 +794,14 @@ small_unary_loop(int loop, PyObject *x_obj, PyObject *out_obj)
 }
 
 /* out = a (op) b, elementwise, for two same-shape arrays (out may be a). */
+static int small_scalar_loop(int loop, PyObject *a_obj, PyObject *number, PyObject *out_obj);
+
 static int
 small_binary_loop(int loop, PyObject *a_obj, PyObject *b_obj, PyObject *out_obj)
 {
+    if (loop >= LOOP_ADD && PyFloat_CheckExact(b_obj)) {
+        return small_scalar_loop(loop, a_obj, b_obj, out_obj);
+    }
     if (loop < LOOP_ADD || !PyArray_Check(a_obj) || !PyArray_Check(b_obj)
         || !PyArray_Check(out_obj)) {
         return 0;
@@ -845,6 +850,56 @@ small_binary_loop(int loop, PyObject *a_obj, PyObject *b_obj, PyObject *out_obj)
     }
 #undef BINARY_TYPES
 #undef BINARY_LOOP
+}
+
+/* out = a (op) number for a Python float `number` (a wrapped number): NumPy casts it to the
+ * array's dtype first (a weak scalar), then computes in that dtype; so does this loop. A
+ * float that overflows float32 goes to NumPy (its cast). */
+static int
+small_scalar_loop(int loop, PyObject *a_obj, PyObject *number, PyObject *out_obj)
+{
+    if (!PyArray_Check(a_obj) || !PyArray_Check(out_obj)) {
+        return 0;
+    }
+    PyArrayObject *a = (PyArrayObject *)a_obj, *out = (PyArrayObject *)out_obj;
+    npy_intp n = PyArray_SIZE(a);
+    int type = PyArray_TYPE(a);
+    if (n > SMALL_LOOP || PyArray_SIZE(out) != n || PyArray_TYPE(out) != type
+        || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_IS_C_CONTIGUOUS(out)
+        || !PyArray_ISWRITEABLE(out)
+        || (PyArray_DATA(a) != PyArray_DATA(out)
+            && (char *)PyArray_DATA(a) < (char *)PyArray_DATA(out) + PyArray_NBYTES(out)
+            && (char *)PyArray_DATA(out) < (char *)PyArray_DATA(a) + PyArray_NBYTES(a))) {
+        return 0;
+    }
+    double value = PyFloat_AS_DOUBLE(number);
+#define SCALAR_LOOP(T, OP)                                                 \
+    do {                                                                   \
+        const T *x = (const T *)PyArray_DATA(a);                           \
+        T *o = (T *)PyArray_DATA(out);                                     \
+        T s = (T)value;                                                    \
+        for (npy_intp i = 0; i < n; i++) {                                 \
+            o[i] = x[i] OP s;                                              \
+        }                                                                  \
+    } while (0)
+#define SCALAR_TYPES(OP)                                                   \
+    if (type == NPY_DOUBLE) {                                              \
+        SCALAR_LOOP(npy_double, OP);                                       \
+        return 1;                                                          \
+    }                                                                      \
+    if (type == NPY_FLOAT && (isfinite((float)value) || !isfinite(value))) { \
+        SCALAR_LOOP(npy_float, OP);                                        \
+        return 1;                                                          \
+    }                                                                      \
+    return 0;
+    switch (loop) {
+    case LOOP_ADD: SCALAR_TYPES(+)
+    case LOOP_SUB: SCALAR_TYPES(-)
+    case LOOP_MUL: SCALAR_TYPES(*)
+    default: return 0;
+    }
+#undef SCALAR_TYPES
+#undef SCALAR_LOOP
 }
 
 /* A unary float fast function whose `fn` runs one NumPy ufunc on a small contiguous input
@@ -1799,8 +1854,12 @@ cat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x);
     }
     PyObject *out_np = SLOT(result, T_np);
-    if (contiguous && out_np != NULL && PyArray_Check(out_np)
-        && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)out_np)) {
+    if (out_np == NULL || !PyArray_Check(out_np)) {
+        Py_DECREF(arrays);
+        Py_CLEAR(result);
+        goto decline; /* a result without a NumPy view (another allocator): the general path */
+    }
+    if (contiguous && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)out_np)) {
         npy_intp itemsize = PyArray_ITEMSIZE((PyArrayObject *)out_np);
         for (Py_ssize_t i = 0; i < count && contiguous; i++) {
             contiguous = PyArray_ITEMSIZE((PyArrayObject *)PyList_GET_ITEM(arrays, i))
@@ -1830,11 +1889,8 @@ cat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     PyObject *call[3] = {arrays, dim_obj, out_np};
-    PyObject *done = out_np ? PyObject_Vectorcall(np_concatenate, call, 3, NULL) : NULL;
+    PyObject *done = PyObject_Vectorcall(np_concatenate, call, 3, NULL);
     if (done == NULL) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_RuntimeError, "_accel.cat(): the result has no array");
-        }
         goto error;
     }
     Py_DECREF(done);

@@ -254,6 +254,7 @@ def _compare(ours_fn, ref_fn, make_args):
         if isinstance(a, Tensor):
             assert a._version == b._version
             np.testing.assert_array_equal(a._numpy(), b._numpy())
+            assert a._numpy().tobytes() == b._numpy().tobytes()
     inplace_ref = [i for i, a in enumerate(ref_args) if a is ref]
     inplace_ours = [i for i, a in enumerate(ours_args) if a is ours]
     assert inplace_ref == inplace_ours  # in place: returns self, its storage shared
@@ -262,6 +263,7 @@ def _compare(ours_fn, ref_fn, make_args):
     assert type(ours) is type(ref) and ours._keyset == ref._keyset
     assert ours.requires_grad == ref.requires_grad and ours._version == ref._version
     np.testing.assert_array_equal(ours._numpy(), ref._numpy())
+    assert ours._numpy().tobytes() == ref._numpy().tobytes()  # signed zeros, NaN bits
     if not inplace_ref:
         assert_same_tensor_layout(ours, ref)
 

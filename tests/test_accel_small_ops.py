@@ -48,6 +48,9 @@ def test_relu_loop_matches_the_reference(dtype, shape, layout, inplace, seed):
     _compare(ours[index], ref[index], lambda: (_tensor(values, dtype, layout),))
 
 
+_NUMBERS = [2.5, 0.1, -0.0, 1e300, -1e300, 3.4028235e38, 1e-45, 1e-320, float("nan"),
+            float("inf"), 16777217.0, 3]
+
 _BINARY = {"add": (np.add, True), "sub": (np.subtract, True), "mul": (np.multiply, False)}
 
 
@@ -58,6 +61,7 @@ _BINARY = {"add": (np.add, True), "sub": (np.subtract, True), "mul": (np.multipl
        other=st.sampled_from(["tensor", "plain", "self", "number"]), inplace=st.booleans(),
        seed=st.integers(0, 2**16))
 def test_binary_loops_match_the_reference(name, dtype, shape, layout, other, inplace, seed):
+    """Tensors of one shape, the tensor itself, or a wrapped Python number."""
     fn, alpha = _BINARY[name]
     ours = fastpath.binary(fn, _STUB, fastpath.DIRECT, None, alpha)
     ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"),
@@ -72,13 +76,33 @@ def test_binary_loops_match_the_reference(name, dtype, shape, layout, other, inp
         self = _tensor(values, dtype, layout)
         if other == "self":
             operand = self
-        elif other == "number":
-            operand = pyaten.native.runtime.wrapped_number(2.5)
+        elif other == "number":  # a Python float, cast to the array's dtype as NumPy does
+            operand = pyaten.native.runtime.wrapped_number(_NUMBERS[seed % len(_NUMBERS)])
         else:
             operand = _tensor(others, dtype, layout if other == "tensor" else "plain")
         return (self, operand, 1) if alpha else (self, operand)
 
     _compare(ours[index], ref[index], make)
+
+
+@needs_accel
+@pytest.mark.parametrize("number", _NUMBERS, ids=repr)
+@pytest.mark.parametrize("name", sorted(_BINARY))
+def test_binary_loops_with_every_kind_of_number(name, number):
+    fn, alpha = _BINARY[name]
+    ours = fastpath.binary(fn, _STUB, fastpath.DIRECT, None, alpha)
+    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"),
+                                    fastpath.DIRECT, None)
+    if alpha:
+        ref = tuple(fastpath._alpha_one(f) for f in ref)
+    for dtype in (dt.float32, dt.float64):
+        values = _with_specials(_values(7, (3, 5), dtype), dtype)
+        def make(values=values, dtype=dtype):
+            args = (_tensor(values, dtype, "plain"), pyaten.native.runtime.wrapped_number(number))
+            return args + (1,) if alpha else args
+
+        for index in (0, 1):
+            _compare(ours[index], ref[index], make)
 
 
 def test_the_small_ops_are_the_accelerated_ones():
