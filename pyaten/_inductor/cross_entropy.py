@@ -17,7 +17,9 @@ Note: the fused cross-entropy
       total weight, the number of counted targets;
     - backward: `g - exp(y) * sum(g)` per row, where `g` is the one-hot row of `-grad /
       total_weight` (or `-grad`) at the target, zeros for an ignored target, as eager's two
-      kernels compute it in the tensor's dtype.
+      kernels compute it in the tensor's dtype; and where the graph sums that gradient
+      over the batch (`sum(grad, [0], keepdim=True)`: the bias gradient of the layer
+      before), that sum too, the rows added in order as NumPy's reduction adds them.
 
     A target outside `[0, classes)` (other than `ignore_index`) makes the C function return
     1 before anything is returned, and the two operators' own kernels then run on the same
@@ -78,7 +80,8 @@ int {name}(int64_t n, int64_t c, const void *x_obj, const void *t_obj, int64_t t
 
 _BACKWARD = """\
 int {name}(int64_t n, int64_t c, const void *g_obj, const void *y_obj, const void *t_obj,
-           int64_t t_s, int64_t ignore, int64_t mean, const void *w_obj, const void *out_obj) {{
+           int64_t t_s, int64_t ignore, int64_t mean, const void *w_obj, const void *out_obj,
+           int64_t with_sum, const void *sum_obj) {{
     const {t} *y = DATA(y_obj);
     const int64_t *target = DATA(t_obj);
     {t} *out = DATA(out_obj);
@@ -98,6 +101,13 @@ int {name}(int64_t n, int64_t c, const void *g_obj, const void *y_obj, const voi
             out[i * c + j] = one_hot - e;
         }}
     }}
+    if (with_sum) {{  /* sum(out, [0], keepdim=True): rows added in order, as NumPy does */
+        {t} *total = DATA(sum_obj);
+        for (int64_t j = 0; j < c; j++) total[j] = out[j];
+        for (int64_t i = 1; i < n; i++) {{
+            for (int64_t j = 0; j < c; j++) total[j] += out[i * c + j];
+        }}
+    }}
     return 0;
 }}
 """
@@ -111,6 +121,19 @@ class Match:
                  shape: tuple, ignore: int, mean: bool) -> None:
         self.kind, self.at, self.skipped, self.inputs = kind, at, skipped, inputs
         self.dtype, self.shape, self.ignore, self.mean = dtype, shape, ignore, mean
+        self.column_sum: Node | None = None  # a batch sum of the backward's result
+
+    @property
+    def outputs(self) -> list[Node]:
+        """The nodes whose values the step returns, in order."""
+        if self.kind == "forward":
+            return [self.at, self.skipped]
+        return [self.at] + ([self.column_sum] if self.column_sum is not None else [])
+
+    @property
+    def taken(self) -> list[Node]:
+        """The nodes the step computes besides `at` (they get no step of their own)."""
+        return [n for n in self.outputs[1:] + [self.skipped] if n is not None]
 
 
 def _name(node: Any) -> str:
@@ -209,8 +232,14 @@ def _backward(node: Node) -> Match | None:
             tuple(weight["shape"]) != () or tangent["dtype"] != dtype or \
             weight["dtype"] != dtype:
         return None
-    return Match("backward", node, grad, [nll[0], output, nll[2], nll[6]], dtype, shape,
-                 nll[5], nll[4] == 1)
+    match = Match("backward", node, grad, [nll[0], output, nll[2], nll[6]], dtype, shape,
+                  nll[5], nll[4] == 1)
+    for user in node.users:
+        if _name(user) == "sum.dim_IntList" and (_args(user) or [None])[1:] == [[0], True,
+                                                                                 None]:
+            match.column_sum = user
+            break
+    return match
 
 
 def sources(matches: list[Match]) -> list[str]:
@@ -253,16 +282,22 @@ def caller(fn: Any, match: Match) -> Callable[..., Any]:
             return y, (loss, total)
 
         return forward
-    fn.argtypes = [c_int, c_int, c_obj, c_obj, c_obj, c_int, c_int, c_int, c_obj, c_obj]
+    fn.argtypes = [c_int, c_int, c_obj, c_obj, c_obj, c_int, c_int, c_int, c_obj, c_obj,
+                   c_int, c_obj]
     reduction = 1 if mean else 2
+    summed = match.column_sum
 
     def backward(grad: Any, output: Any, target: Any, total: Any) -> tuple:
         t = target._numpy()
         out = new_row_major((n, c), dtype, CPU)
+        column = new_row_major((1, c), dtype, CPU) if summed is not None else out
         if fn(n, c, grad._numpy(), _array(output), t, t.strides[0] // 8, ignore, mean,
-              total._numpy(), out._np):
+              total._numpy(), out._np, summed is not None, column._np):
             one_hot = second.target(grad, output, target, None, reduction, ignore, total)
-            return (first.target(one_hot, output, -1, dtype),)
-        return (out,)
+            out = first.target(one_hot, output, -1, dtype)
+            if summed is None:
+                return (out,)
+            return out, summed.target(out, [0], True)
+        return (out,) if summed is None else (out, column)
 
     return backward

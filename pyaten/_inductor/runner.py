@@ -227,7 +227,7 @@ class CompiledGraph:
                 for i, match in enumerate(matches):
                     pairs[match.at] = (cross_entropy.caller(getattr(library, f"x{i}"), match),
                                        match)
-        skipped = {match.skipped for _, match in pairs.values()}
+        skipped = {node for _, match in pairs.values() for node in match.taken}
         nodes = graph.nodes
         slot = {n: i for i, n in enumerate(nodes)}
         self.n_slots = len(nodes)
@@ -244,9 +244,8 @@ class CompiledGraph:
                 continue
             if node in pairs:
                 run_pair, match = pairs[node]
-                outs = [node, match.skipped] if match.kind == "forward" else [node]
                 steps.append(("fused", (run_pair, [slot[n] for n in match.inputs],
-                                        [slot[n] for n in outs])))
+                                        [slot[n] for n in match.outputs])))
                 readers = match.inputs
             elif node in pools:
                 steps.append(("call", (slot[node], pools[node],
