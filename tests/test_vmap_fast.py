@@ -299,3 +299,35 @@ def test_wrapper_geometry(shape, in_dims) -> None:
     assert wrapper.shape == sample.shape and wrapper.stride() == sample.stride()
     assert wrapper.untyped_storage().nbytes() == storage_nbytes_needed(
         sample._sizes, sample._strides, 0, sample._dtype.itemsize)
+
+
+def test_vmap_mode_on_inside_and_restored() -> None:
+    from pyaten.dispatch import tls
+    from pyaten.dispatch.tls import ExcludeDispatchKeyGuard
+    from pyaten.func._batched import VMAP_MODE_BIT
+
+    def state():
+        return tls.STATE.included, tls.STATE.excluded, len(tls.NONDEFAULT)
+
+    def check(a):
+        assert tls.STATE.included & VMAP_MODE_BIT and tls.NONDEFAULT
+        return a.relu()
+
+    def fail(a):
+        raise ValueError("inside")
+
+    x = pyaten.randn(2, 3)
+    for guard in (None, ExcludeDispatchKeyGuard("AutocastCPU"),
+                  ExcludeDispatchKeyGuard("ADInplaceOrView")):
+        before = state()
+        if guard is not None:
+            guard.__enter__()
+        inside = state()
+        pf.vmap(check)(x)
+        pf.vmap(pf.vmap(check))(x.reshape(2, 3, 1))
+        with pytest.raises(ValueError, match="inside"):
+            pf.vmap(fail)(x)
+        assert state() == inside
+        if guard is not None:
+            guard.__exit__(None, None, None)
+        assert state() == before

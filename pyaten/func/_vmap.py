@@ -19,6 +19,8 @@ from pyaten.utils._pytree import tree_flatten, tree_unflatten
 __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
+_DEFAULT_INCLUDED, _DEFAULT_EXCLUDED = tls.DEFAULT_INCLUDED, tls.DEFAULT_EXCLUDED
+_NONDEFAULT = tls.NONDEFAULT
 
 
 def _func_name(func: Callable) -> str:
@@ -208,23 +210,31 @@ def _vmap_once(
         flat, spec, flat_dims, batch_size = _batch_inputs(func, in_dims, args)
     else:
         (flat, spec), (flat_dims, batch_size) = (args, None), flat_case
-    entry = push_level(batch_size, randomness)
-    level = entry.level
+    level = push_level(batch_size, randomness).level
+    # FuncTorchVmapMode on, for the random factories (_random.py); `tls._set` inlined, as
+    # only `included` changes and the bit is never among the defaults
     state = tls.STATE
-    saved = (state.included, state.excluded)
-    tls._set(saved[0] | VMAP_MODE_BIT, saved[1])  # random factories (_random.py)
+    included, excluded = state.included, state.excluded
+    was_default = included == _DEFAULT_INCLUDED and excluded == _DEFAULT_EXCLUDED
+    state.included = on = included | VMAP_MODE_BIT
+    if was_default:
+        _NONDEFAULT.append(None)
     try:
         wrapped = [x if d is None else _make_batched(pyaten.movedim(x, d, 0) if d else x, level)
                    for x, d in zip(flat, flat_dims, strict=True)]
         out = func(*(wrapped if spec is None else tree_unflatten(wrapped, spec)), **kwargs)
-        if type(out_dims) is int and isinstance(out, BatchedTensor) and out.level == entry.level:
+        if type(out_dims) is int and out.__class__ is BatchedTensor and out.level == level:
             value = out.value  # one batched tensor out: no pytree walk either
             rank = len(value._sizes)
             if out_dims == 0 or (-rank <= out_dims < rank):
                 return value if out_dims == 0 else pyaten.movedim(value, 0, out_dims)
-        return _unbatch(func, out, out_dims, entry.level, batch_size)
+        return _unbatch(func, out, out_dims, level, batch_size)
     finally:
-        tls._set(*saved)
+        if was_default and state.included == on and state.excluded == excluded:
+            state.included = included
+            _NONDEFAULT.pop()
+        else:
+            tls._set(included, excluded)
         pop_level()
 
 
