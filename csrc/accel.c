@@ -1132,6 +1132,57 @@ binary_operands(FastObject *f, PyObject *self, PyObject *other, PyObject **array
     return 1;
 }
 
+/* A binary fast function whose `fn` is a NumPy ufunc (div, the comparisons, maximum...), on
+ * two small aligned C-contiguous float32/float64 arrays of one type and size: the ufunc's own
+ * inner loop for (type, type) -> the output's type, called once over all n elements as the
+ * ufunc calls it: the same bits (Note: the small-operator loops). 1: done, 0: the call. */
+static int
+small_binary_ufunc(FastObject *f, PyObject *a_obj, PyObject *b_obj, PyObject *out_obj)
+{
+    if (f->small == Py_None || !PyArray_Check(a_obj) || !PyArray_Check(b_obj)
+        || !PyArray_Check(out_obj)) {
+        return 0;
+    }
+    PyArrayObject *a = (PyArrayObject *)a_obj, *b = (PyArrayObject *)b_obj,
+                  *out = (PyArrayObject *)out_obj;
+    int type = PyArray_TYPE(a), out_type = PyArray_TYPE(out);
+    npy_intp n = PyArray_SIZE(a);
+    if ((type != NPY_FLOAT && type != NPY_DOUBLE) || PyArray_TYPE(b) != type || n == 0
+        || n >= SMALL_LOOP || PyArray_SIZE(b) != n || PyArray_SIZE(out) != n
+        || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_IS_C_CONTIGUOUS(b)
+        || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISALIGNED(a) || !PyArray_ISALIGNED(b)
+        || !PyArray_ISALIGNED(out) || !PyArray_ISWRITEABLE(out) || !PyArray_ISNOTSWAPPED(a)
+        || !PyArray_ISNOTSWAPPED(b) || !PyArray_ISNOTSWAPPED(out)) {
+        return 0;
+    }
+    char *o0 = PyArray_DATA(out), *o1 = o0 + PyArray_NBYTES(out);
+    for (int i = 0; i < 2; i++) {  /* an input is the output itself, or apart from it */
+        char *x0 = PyArray_DATA(i ? b : a), *x1 = x0 + PyArray_NBYTES(i ? b : a);
+        if (x0 != o0 && x0 < o1 && o0 < x1) {
+            return 0;
+        }
+        if (x0 == o0 && PyArray_ITEMSIZE(i ? b : a) != PyArray_ITEMSIZE(out)) {
+            return 0;
+        }
+    }
+    PyUFuncObject *u = (PyUFuncObject *)f->small;
+    if (u->nin != 2 || u->nout != 1 || u->functions == NULL || u->types == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < u->ntypes; i++) {
+        const char *t = u->types + 3 * i;
+        if (t[0] == type && t[1] == type && t[2] == out_type) {
+            char *data[3] = {PyArray_DATA(a), PyArray_DATA(b), o0};
+            npy_intp dimensions[1] = {n};
+            npy_intp steps[3] = {PyArray_ITEMSIZE(a), PyArray_ITEMSIZE(b),
+                                 PyArray_ITEMSIZE(out)};
+            u->functions[i](data, dimensions, steps, u->data ? u->data[i] : NULL);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *
 binary_call(FastObject *f, PyObject *self, PyObject *other)
 {
@@ -1157,6 +1208,7 @@ binary_call(FastObject *f, PyObject *self, PyObject *other)
     PyObject *result, *done;
     if (f->kind == BINARY_INPLACE) {
         done = small_binary_loop(f->loop, arrays[0], arrays[1], arrays[0])
+                       || small_binary_ufunc(f, arrays[0], arrays[1], arrays[0])
                    ? Py_NewRef(Py_None) : call_quiet(f->fn, arrays, 2, arrays[0]);
         result = self;
         Py_INCREF(result);
@@ -1167,6 +1219,7 @@ binary_call(FastObject *f, PyObject *self, PyObject *other)
         PyObject *out_np = result ? SLOT(result, T_np) : NULL;
         done = result == NULL ? NULL
                : small_binary_loop(f->loop, arrays[0], arrays[1], out_np)
+                       || small_binary_ufunc(f, arrays[0], arrays[1], out_np)
                    ? Py_NewRef(Py_None) : call_quiet(f->fn, arrays, 2, out_np);
     }
     Py_DECREF(arrays[0]);
@@ -1421,6 +1474,11 @@ make_binary(PyObject *module, PyObject *args)
     if (inplace == NULL) {
         Py_XDECREF(functional);
         return NULL;
+    }
+    if (strcmp(Py_TYPE(fn)->tp_name, "numpy.ufunc") == 0 && ((PyUFuncObject *)fn)->nin == 2
+        && ((PyUFuncObject *)fn)->nout == 1) {
+        Py_SETREF(((FastObject *)functional)->small, Py_NewRef(fn));
+        Py_SETREF(((FastObject *)inplace)->small, Py_NewRef(fn));
     }
     return Py_BuildValue("(NN)", functional, inplace);
 }

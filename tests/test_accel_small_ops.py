@@ -516,3 +516,41 @@ def test_fresh_views_are_tensor_numpys(dtype):
             assert getattr(view.flags, flag) == getattr(expected.flags, flag), (name, flag)
         assert view.__array_interface__["data"] == expected.__array_interface__["data"], name
         np.testing.assert_array_equal(view, expected)
+
+
+# --- binary ufuncs' own inner loops -----------------------------------------------------------
+
+_BINARY_UFUNCS = {
+    "div": (np.true_divide, None), "maximum": (np.maximum, None), "pow": (np.power, None),
+    "atan2": (np.arctan2, None), "fmod": (np.fmod, None), "floor_divide": (np.floor_divide,
+                                                                           None),
+    "lt": (np.less, dt.bool), "eq": (np.equal, dt.bool), "ge": (np.greater_equal, dt.bool),
+}
+
+
+@needs_accel
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(sorted(_BINARY_UFUNCS)),
+       dtype=st.sampled_from([dt.float32, dt.float64, dt.int64, dt.complex64]),
+       shape=st.sampled_from([(), (3,), (2, 3), (4, 4), (2, 1, 4), (4095,), (4096,)]),
+       layout=st.sampled_from(_LAYOUTS), other=st.sampled_from(["tensor", "plain", "self"]),
+       inplace=st.booleans(), seed=st.integers(0, 2**16))
+def test_binary_ufunc_loops_match_the_reference(name, dtype, shape, layout, other, inplace,
+                                                seed):
+    fn, out_dtype = _BINARY_UFUNCS[name]
+    dtypes = fastpath.FLOATS | fastpath.INTEGERS
+    ours = fastpath.binary(fn, _STUB, dtypes, out_dtype)
+    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"), dtypes,
+                                    out_dtype)
+    values = _with_specials(_values(seed, shape, dtype), dtype)
+    others = _with_specials(np.flip(_values(seed + 1, shape, dtype)), dtype)
+
+    def make():
+        self = _tensor(values, dtype, layout)
+        if other == "self":
+            return self, self
+        return self, _tensor(others, dtype, layout if other == "tensor" else "plain")
+
+    index = 1 if inplace else 0
+    with np.errstate(all="ignore"):
+        _compare(ours[index], ref[index], make)
