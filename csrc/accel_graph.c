@@ -19,7 +19,7 @@
 
 /* Raised with every change of this module's Python-facing API; the loader
  * (pyaten/autograd/accel_graph.py) uses only the version it was written for. */
-#define ACCEL_GRAPH_VERSION 1
+#define ACCEL_GRAPH_VERSION 2
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -425,6 +425,538 @@ setup(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* --- the engine's loop (Note: the compiled engine loop, in pyaten/autograd/engine.py) ------
+ *
+ * run_graph(roots, root_grads, keep_graph): steps 1-3 of `engine.execute` for a whole
+ * backward (no captured edges), the same operations in the same order: the dependency count
+ * of every node reachable from the roots, the roots' buffers, then the ready nodes newest
+ * first (highest sequence number, then the order they became ready), each through the
+ * Python `_run_tensor_hooks` (when it has tensor hooks, retained grads, or is an
+ * AccumulateGrad) and `_call`, its gradients fitted (`_fit`) and added to its children's
+ * buffers. */
+
+static PyObject *py_run_tensor_hooks = NULL, *py_call = NULL, *py_fit = NULL;
+static PyTypeObject *accumulate_type = NULL;
+static Py_ssize_t N_sequence, N_tensor_pre_hooks, N_retains_grad;
+static PyObject *s_sizes, *s_dtype;
+
+typedef struct {
+    long long sequence;  /* the node's _sequence_nr */
+    Py_ssize_t counter;  /* the order it became ready */
+    PyObject *node;      /* owned */
+} Ready;
+
+typedef struct {
+    Ready *items;
+    Py_ssize_t size, capacity;
+} Heap;
+
+/* heapq's order on (-sequence, counter): the larger sequence first, then the smaller counter */
+static inline int
+before(const Ready *a, const Ready *b)
+{
+    return a->sequence > b->sequence || (a->sequence == b->sequence && a->counter < b->counter);
+}
+
+static int
+heap_push(Heap *heap, PyObject *node, Py_ssize_t counter)
+{
+    PyObject *number = SLOT(node, N_sequence);
+    long long sequence = number == NULL ? -1 : PyLong_AsLongLong(number);
+    if (sequence == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (heap->size == heap->capacity) {
+        Py_ssize_t capacity = heap->capacity ? 2 * heap->capacity : 16;
+        Ready *items = PyMem_Realloc(heap->items, sizeof(Ready) * capacity);
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        heap->items = items;
+        heap->capacity = capacity;
+    }
+    Py_ssize_t i = heap->size++;
+    Ready entry = {sequence, counter, node};
+    Py_INCREF(node);
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) / 2;
+        if (!before(&entry, &heap->items[parent])) {
+            break;
+        }
+        heap->items[i] = heap->items[parent];
+        i = parent;
+    }
+    heap->items[i] = entry;
+    return 0;
+}
+
+static PyObject *  /* a new reference */
+heap_pop(Heap *heap)
+{
+    PyObject *node = heap->items[0].node;
+    Ready last = heap->items[--heap->size];
+    Py_ssize_t i = 0, n = heap->size;
+    while (1) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= n) {
+            break;
+        }
+        if (child + 1 < n && before(&heap->items[child + 1], &heap->items[child])) {
+            child++;
+        }
+        if (!before(&heap->items[child], &last)) {
+            break;
+        }
+        heap->items[i] = heap->items[child];
+        i = child;
+    }
+    if (n > 0) {
+        heap->items[i] = last;
+    }
+    return node;
+}
+
+static void
+heap_clear(Heap *heap)
+{
+    for (Py_ssize_t i = 0; i < heap->size; i++) {
+        Py_DECREF(heap->items[i].node);
+    }
+    PyMem_Free(heap->items);
+}
+
+/* node.next_functions as a sequence of (child, nr) pairs: a new reference (a tuple or list) */
+static PyObject *
+edges_of(PyObject *node)
+{
+    PyObject *edges = PyObject_TypeCheck(node, node_type) ? SLOT(node, N_next) : NULL;
+    if (edges != NULL && PyTuple_CheckExact(edges)) {
+        Py_INCREF(edges);
+        return edges;
+    }
+    PyObject *value = PyObject_GetAttrString(node, "next_functions");
+    if (value == NULL) {
+        return NULL;
+    }
+    edges = PySequence_Fast(value, "next_functions must be a sequence");
+    Py_DECREF(value);
+    return edges;
+}
+
+/* one edge, unpacked as `child, nr = edge` does: borrowed references into `edge` */
+static int
+unpack_edge(PyObject *edge, PyObject **child, PyObject **nr)
+{
+    if (PyTuple_CheckExact(edge) && PyTuple_GET_SIZE(edge) == 2) {
+        *child = PyTuple_GET_ITEM(edge, 0);
+        *nr = PyTuple_GET_ITEM(edge, 1);
+        return 0;
+    }
+    PyErr_SetString(PyExc_ValueError, "an edge of next_functions is not a (node, nr) pair");
+    return -1;
+}
+
+/* engine._add_to_buffer(buffers, node, nr, grad) */
+static int
+add_to_buffer(PyObject *buffers, PyObject *node, Py_ssize_t nr, PyObject *grad)
+{
+    PyObject *slots = PyDict_GetItemWithError(buffers, node);
+    if (slots == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        PyObject *meta = PyObject_GetAttrString(node, "input_meta");
+        if (meta == NULL) {
+            return -1;
+        }
+        Py_ssize_t n = PyObject_Length(meta);
+        Py_DECREF(meta);
+        if (n < 0) {
+            return -1;
+        }
+        if (n < nr + 1) {
+            n = nr + 1;
+        }
+        slots = PyList_New(n);
+        if (slots == NULL) {
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(slots, i, Py_None);
+        }
+        int failed = PyDict_SetItem(buffers, node, slots);
+        Py_DECREF(slots);
+        if (failed) {
+            return -1;
+        }
+    } else if (!PyList_Check(slots)) {
+        PyErr_SetString(PyExc_TypeError, "run_graph: a buffer is not a list");
+        return -1;
+    } else {
+        while (PyList_GET_SIZE(slots) < nr + 1) {
+            if (PyList_Append(slots, Py_None) < 0) {
+                return -1;
+            }
+        }
+    }
+    if (grad == Py_None) {
+        return 0;
+    }
+    PyObject *old = PyList_GET_ITEM(slots, nr);
+    PyObject *value;
+    if (old == Py_None) {
+        Py_INCREF(grad);
+        value = grad;
+    } else {
+        value = PyNumber_Add(old, grad);
+        if (value == NULL) {
+            return -1;
+        }
+    }
+    return PyList_SetItem(slots, nr, value);  /* steals `value` */
+}
+
+/* `grad` fitted to the input it flows to (engine._fit where its shape or dtype differs):
+ * a new reference */
+static PyObject *
+fitted(PyObject *node, Py_ssize_t index, PyObject *grad, PyObject *child, PyObject *nr_obj,
+       Py_ssize_t nr)
+{
+    PyObject *metas = PyObject_GetAttrString(child, "input_meta");
+    if (metas == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PyObject_Length(metas);
+    PyObject *meta = n < 0 ? NULL : nr < n ? PySequence_GetItem(metas, nr) : (Py_INCREF(Py_None),
+                                                                            Py_None);
+    Py_DECREF(metas);
+    if (meta == NULL) {
+        return NULL;
+    }
+    int differs = 0;
+    if (meta != Py_None) {
+        PyObject *sizes = PyObject_GetAttr(grad, s_sizes);
+        PyObject *want = sizes == NULL ? NULL : PySequence_GetItem(meta, 0);
+        differs = want == NULL ? -1 : PyObject_RichCompareBool(sizes, want, Py_NE);
+        Py_XDECREF(sizes);
+        Py_XDECREF(want);
+        if (differs == 0) {
+            PyObject *dtype = PyObject_GetAttr(grad, s_dtype);
+            PyObject *wanted = dtype == NULL ? NULL : PySequence_GetItem(meta, 1);
+            differs = wanted == NULL ? -1 : dtype != wanted;
+            Py_XDECREF(dtype);
+            Py_XDECREF(wanted);
+        }
+    }
+    Py_DECREF(meta);
+    if (differs < 0) {
+        return NULL;
+    }
+    if (!differs) {
+        Py_INCREF(grad);
+        return grad;
+    }
+    PyObject *position = PyLong_FromSsize_t(index);
+    if (position == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyObject_CallFunctionObjArgs(py_fit, node, position, grad, child,
+                                                    nr_obj, NULL);
+    Py_DECREF(position);
+    return result;
+}
+
+/* the dependencies of every node reachable from `roots` (step 1 of execute) */
+static int
+count_dependencies(PyObject *unique_roots, PyObject *dependencies)
+{
+    PyObject *seen = PySet_New(unique_roots);
+    PyObject *stack = seen == NULL ? NULL : PySequence_List(unique_roots);
+    if (stack == NULL) {
+        Py_XDECREF(seen);
+        return -1;
+    }
+    int failed = 0;
+    while (!failed && PyList_GET_SIZE(stack) > 0) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *node = PyList_GET_ITEM(stack, top);
+        Py_INCREF(node);
+        failed = PyList_SetSlice(stack, top, top + 1, NULL) < 0;
+        PyObject *edges = failed ? NULL : edges_of(node);
+        Py_DECREF(node);
+        if (edges == NULL) {
+            failed = 1;
+            break;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(edges);
+        for (Py_ssize_t i = 0; i < n && !failed; i++) {
+            PyObject *child, *nr;
+            if (unpack_edge(PySequence_Fast_GET_ITEM(edges, i), &child, &nr) < 0) {
+                failed = 1;
+                break;
+            }
+            if (child == Py_None) {
+                continue;
+            }
+            PyObject *count = PyDict_GetItemWithError(dependencies, child);
+            long have = 0;
+            if (count != NULL) {
+                have = PyLong_AsLong(count);
+            } else if (PyErr_Occurred()) {
+                failed = 1;
+                break;
+            }
+            PyObject *next = PyLong_FromLong(have + 1);
+            failed = next == NULL || PyDict_SetItem(dependencies, child, next) < 0;
+            Py_XDECREF(next);
+            if (failed) {
+                break;
+            }
+            int known = PySet_Contains(seen, child);
+            if (known < 0) {
+                failed = 1;
+            } else if (!known) {
+                failed = PySet_Add(seen, child) < 0 || PyList_Append(stack, child) < 0;
+            }
+        }
+        Py_DECREF(edges);
+    }
+    Py_DECREF(seen);
+    Py_DECREF(stack);
+    return failed ? -1 : 0;
+}
+
+static int
+needs_tensor_hooks(PyObject *node)
+{
+    if (Py_TYPE(node) == accumulate_type) {
+        return 1;
+    }
+    if (!PyObject_TypeCheck(node, node_type)) {  /* not a Node: ask its attributes */
+        PyObject *hooks = PyObject_GetAttrString(node, "_tensor_pre_hooks");
+        int on = hooks == NULL ? -1 : PyObject_IsTrue(hooks);
+        Py_XDECREF(hooks);
+        if (on != 0) {
+            return on;
+        }
+        PyObject *kept = PyObject_GetAttrString(node, "_retains_grad");
+        on = kept == NULL ? -1 : PyObject_IsTrue(kept);
+        Py_XDECREF(kept);
+        return on;
+    }
+    PyObject *hooks = SLOT(node, N_tensor_pre_hooks);
+    int on = hooks == NULL ? 0 : PyObject_IsTrue(hooks);
+    if (on != 0) {
+        return on;
+    }
+    PyObject *kept = SLOT(node, N_retains_grad);
+    return kept == NULL ? 0 : PyObject_IsTrue(kept);
+}
+
+/* one ready node: hooks, _call, and its gradients passed to its children */
+static int
+run_node(PyObject *node, PyObject *buffers, PyObject *dependencies, PyObject *keep_graph,
+         Heap *heap, Py_ssize_t *counter)
+{
+    PyObject *grads = PyDict_GetItemWithError(buffers, node);
+    if (grads != NULL) {  /* buffers.pop(node, None) or [] */
+        Py_INCREF(grads);
+        if (PyDict_DelItem(buffers, node) < 0) {
+            Py_DECREF(grads);
+            return -1;
+        }
+    } else if (PyErr_Occurred()) {
+        return -1;
+    }
+    if (grads == NULL || PyObject_Not(grads) == 1) {
+        Py_XDECREF(grads);
+        grads = PyList_New(0);
+        if (grads == NULL) {
+            return -1;
+        }
+    }
+    int hooked = needs_tensor_hooks(node);
+    if (hooked < 0) {
+        Py_DECREF(grads);
+        return -1;
+    }
+    if (hooked) {
+        PyObject *hooked_grads = PyObject_CallFunctionObjArgs(py_run_tensor_hooks, node, grads,
+                                                              NULL);
+        Py_DECREF(grads);
+        if (hooked_grads == NULL) {
+            return -1;
+        }
+        grads = hooked_grads;
+    }
+    PyObject *outputs = PyObject_CallFunctionObjArgs(py_call, node, grads, keep_graph, NULL);
+    Py_DECREF(grads);
+    if (outputs == NULL) {
+        return -1;
+    }
+    PyObject *edges = edges_of(node);
+    if (edges == NULL) {
+        Py_DECREF(outputs);
+        return -1;
+    }
+    int failed = 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(edges);
+    for (Py_ssize_t index = 0; index < n && !failed; index++) {
+        PyObject *child, *nr_obj;
+        if (unpack_edge(PySequence_Fast_GET_ITEM(edges, index), &child, &nr_obj) < 0) {
+            failed = 1;
+            break;
+        }
+        if (child == Py_None) {
+            continue;
+        }
+        Py_ssize_t nr = PyLong_AsSsize_t(nr_obj);
+        PyObject *grad = nr == -1 && PyErr_Occurred() ? NULL : PySequence_GetItem(outputs, index);
+        if (grad == NULL) {
+            failed = 1;
+            break;
+        }
+        if (grad != Py_None) {
+            PyObject *fit = fitted(node, index, grad, child, nr_obj, nr);
+            Py_DECREF(grad);
+            grad = fit;
+            if (grad == NULL) {
+                failed = 1;
+                break;
+            }
+        }
+        failed = add_to_buffer(buffers, child, nr, grad) < 0;
+        Py_DECREF(grad);
+        if (failed) {
+            break;
+        }
+        PyObject *count = PyDict_GetItemWithError(dependencies, child);
+        if (count == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetObject(PyExc_KeyError, child);
+            }
+            failed = 1;
+            break;
+        }
+        long left = PyLong_AsLong(count) - 1;
+        PyObject *value = PyLong_FromLong(left);
+        failed = value == NULL || PyDict_SetItem(dependencies, child, value) < 0;
+        Py_XDECREF(value);
+        if (!failed && left == 0) {
+            failed = heap_push(heap, child, (*counter)++) < 0;
+        }
+    }
+    Py_DECREF(edges);
+    Py_DECREF(outputs);  /* the engine keeps no reference to a gradient it passed on */
+    return failed ? -1 : 0;
+}
+
+/* run_graph(roots, root_grads, keep_graph) */
+static PyObject *
+run_graph(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (py_call == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel_graph.run_graph: setup_engine not run");
+        return NULL;
+    }
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "run_graph(roots, root_grads, keep_graph)");
+        return NULL;
+    }
+    PyObject *roots = PySequence_Fast(args[0], "run_graph: roots must be a sequence");
+    if (roots == NULL) {
+        return NULL;
+    }
+    PyObject *grads = PySequence_Fast(args[1], "run_graph: root_grads must be a sequence");
+    PyObject *unique = PyDict_New();  /* dict.fromkeys(root nodes): insertion ordered */
+    PyObject *dependencies = PyDict_New(), *buffers = PyDict_New();
+    Heap heap = {NULL, 0, 0};
+    Py_ssize_t counter = 0;
+    int failed = grads == NULL || unique == NULL || dependencies == NULL || buffers == NULL;
+    Py_ssize_t n = failed ? 0 : PySequence_Fast_GET_SIZE(roots);
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        PyObject *node, *nr;
+        failed = unpack_edge(PySequence_Fast_GET_ITEM(roots, i), &node, &nr) < 0
+                 || PyDict_SetItem(unique, node, Py_None) < 0;
+    }
+    failed = failed || count_dependencies(unique, dependencies) < 0;
+    /* 2. the roots' buffers, then the roots without dependencies are ready */
+    Py_ssize_t m = failed ? 0 : PySequence_Fast_GET_SIZE(grads);
+    for (Py_ssize_t i = 0; i < n && i < m && !failed; i++) {
+        PyObject *node, *nr_obj;
+        unpack_edge(PySequence_Fast_GET_ITEM(roots, i), &node, &nr_obj);
+        Py_ssize_t nr = PyLong_AsSsize_t(nr_obj);
+        failed = (nr == -1 && PyErr_Occurred())
+                 || add_to_buffer(buffers, node, nr, PySequence_Fast_GET_ITEM(grads, i)) < 0;
+    }
+    Py_ssize_t position = 0;
+    PyObject *node, *unused;
+    while (!failed && PyDict_Next(unique, &position, &node, &unused)) {
+        int buffered = PyDict_Contains(buffers, node);
+        PyObject *count = buffered > 0 ? PyDict_GetItemWithError(dependencies, node) : NULL;
+        if (buffered < 0 || (count == NULL && PyErr_Occurred())) {
+            failed = 1;
+        } else if (buffered > 0 && (count == NULL || PyLong_AsLong(count) == 0)) {
+            failed = heap_push(&heap, node, counter++) < 0;
+        }
+    }
+    /* 3. newest first */
+    while (!failed && heap.size > 0) {
+        PyObject *ready = heap_pop(&heap);
+        failed = run_node(ready, buffers, dependencies, args[2], &heap, &counter) < 0;
+        Py_DECREF(ready);
+    }
+    heap_clear(&heap);
+    Py_DECREF(roots);
+    Py_XDECREF(grads);
+    Py_XDECREF(unique);
+    Py_XDECREF(dependencies);
+    Py_XDECREF(buffers);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit) */
+static PyObject *
+setup_engine(PyObject *module, PyObject *args)
+{
+    PyObject *node, *accumulate, *hooks, *call, *fit;
+    if (!PyArg_ParseTuple(args, "O!O!OOO:setup_engine", &PyType_Type, &node, &PyType_Type,
+                          &accumulate, &hooks, &call, &fit)) {
+        return NULL;
+    }
+    if (node_type != NULL && node_type != (PyTypeObject *)node) {
+        PyErr_SetString(PyExc_TypeError, "_accel_graph.setup_engine: another Node class");
+        return NULL;
+    }
+    if (slot_offset((PyTypeObject *)node, "next_functions", &N_next, NULL) < 0
+        || slot_offset((PyTypeObject *)node, "_sequence_nr", &N_sequence, NULL) < 0
+        || slot_offset((PyTypeObject *)node, "_tensor_pre_hooks", &N_tensor_pre_hooks, NULL) < 0
+        || slot_offset((PyTypeObject *)node, "_retains_grad", &N_retains_grad, NULL) < 0) {
+        return NULL;
+    }
+    Py_INCREF(node);
+    Py_XSETREF(node_type, (PyTypeObject *)node);
+    if (s_sizes == NULL && ((s_sizes = PyUnicode_InternFromString("_sizes")) == NULL
+                            || (s_dtype = PyUnicode_InternFromString("_dtype")) == NULL)) {
+        return NULL;
+    }
+    Py_INCREF(accumulate);
+    Py_XSETREF(accumulate_type, (PyTypeObject *)accumulate);
+    Py_INCREF(hooks);
+    Py_XSETREF(py_run_tensor_hooks, hooks);
+    Py_INCREF(call);
+    Py_XSETREF(py_call, call);
+    Py_INCREF(fit);
+    Py_XSETREF(py_fit, fit);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, Node, dtype, NO_EDGE, gradient_edge, grad_accumulator, "
@@ -437,6 +969,12 @@ static PyMethodDef methods[] = {
     {"run_recorded_view", (PyCFunction)(void (*)(void))run_recorded_view, METH_FASTCALL,
      "run_recorded_view(node, below, *args): run_recorded, and the view remembered on its "
      "base (runtime.run_recorded_view)."},
+    {"setup_engine", setup_engine, METH_VARARGS,
+     "setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit): what run_graph "
+     "calls."},
+    {"run_graph", (PyCFunction)(void (*)(void))run_graph, METH_FASTCALL,
+     "run_graph(roots, root_grads, keep_graph): engine.execute's loop for a whole backward "
+     "(engine.run_graph_reference)."},
     {NULL, NULL, 0, NULL},
 };
 

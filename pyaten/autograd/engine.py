@@ -13,6 +13,16 @@
    node's buffer.
 Leaves are reached through their `AccumulateGrad` node, which adds into `.grad`.
 
+Note: the compiled engine loop
+    With `pyaten._accel_graph` loaded (Note: the compiled recording calls, in
+    autograd/accel_graph.py), a whole backward (no captured edges, no profiler hook) runs
+    steps 1-3 in its `run_graph`: the same dictionaries, the same order (newest first, then
+    the order nodes became ready), each node through the same `_run_tensor_hooks` and
+    `_call` and each gradient through `_fit`, so hooks, retain_grad, anomaly mode, released
+    graphs and the stolen gradient (it holds no extra reference to a gradient) behave as
+    here. `execute_reference` stays the reference and runs everything else
+    (`autograd.grad`, `backward(inputs=)`, the profiler); PYATEN_NO_ACCEL=1 runs it always.
+
 Note: stealing the gradient
     A leaf's first gradient becomes its `.grad` as it is when nothing else can see it, as
     PyTorch's AccumulateGrad does when the gradient's use count says the engine holds the
@@ -31,6 +41,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from pyaten.autograd.accel_graph import ACCEL_GRAPH
 from pyaten.autograd.anomaly_mode import ANOMALY, check_outputs
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad, Node, gradient_edge
@@ -48,7 +59,7 @@ _ONES_LIKE = LazyEntry("ones_like")
 # passed on, so the node's work becomes events.
 node_hook: Any = None
 
-__all__ = ["execute", "accumulate_into", "sum_to"]
+__all__ = ["execute", "execute_reference", "accumulate_into", "sum_to"]
 
 # Without reference counts (not CPython) nothing is stolen: gradients are always copied.
 _refcount = getattr(sys, "getrefcount", lambda obj: 1 << 30)
@@ -255,7 +266,31 @@ def execute(
     With `capture`, returns the gradient arriving at each of those edges and runs only what
     leads to them (plus `accumulate_leaves`, the accumulators `backward(inputs=)` targets);
     without, runs everything and returns [].
+
+    A whole backward (no `capture`, no profiler) runs in `_accel_graph.run_graph` when that
+    is loaded (Note: the compiled engine loop); `execute_reference` is the reference.
     """
+    if capture is None and _RUN_GRAPH is not None and node_hook is None:
+        previous = GRAD.enabled
+        GRAD.enabled = create_graph
+        try:
+            _RUN_GRAPH(roots, root_grads, keep_graph)
+        finally:
+            GRAD.enabled = previous
+        return []
+    return execute_reference(roots, root_grads, keep_graph, create_graph, capture,
+                             accumulate_leaves)
+
+
+def execute_reference(
+    roots: Sequence[tuple[Node, int]],
+    root_grads: Sequence[Tensor],
+    keep_graph: bool,
+    create_graph: bool,
+    capture: Sequence[tuple[Node | None, int]] | None = None,
+    accumulate_leaves: Sequence[AccumulateGrad] | None = None,
+) -> list[Tensor | None]:
+    """`execute` in Python: every case, and the reference of the compiled loop."""
     root_nodes = [node for node, _ in roots]
     captures: dict[Node, list[tuple[int, int]]] = {}
     targets: set[Node] = set()
@@ -598,3 +633,9 @@ def grad(
             g = sum_to(g, t._sizes).to(t._dtype)
         result.append(g)
     return tuple(result)
+
+
+_RUN_GRAPH = None  # Note: the compiled engine loop
+if ACCEL_GRAPH is not None:
+    ACCEL_GRAPH.setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit)
+    _RUN_GRAPH = ACCEL_GRAPH.run_graph
