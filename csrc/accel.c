@@ -743,13 +743,21 @@ set_contains(PyObject *set, PyObject *key)
 
 /* Note: the small-operator loops
  *     On a small tensor, the NumPy call of a fast function costs more than the rest of the
- *     call (a 4x4 float32 `np.maximum(0, a, out=o)` ~1 us, PyTorch's whole relu ~1.2 us). For
- *     the element loops whose every result is one exactly rounded IEEE operation (relu's
- *     select, add, sub and mul of two float32 or float64 arrays), a loop here gives the very
- *     bits NumPy gives, without the call: taken on C-contiguous arrays of at most
- *     SMALL_LOOP elements; anything else makes the NumPy call as before. cat's copy is a
- *     memcpy per block (`cat` below). FP flags raised here are never read: NumPy clears them
- *     before each of its loops. */
+ *     call (a 4x4 float32 `np.maximum(0, a, out=o)` ~1 us, PyTorch's whole relu ~1.2 us). The
+ *     C code computes the result itself only where it gives the very bits of that call:
+ *     - its own loops where every result is one exactly rounded IEEE operation (relu's
+ *       select; add, sub and mul of two float32/float64 arrays or of one and a Python float,
+ *       cast to the array's dtype first as NumPy's weak scalar), a copy (cat's memcpy per
+ *       block), or NumPy's own order (sum's pairwise summation, below);
+ *     - otherwise the NumPy ufunc's own inner loop, taken from the ufunc's loop table and
+ *       called as the ufunc calls it on aligned contiguous arrays (once over all n elements):
+ *       exp, sigmoid's expit, sin, div, the comparisons... and matmul (below);
+ *     - (log_)softmax: the Numba rows loop the general path runs, in C (below).
+ *     Each is taken on C-contiguous arrays of fewer than SMALL_LOOP elements (matmul: any
+ *     size); anything else makes the NumPy call as before. FP flags raised here are never
+ *     read (the calls they replace run with floating-point warnings off; NumPy clears the
+ *     flags before each of its own loops). tests/test_accel_small_ops.py compares each with
+ *     what it replaces, byte for byte. */
 #define SMALL_LOOP 4096
 
 /* 1: ran the loop (out written), 0: not applicable (the NumPy call instead). */
@@ -763,7 +771,7 @@ small_unary_loop(int loop, PyObject *x_obj, PyObject *out_obj)
     }
     npy_intp n = PyArray_SIZE(x);
     int type = PyArray_TYPE(x);
-    if (n > SMALL_LOOP || PyArray_SIZE(out) != n || PyArray_TYPE(out) != type
+    if (n >= SMALL_LOOP || PyArray_SIZE(out) != n || PyArray_TYPE(out) != type
         || !PyArray_ISWRITEABLE(out)) {
         return 0;
     }
@@ -814,7 +822,7 @@ small_binary_loop(int loop, PyObject *a_obj, PyObject *b_obj, PyObject *out_obj)
     }
     npy_intp n = PyArray_SIZE(a);
     int type = PyArray_TYPE(a);
-    if (n > SMALL_LOOP || PyArray_SIZE(b) != n || PyArray_SIZE(out) != n
+    if (n >= SMALL_LOOP || PyArray_SIZE(b) != n || PyArray_SIZE(out) != n
         || PyArray_TYPE(b) != type || PyArray_TYPE(out) != type) {
         return 0;
     }
@@ -864,7 +872,7 @@ small_scalar_loop(int loop, PyObject *a_obj, PyObject *number, PyObject *out_obj
     PyArrayObject *a = (PyArrayObject *)a_obj, *out = (PyArrayObject *)out_obj;
     npy_intp n = PyArray_SIZE(a);
     int type = PyArray_TYPE(a);
-    if (n > SMALL_LOOP || PyArray_SIZE(out) != n || PyArray_TYPE(out) != type
+    if (n >= SMALL_LOOP || PyArray_SIZE(out) != n || PyArray_TYPE(out) != type
         || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_IS_C_CONTIGUOUS(out)
         || !PyArray_ISWRITEABLE(out)
         || (PyArray_DATA(a) != PyArray_DATA(out)
@@ -1541,7 +1549,7 @@ sum_small(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyArrayObject *x = (PyArrayObject *)x_obj, *out = (PyArrayObject *)out_obj;
     int nd = PyArray_NDIM(x), type = PyArray_TYPE(x);
     npy_intp n = PyArray_SIZE(x);
-    if (nd == 0 || n == 0 || n > SMALL_LOOP || (type != NPY_FLOAT && type != NPY_DOUBLE)
+    if (nd == 0 || n == 0 || n >= SMALL_LOOP || (type != NPY_FLOAT && type != NPY_DOUBLE)
         || PyArray_TYPE(out) != type || !PyArray_IS_C_CONTIGUOUS(x)
         || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)) {
         Py_RETURN_FALSE;
