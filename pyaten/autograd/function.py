@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from pyaten.autograd.forward_ad import FW, set_tangent
 from pyaten.autograd.grad_mode import GRAD, no_grad
 from pyaten.autograd.graph import Node, SavedTensor, gradient_edge, set_history
 from pyaten.autograd.runtime import check_inplace, rebase_history
@@ -30,12 +31,16 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"
 # Returned by the functorch hook when no transform concerns the call.
 NOT_HANDLED = object()
 _FUNCTORCH_HOOK: list[Callable | None] = [None]
+_FUNCTORCH_BACKWARD: list[Callable | None] = [None]
 
 
-def set_functorch_hook(hook: Callable | None) -> None:
+def set_functorch_hook(hook: Callable | None, backward: Callable | None = None) -> None:
     """Install `hook(cls, args, kwargs)`, asked first by every `Function.apply`: it returns
-    the call's result, or NOT_HANDLED for the ordinary path."""
+    the call's result, or NOT_HANDLED for the ordinary path; and `backward(node, grads)`,
+    asked first by a node that kept its inputs' shapes (`record_apply(keep_input_meta=True)`),
+    which returns its gradients or NOT_HANDLED for the user's `backward`."""
     _FUNCTORCH_HOOK[0] = hook
+    _FUNCTORCH_BACKWARD[0] = backward
 
 
 class FunctionCtx:
@@ -79,6 +84,9 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        forward = self.__dict__.get("_in_jvp")
+        if forward is not None:  # inside `jvp`: what save_for_forward saved (torch's rule)
+            return forward
         if self._released:
             self._raise_released()
         if self._saved is None:
@@ -94,6 +102,11 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, grads: tuple) -> tuple:
         cls = self._forward_cls
+        hook = _FUNCTORCH_BACKWARD[0]
+        if hook is not None and "_input_meta" in self.__dict__:
+            result = hook(self, grads)
+            if result is not NOT_HANDLED:
+                return result
         grads = list(grads)
         if self.materialize_grads:
             from pyaten.autograd.engine import empty_strided
@@ -214,27 +227,33 @@ def _bind_to_forward(cls: type[Function], args: tuple, kwargs: dict) -> tuple[tu
 
 
 def record_apply(
-    cls: type[Function], args: tuple, kwargs: dict, forward: Callable | None = None
+    cls: type[Function], args: tuple, kwargs: dict, forward: Callable | None = None,
+    keep_input_meta: bool = False,
 ) -> Any:
     """`cls.apply`'s ordinary path: run the forward without grad (`forward()` when given,
-    which must return what `cls.forward` would) and record one node when an input requires
-    grad."""
+    which must return what `cls.forward` would), record one node when an input requires
+    grad, and give the outputs the tangents of `cls.jvp` when an input carries one (forward
+    AD). `keep_input_meta` keeps the inputs' shapes on the node (what pyaten.func's jvp
+    needs: Note: autograd.Function under the transforms)."""
     ctx = cls._backward_cls()
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     recording = GRAD.enabled and any(ctx.needs_input_grad)
+    dual = FW[0] != -1 and any(args[i]._fw_grad is not None for i in positions)
     uses_setup = cls.setup_context is not Function.setup_context
-    with no_grad():
-        if uses_setup:
-            output = cls.forward(*args, **kwargs) if forward is None else forward()
-            cls.setup_context(ctx, args, output)
-        else:
-            output = cls.forward(ctx, *args, **kwargs)
-    if not recording:
+    level = FW[0]
+    FW[0] = -1  # forward sees primals only, as in torch
+    try:
+        with no_grad():
+            if uses_setup:
+                output = cls.forward(*args, **kwargs) if forward is None else forward()
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+    finally:
+        FW[0] = level
+    if not recording and not dual:
         return output
-    ctx._num_inputs = len(args)
-    ctx._tensor_positions = positions
-    ctx.next_functions = tuple(gradient_edge(args[i]) for i in positions)
     outputs = output if isinstance(output, tuple) else (output,)
     dirty = getattr(ctx, "dirty_tensors", ())
     frozen = getattr(ctx, "non_differentiable", ())
@@ -247,7 +266,8 @@ def record_apply(
             chosen.append(None)
             continue
         if any(t is d for d in dirty):
-            check_inplace(t)
+            if recording:
+                check_inplace(t)
         elif any(t is i for i in inputs):
             t = _alias(t)  # an input returned as is becomes a new output (PyTorch: a view)
         differentiable = (t._dtype.is_floating_point or t._dtype.is_complex) and not any(
@@ -255,6 +275,23 @@ def record_apply(
         )
         new_outputs.append(t)
         chosen.append(t if differentiable else None)
+    if recording:
+        _record_node(ctx, args, positions, chosen, dirty, forward is None, keep_input_meta)
+    if dual:  # after recording, as torch: a tangent computed from outputs has their history
+        _forward_tangents(cls, ctx, args, outputs, new_outputs, chosen, dirty)
+    if isinstance(output, tuple):
+        return tuple(new_outputs)
+    return new_outputs[0]
+
+
+def _record_node(ctx: BackwardCFunction, args: tuple, positions: tuple, chosen: list,
+                 dirty: tuple, own_forward: bool, keep_input_meta: bool) -> None:
+    """Make `ctx` the node of the differentiable outputs `chosen` and save what it saved."""
+    ctx._num_inputs = len(args)
+    ctx._tensor_positions = positions
+    ctx.next_functions = tuple(gradient_edge(args[i]) for i in positions)
+    if keep_input_meta:
+        ctx._input_meta = tuple((args[i]._sizes, args[i]._dtype) for i in positions)
     set_history(chosen, ctx)
     for t in chosen:
         if t is not None and any(t is d for d in dirty) and t._base is not None:
@@ -263,13 +300,89 @@ def record_apply(
     # an alias without history would detach its batch, which keeps the levels below's history
     ctx._saved = [
         None if t is None else SavedTensor(
-            t, is_output=forward is None and any(t is o for o in chosen))
+            t, is_output=own_forward and any(t is o for o in chosen))
         for t in ctx.to_save
     ]
     ctx.to_save = ()
-    if isinstance(output, tuple):
-        return tuple(new_outputs)
-    return new_outputs[0]
+
+
+def _input_tangent(a: Any) -> Tensor | None:
+    """What `jvp` receives for one argument: its tangent, zeros for a floating tensor that
+    has none, None for anything else."""
+    if not isinstance(a, Tensor):
+        return None
+    if a._fw_grad is not None:
+        return a._fw_grad
+    if a._dtype.is_floating_point or a._dtype.is_complex:
+        return a.detach().new_zeros(a.shape)
+    return None
+
+
+def run_jvp(cls: type[Function], ctx: Any, tangents: list, n_outputs: int) -> tuple:
+    """`cls.jvp(ctx, *tangents)` with `ctx.saved_tensors` reading what `save_for_forward`
+    saved, its result as a tuple of `n_outputs` (torch's count error otherwise)."""
+    ctx._in_jvp = tuple(getattr(ctx, "saved_for_forward", ()))
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = None
+    if not isinstance(result, tuple):
+        result = (result,)
+    if len(result) != n_outputs:
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{n_outputs} but got {len(result)})"
+        )
+    return result
+
+
+def _forward_tangents(cls: type[Function], ctx: Any, args: tuple, outputs: tuple,
+                      new_outputs: list, chosen: list, dirty: tuple) -> None:
+    """Forward AD through a Function: the outputs get the tangents its `jvp` returns for
+    the inputs' tangents, checked as torch checks them."""
+    if cls.jvp is Function.jvp:
+        Function.jvp(ctx)  # torch's NotImplementedError
+    tangents = [_input_tangent(a) for a in args]
+    level = FW[0]
+    FW[0] = -1  # jvp computes tangents from primals; its own ops need none
+    try:
+        result = run_jvp(cls, ctx, tangents, len(outputs))
+    finally:
+        FW[0] = level
+    for i, r in enumerate(result):
+        if r is None:
+            continue
+        if not isinstance(r, Tensor):
+            raise RuntimeError(
+                f"expected Variable or None (got {type(r).__name__}) for grad output {i}."
+            )
+        out, original = new_outputs[i], outputs[i]
+        if chosen[i] is None:
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead."
+            )
+        if any(original is d for d in dirty):
+            source = next(t for a, t in zip(args, tangents, strict=True) if a is original)
+            if r is not source:
+                raise RuntimeError(
+                    "An inplace custom Function is not modifying the forward mode gradients "
+                    "inplace. If the forward is modifying an input inplace, then the jvp "
+                    "function must modify the corresponding gradient inplace."
+                )
+        elif out is not original and r._base is None:
+            raise RuntimeError(
+                "A custom Function's forward is returning a view (or an input as-is) but the "
+                "jvp is not returning a view."
+            )
+        if tuple(r.shape) != tuple(out.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(out.shape)} "
+                f"while the given forward gradient is of size {list(r.shape)}."
+            )
+        set_tangent(out, r)
 
 
 def _alias(t: Tensor) -> Tensor:

@@ -29,11 +29,18 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pyaten
-from pyaten._functorch.levels import AutogradLayer, autograd_depth, layers, lowered
+from pyaten._functorch.levels import (
+    AutogradLayer,
+    autograd_depth,
+    current_level,
+    layers,
+    lowered,
+)
 from pyaten.autograd.function import (
     NOT_HANDLED,
     Function,
     record_apply,
+    run_jvp,
     set_functorch_hook,
 )
 from pyaten.autograd.grad_mode import GRAD, enable_grad, no_grad
@@ -68,17 +75,59 @@ def functorch_apply(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     needs_grad = GRAD.enabled and any(
         isinstance(x, pyaten.Tensor) and x.requires_grad for x in flat
     )
-    if needs_grad and cls.jvp is Function.jvp and any(
-            isinstance(x, AutogradLayer) and x.kind == "jvp" for x in stack):
+    forward_mode = needs_grad and any(
+        isinstance(x, AutogradLayer) and x.kind == "jvp" for x in stack)
+    if forward_mode and cls.jvp is Function.jvp:
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD."
         )
     if needs_grad and isinstance(stack[-1], AutogradLayer):
         # the innermost transform differentiates: one node (the grad layers share autograd's
-        # graph), its forward the rule of the vmap below, if any
-        return record_apply(cls, args, kwargs, lambda: _forward_below(cls, stack, args, kwargs))
+        # graph), its forward the rule of the vmap below, if any; under a jvp layer it keeps
+        # its inputs' shapes for `functorch_backward`
+        return record_apply(cls, args, kwargs, lambda: _forward_below(cls, stack, args, kwargs),
+                            keep_input_meta=forward_mode)
     return _below(cls, stack, args, kwargs, NOT_HANDLED)
+
+
+def functorch_backward(node: Any, grads: tuple) -> Any:
+    """The gradients of a Function's node recorded under a jvp layer: when the innermost
+    autograd layer running it is a jvp (the double-vjp of Note: transforms over the autograd
+    graph, in _transforms.py), the transpose of the user's `jvp`, so that the tangents jvp
+    gives are the user's (Note: autograd.Function under the transforms); NOT_HANDLED (the
+    user's `backward`) for a grad layer or outside the transforms."""
+    inner = next((x for x in reversed(layers()) if isinstance(x, AutogradLayer)), None)
+    if inner is None or inner.kind != "jvp":
+        return NOT_HANDLED
+    return _transposed_jvp(node, grads)
+
+
+def _transposed_jvp(node: Any, grads: tuple) -> tuple:
+    """`J^T g` for the linear map `t -> jvp(ctx, t)`, by differentiating the user's `jvp` at
+    zero tangents (a graph kept, so that jvp's double-vjp can differentiate it in `g`)."""
+    leaves: list = []
+    tangents: list = [None] * node._num_inputs
+    with enable_grad():
+        for position, (sizes, dtype) in zip(node._tensor_positions, node._input_meta,
+                                            strict=True):
+            if not (dtype.is_floating_point or dtype.is_complex):
+                leaves.append(None)
+                continue
+            leaf = pyaten.zeros(sizes, dtype=dtype).requires_grad_(True)
+            leaf._func_level = current_level()  # a transform's own leaf (Note: grad levels)
+            leaves.append(leaf)
+            tangents[position] = leaf.clone()  # the user's jvp may write to its tangents
+        outs = run_jvp(node._forward_cls, node, tangents, len(node.input_meta))
+        pairs = [(o, g) for o, g in zip(outs, grads, strict=True)
+                 if isinstance(o, pyaten.Tensor) and o.requires_grad and g is not None]
+        wanted = [x for x in leaves if x is not None]
+        if not pairs or not wanted:
+            return tuple(None for _ in leaves)
+        found = iter(pyaten.autograd.grad([o for o, _ in pairs], wanted,
+                                          [g for _, g in pairs], create_graph=True,
+                                          allow_unused=True))
+    return tuple(None if x is None else next(found) for x in leaves)
 
 
 def _forward_below(cls: type[Function], stack: list, args: tuple, kwargs: dict) -> Any:
@@ -402,4 +451,4 @@ def _sum_to(grad: pyaten.Tensor, shape: tuple, start: int) -> pyaten.Tensor:
     return grad.sum(dims, keepdim=True) if dims else grad
 
 
-set_functorch_hook(functorch_apply)
+set_functorch_hook(functorch_apply, functorch_backward)
