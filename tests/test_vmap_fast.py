@@ -15,7 +15,8 @@ import pyaten
 import pyaten.func as pf
 from pyaten.dispatch import trace
 from pyaten.func._key import _plan, general_path_only
-from pyaten.utils._python_dispatch import TorchDispatchMode
+from pyaten.utils import _python_dispatch as python_dispatch
+from tests.test_python_dispatch import _log_mode
 
 UNARY = ["relu", "sigmoid", "tanh", "exp", "neg", "abs", "sin", "sqrt", "floor", "erf"]
 
@@ -194,14 +195,7 @@ def test_parameter_and_subclass_arguments() -> None:
     _same(fast, general)
 
 
-class _Log(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls.append(str(func))
-        return func(*args, **(kwargs or {}))
+_Log = _log_mode(python_dispatch)  # records str(func) of each call
 
 
 def test_a_dispatch_mode_sees_the_same_calls() -> None:
