@@ -95,13 +95,15 @@ def test_cross_entropy_pairs_run_as_one_c_function_each():
     run = fn.last_entry.run
     forward, backward = run.forward_fn, run.backward_fn
     assert "int x0(" in forward.source() and "int x0(" in backward.source()
-    # the pair is one step each way: one call fewer than the graph has operator nodes, and
-    # one more fewer in backward, where the bias gradient's batch sum is computed with it
+    # the pair is one step each way: one call fewer than its operator nodes, and one more
+    # fewer in backward, where the bias gradient's batch sum is computed with it; a fused
+    # loop is one call for its nodes
     for graph, folded in ((forward, 1), (backward, 2)):
         calls = [line for line in graph.code.splitlines() if " = c" in line]
         nodes = [n for n in graph.graph_module.graph.nodes
                  if n.op == "call_function" and "getitem" not in n.name]
-        assert len(calls) == len(nodes) - folded
+        in_loops = sum(len(g.members) + (g.reduction is not None) - 1 for g in graph.groups)
+        assert len(calls) == len(nodes) - folded - in_loops
     assert "detach" not in forward.graph_module.code
     assert "detach" not in backward.graph_module.code
 
@@ -246,3 +248,26 @@ def test_sgd_one_pass_is_taken_where_it_applies():
     assert taken == (compiled.available() is not None)
     assert not _fused.fusable(dict(group, foreach=False))
     assert not _fused.fusable(dict(group, weight_decay=0.1))
+
+
+@pytest.mark.parametrize("dtype", [pyaten.float32, pyaten.float64])
+@pytest.mark.parametrize("no_cc", [False, True])
+def test_loop_ending_with_a_sum_over_rows_equals_eager(dtype, no_cc, monkeypatch):
+    if no_cc:
+        monkeypatch.setenv("PYATEN_NO_CC", "1")
+
+    def f(x, g):
+        h = (x * 2.0).relu() + g
+        return h.sum(0, keepdim=True), h.sum(0), (g * x).mean(0), h.t() * 1.0
+
+    x = pyaten.tensor(np.random.default_rng(3).standard_normal((37, 19)), dtype=dtype)
+    g = pyaten.tensor(np.random.default_rng(4).standard_normal((37, 19)), dtype=dtype)
+    compiled = pyaten.compile(f)
+    expected = f(x, g)
+    for _ in range(2):
+        for got, want in zip(compiled(x, g), expected):
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    entry = compiled.last_entry.run
+    if hasattr(entry, "groups") and entry.groups:
+        assert any(group.reduce_rows for group in entry.groups)

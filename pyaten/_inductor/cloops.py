@@ -195,19 +195,22 @@ def group_c_source(group: FusedGroup, name: str) -> str:
     reduce = group.reduction is not None
     if reduce:
         params.append(f"{scalar} *restrict red0")
-        body.append(f"acc += (double){names[group.reduced]};")
+        reduced = names[group.reduced]
+        body.append(f"red0[j] = i ? red0[j] + {reduced} : {reduced};" if group.reduce_rows
+                    else f"acc += (double){reduced};")
     lines = [f"/* {', '.join(n.name for n in group.members)}"
              f"{', ' + group.reduction.name if reduce else ''} */",
              f"void {name}({', '.join(params)}) {{"]
     if reduce and group.reduce_all:
         lines.append("    double acc = 0.0;")
+    rows = reduce and not group.reduce_all and not group.reduce_rows  # one result per row
     lines.append("    for (int64_t i = 0; i < n0; i++) {")
-    if reduce and not group.reduce_all:
+    if rows:
         lines.append("        double acc = 0.0;")
     lines.append("        for (int64_t j = 0; j < n1; j++) {")
     lines += [f"            {line}" for line in body]
     lines.append("        }")
-    if reduce and not group.reduce_all:
+    if rows:
         lines.append(f"        red0[i] = ({scalar})(acc{' / n1' if group.mean else ''});")
     lines.append("    }")
     if reduce and group.reduce_all:

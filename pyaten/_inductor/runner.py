@@ -293,7 +293,8 @@ class CompiledGraph:
         if group.reduction is not None:
             outputs.append(group.reduction)
             reduced = (tuple(group.reduction.meta["tensor_meta"]["shape"]),
-                       (1,) if group.reduce_all else (outer,))
+                       (1,) if group.reduce_all else (inner,) if group.reduce_rows
+                       else (outer,))
         return (self._group_runner(self.kernels[k], shape, (outer, inner), group.dtype,
                                    len(group.outputs), reduced),
                 [slot[n] for n in group.inputs], [slot[n] for n in outputs])

@@ -13,8 +13,11 @@ Note: which nodes fuse
     ctypes, costs a few microseconds, so there one operator is worth a loop.
 
     A loop may end with one reduction: a `sum` or `mean` of a member over the last dim (the
-    inner loop accumulates, one result per row) or over every element, when it can run
-    where the loop ends by the same rule. The reduced member is then written only if
+    inner loop accumulates, one result per row) or over every element, or a `sum` of a 2-d
+    member over its first dim (a layer's bias gradient: one result per column, the rows
+    added in order in the member's dtype, as NumPy's reduction adds them). The loop still
+    runs where its last member stood: the reduction reads only that member, so its result
+    is ready there, before its readers. The reduced member is then written only if
     something else reads it.
 """
 
@@ -46,6 +49,7 @@ class FusedGroup:
     reduced: Node | None = None  # the member it reduces
     reduce_all: bool = False
     mean: bool = False
+    reduce_rows: bool = False  # a sum over the first dim of a 2-d loop
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -111,7 +115,7 @@ def fuse(graph: Graph, min_work: int = 2) -> list[FusedGroup]:
         chosen.members.append(node)
         group_of[node] = chosen
     for group in groups:
-        _attach_reduction(group, position, group_of)
+        _attach_reduction(group, position)
     fused = [g for g in groups if _work(g) >= min_work]
     for group in fused:
         members = set(group.members)
@@ -122,8 +126,7 @@ def fuse(graph: Graph, min_work: int = 2) -> list[FusedGroup]:
             if any(user not in members and user is not group.reduction
                    for user in member.users):
                 group.outputs.append(member)
-        last = group.reduction if group.reduction is not None else group.members[-1]
-        group.index = position[last]
+        group.index = position[group.members[-1]]
     return fused
 
 
@@ -140,9 +143,10 @@ _REDUCTIONS = {"sum.dim_IntList": False, "mean.dim": True, "sum.default": False,
                "mean.default": True}
 
 
-def _reduction_kind(user: Node, member: Node) -> tuple[bool, bool] | None:
-    """(over every element, mean) when `user` is a sum or mean of `member` a loop can end
-    with: over the last dim or over everything, in the member's dtype."""
+def _reduction_kind(user: Node, member: Node) -> tuple[bool, bool, bool] | None:
+    """(over every element, mean, over the rows) when `user` is a sum or mean of `member` a
+    loop can end with: over the last dim or over everything, in the member's dtype, or a
+    sum of a 2-d member over its first dim."""
     target = user.target
     name = getattr(target, "__name__", "") if getattr(target, "namespace", None) == "aten" \
         else ""
@@ -153,26 +157,27 @@ def _reduction_kind(user: Node, member: Node) -> tuple[bool, bool] | None:
         return None
     mean = _REDUCTIONS[name]
     if name.endswith(".default"):
-        return (True, mean) if len(user.args) == 1 else None
+        return (True, mean, False) if len(user.args) == 1 else None
     dims = user.args[1] if len(user.args) > 1 else None
     extra = user.args[3:] if len(user.args) > 3 else ()
     if any(e is not None for e in extra) or not isinstance(dims, (list, tuple)) or \
-            len(dims) != 1 or dims[0] % ndim != ndim - 1:
+            len(dims) != 1:
         return None
-    return False, mean
+    if ndim == 2 and dims[0] % ndim == 0 and not mean:
+        return False, False, True
+    if dims[0] % ndim != ndim - 1:
+        return None
+    return False, mean, False
 
 
-def _attach_reduction(group: FusedGroup, position: dict[Node, int],
-                      group_of: dict[Node, FusedGroup]) -> None:
+def _attach_reduction(group: FusedGroup, position: dict[Node, int]) -> None:
     for member in reversed(group.members):
         for user in member.users:
             kind = _reduction_kind(user, member)
             if kind is None or position[user] < position[group.members[-1]]:
                 continue
-            if not _can_join(group, user, position, group_of):
-                continue
             group.reduction, group.reduced = user, member
-            group.reduce_all, group.mean = kind
+            group.reduce_all, group.mean, group.reduce_rows = kind
             return
 
 
