@@ -886,8 +886,11 @@ run_graph(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* 2. the roots' buffers, then the roots without dependencies are ready */
     Py_ssize_t m = failed ? 0 : PySequence_Fast_GET_SIZE(grads);
     for (Py_ssize_t i = 0; i < n && i < m && !failed; i++) {
-        PyObject *node, *nr_obj;
-        unpack_edge(PySequence_Fast_GET_ITEM(roots, i), &node, &nr_obj);
+        PyObject *node = NULL, *nr_obj = NULL;
+        if (unpack_edge(PySequence_Fast_GET_ITEM(roots, i), &node, &nr_obj) < 0) {
+            failed = 1;
+            break;
+        }
         Py_ssize_t nr = PyLong_AsSsize_t(nr_obj);
         failed = (nr == -1 && PyErr_Occurred())
                  || add_to_buffer(buffers, node, nr, PySequence_Fast_GET_ITEM(grads, i)) < 0;
