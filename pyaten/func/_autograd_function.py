@@ -350,7 +350,9 @@ class _SavingCtx(_CtxProxy):
         self._ctx._pyaten_saved_dims = dims
 
     def save_for_forward(self, *tensors: Any) -> None:
-        self._ctx.save_for_forward(*self._unwrap(tensors)[0])
+        values, dims = self._unwrap(tensors)
+        self._ctx.save_for_forward(*values)
+        self._ctx._pyaten_forward_dims = dims
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         self._ctx.mark_non_differentiable(*self._unwrap(tensors)[0])
@@ -418,12 +420,33 @@ def _vmapped_function(cls: type[Function], in_dims: tuple, batch_size: int,
                      zip(result, result_dims, flat_in_dims, ctx._pyaten_sample_shapes,
                          strict=False))
 
-    return type(f"{cls.__name__}Vmapped", (Function,), {
+    def jvp(ctx: Any, *tangents: Any) -> tuple:
+        # in jvp, saved_tensors are what save_for_forward saved, unwrapped
+        saved = tuple(ctx.saved_tensors)
+        saved_dims = list(getattr(ctx, "_pyaten_forward_dims", [None] * len(saved)))
+        tangent_dims = [None if t is None else d for t, d in
+                        zip(tangents, flat_in_dims, strict=True)]
+
+        def inner(*both: Any) -> tuple:
+            result = cls.jvp(_SavedCtx(ctx, tuple(both[:len(saved)])), *both[len(saved):])
+            return result if isinstance(result, tuple) else (result,)
+
+        flat = [*saved, *tangents]
+        spec = tree_flatten(tuple(flat))[1]
+        out, dims, out_spec = _under_vmap(inner, saved_dims + tangent_dims, batch_size,
+                                          randomness, flat, spec)
+        return tree_unflatten([_batch_first(x, d, batch_size) for x, d in
+                               zip(out, dims, strict=True)], out_spec)
+
+    methods = {
         "forward": staticmethod(forward),
         "setup_context": staticmethod(setup_context),
         "backward": staticmethod(backward),
         "generate_vmap_rule": True,
-    })
+    }
+    if cls.jvp is not Function.jvp:
+        methods["jvp"] = staticmethod(jvp)
+    return type(f"{cls.__name__}Vmapped", (Function,), methods)
 
 
 def _reduce_to_input(grad: Any, grad_dim: Any, in_dim: int | None, shape: Any,
