@@ -51,6 +51,16 @@ def test_relu_loop_matches_the_reference(dtype, shape, layout, inplace, seed):
 _NUMBERS = [2.5, 0.1, -0.0, 1e300, -1e300, 3.4028235e38, 1e-45, 1e-320, float("nan"),
             float("inf"), 16777217.0, 3]
 
+def _binary_pair(fn, dtypes, out_dtype=None, alpha=False):
+    """The accelerated fast functions of `fn` and their Python references."""
+    ours = fastpath.binary(fn, _STUB, dtypes, out_dtype, alpha)
+    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"), dtypes,
+                                    out_dtype)
+    if alpha:
+        ref = tuple(fastpath._alpha_one(f) for f in ref)
+    return ours, ref
+
+
 _BINARY = {"add": (np.add, True), "sub": (np.subtract, True), "mul": (np.multiply, False)}
 
 
@@ -63,11 +73,7 @@ _BINARY = {"add": (np.add, True), "sub": (np.subtract, True), "mul": (np.multipl
 def test_binary_loops_match_the_reference(name, dtype, shape, layout, other, inplace, seed):
     """Tensors of one shape, the tensor itself, or a wrapped Python number."""
     fn, alpha = _BINARY[name]
-    ours = fastpath.binary(fn, _STUB, fastpath.DIRECT, None, alpha)
-    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"),
-                                    fastpath.DIRECT, None)
-    if alpha:
-        ref = tuple(fastpath._alpha_one(f) for f in ref)
+    ours, ref = _binary_pair(fn, fastpath.DIRECT, None, alpha)
     index = 1 if inplace else 0
     values = _with_specials(_values(seed, shape, dtype), dtype)
     others = np.flip(_values(seed + 1, shape, dtype))
@@ -90,11 +96,7 @@ def test_binary_loops_match_the_reference(name, dtype, shape, layout, other, inp
 @pytest.mark.parametrize("name", sorted(_BINARY))
 def test_binary_loops_with_every_kind_of_number(name, number):
     fn, alpha = _BINARY[name]
-    ours = fastpath.binary(fn, _STUB, fastpath.DIRECT, None, alpha)
-    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"),
-                                    fastpath.DIRECT, None)
-    if alpha:
-        ref = tuple(fastpath._alpha_one(f) for f in ref)
+    ours, ref = _binary_pair(fn, fastpath.DIRECT, None, alpha)
     for dtype in (dt.float32, dt.float64):
         values = _with_specials(_values(7, (3, 5), dtype), dtype)
         def make(values=values, dtype=dtype):
@@ -538,10 +540,7 @@ _BINARY_UFUNCS = {
 def test_binary_ufunc_loops_match_the_reference(name, dtype, shape, layout, other, inplace,
                                                 seed):
     fn, out_dtype = _BINARY_UFUNCS[name]
-    dtypes = fastpath.FLOATS | fastpath.INTEGERS
-    ours = fastpath.binary(fn, _STUB, dtypes, out_dtype)
-    ref = fastpath.binary_reference(fn, _STUB._kernels, _STUB._kernels.get("cpu"), dtypes,
-                                    out_dtype)
+    ours, ref = _binary_pair(fn, fastpath.FLOATS | fastpath.INTEGERS, out_dtype)
     values = _with_specials(_values(seed, shape, dtype), dtype)
     others = _with_specials(np.flip(_values(seed + 1, shape, dtype)), dtype)
 
