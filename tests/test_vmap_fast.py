@@ -212,6 +212,31 @@ def test_a_dispatch_mode_sees_the_same_calls() -> None:
     assert fast_calls == general_calls and "aten.addmm.default" in fast_calls
 
 
+def test_a_torch_function_mode_sees_the_same_calls() -> None:
+    from pyaten.overrides import TorchFunctionMode
+
+    class Names(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.calls.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    pp, _ = _mlp_params()
+    px, _ = _pair((5, 8), 9)
+
+    def run():
+        with Names() as names:
+            out = pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px)
+        return out, names.calls
+
+    (fast, fast_calls), (general, general_calls) = _both_ways(run)
+    _same(fast, general)
+    assert fast_calls == general_calls and fast_calls.count("linear") == 2
+
+
 def test_autocast() -> None:
     pp, _ = _mlp_params()
     px, _ = _pair((5, 8), 9)
