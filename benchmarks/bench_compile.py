@@ -14,8 +14,9 @@ Cases (best CPU time of this process over interleaved repeats, in ms; the machin
 - the MLP step cut into phases (zero_grad, forward call, backward, optimizer step) for
   pyaten compiled and torch eager, and pyaten's compiled graphs timed alone;
 - compile times: the first two calls in a fresh process, eager (pyaten's own first-call
-  costs), compiled with an empty kernel cache (capture, then the C compiler or Numba
-  building the loops) and compiled with the loops on disk, with the loops built by the C
+  costs), compiled with empty caches (capture, then the C compiler or Numba building the
+  loops), compiled with the loops on disk but the graph cache off (capture again), and
+  compiled with the graphs and loops on disk (no capture), with the loops built by the C
   compiler (the default where one is found) and by Numba (PYATEN_NO_CC=1).
 
 torch.compile's default backend (inductor) needs a C++ toolchain; where it fails the table
@@ -278,24 +279,26 @@ print(time.perf_counter() - start)
 
 def compile_times() -> None:
     print("\n| first two calls in a fresh process (s) | loops by | eager | "
-          "compiled, empty cache | compiled, loops on disk |")
-    print("|---|---|---|---|---|")
+          "compiled, empty caches | compiled, loops on disk, graph cache off | "
+          "compiled, graphs and loops on disk |")
+    print("|---|---|---|---|---|---|")
     for loops in ("C compiler", "Numba"):
         with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, PYATEN_CACHE_DIR=cache)
+            # the graph cache's stamp pinned: the tree may be edited while this runs
+            env = dict(os.environ, PYATEN_CACHE_DIR=cache, PYATEN_FX_GRAPH_CACHE_STAMP=cache)
             if loops == "Numba":
                 env["PYATEN_NO_CC"] = "1"
             for case in ("pointwise", "mlp forward+backward", "cnn forward+backward"):
                 seconds = []
-                for eager in (True, False, False):
+                for eager, graphs in ((True, "1"), (False, "1"), (False, "0"), (False, "1")):
                     code = _FIRST_CALL.format(root=ROOT, bench=os.path.dirname(__file__),
                                               case=case.split()[0], eager=eager)
-                    out = subprocess.run([sys.executable, "-c", code], env=env,
+                    out = subprocess.run([sys.executable, "-c", code],
+                                         env=dict(env, PYATEN_FX_GRAPH_CACHE=graphs),
                                          capture_output=True, text=True, timeout=300,
                                          check=True)
                     seconds.append(float(out.stdout.strip().splitlines()[-1]))
-                print(f"| {case} | {loops} | {seconds[0]:.3f} | {seconds[1]:.3f} | "
-                      f"{seconds[2]:.3f} |")
+                print(f"| {case} | {loops} | " + " | ".join(f"{s:.3f}" for s in seconds) + " |")
 
 
 def main() -> None:
