@@ -156,6 +156,9 @@ def main() -> int:
     torch.set_num_threads(1)
     import pyaten
 
+    # NumPy's BLAS pool too (mm, linear), before anything runs: set after the pools were
+    # used, it leaves torch's softmax spending ~100 us of CPU per call (seen with torch 2.13)
+    pyaten.set_num_threads(1)
     print(f"{'case':<34}{'pyaten us':>12}{'torch us':>12}{'ratio':>8}")
     ours, theirs = _add_cases(pyaten), _add_cases(torch)
     times = {}
@@ -171,7 +174,6 @@ def main() -> int:
         p = per_call_cpu_us(build(pyaten, np.random.default_rng(0)), n, repeat)
         t = per_call_cpu_us(build(torch, np.random.default_rng(0)), n, repeat)
         print(f"{name:<34}{p:>12.1f}{t:>12.1f}{p / t:>8.2f}")
-    pyaten.set_num_threads(1)  # NumPy's BLAS pool too (mm, linear)
     _graph_table(number // 2, repeat)
     return 0
 
