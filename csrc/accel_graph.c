@@ -669,6 +669,31 @@ fitted(PyObject *node, Py_ssize_t index, PyObject *grad, PyObject *child, PyObje
     return result;
 }
 
+/* dependencies[child] += delta (a missing child counts 0 when counting up, and is the
+ * KeyError `dependencies[child] - 1` raises when counting down); the new count in *now */
+static int
+count_change(PyObject *dependencies, PyObject *child, long delta, long *now)
+{
+    PyObject *count = PyDict_GetItemWithError(dependencies, child);
+    long have = 0;
+    if (count != NULL) {
+        have = PyLong_AsLong(count);
+        if (have == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+    } else if (PyErr_Occurred()) {
+        return -1;
+    } else if (delta < 0) {
+        PyErr_SetObject(PyExc_KeyError, child);
+        return -1;
+    }
+    *now = have + delta;
+    PyObject *value = PyLong_FromLong(*now);
+    int failed = value == NULL || PyDict_SetItem(dependencies, child, value) < 0;
+    Py_XDECREF(value);
+    return failed ? -1 : 0;
+}
+
 /* the dependencies of every node reachable from `roots` (step 1 of execute) */
 static int
 count_dependencies(PyObject *unique_roots, PyObject *dependencies)
@@ -701,18 +726,9 @@ count_dependencies(PyObject *unique_roots, PyObject *dependencies)
             if (child == Py_None) {
                 continue;
             }
-            PyObject *count = PyDict_GetItemWithError(dependencies, child);
-            long have = 0;
-            if (count != NULL) {
-                have = PyLong_AsLong(count);
-            } else if (PyErr_Occurred()) {
+            long have;
+            if (count_change(dependencies, child, 1, &have) < 0) {
                 failed = 1;
-                break;
-            }
-            PyObject *next = PyLong_FromLong(have + 1);
-            failed = next == NULL || PyDict_SetItem(dependencies, child, next) < 0;
-            Py_XDECREF(next);
-            if (failed) {
                 break;
             }
             int known = PySet_Contains(seen, child);
@@ -833,18 +849,8 @@ run_node(PyObject *node, PyObject *buffers, PyObject *dependencies, PyObject *ke
         if (failed) {
             break;
         }
-        PyObject *count = PyDict_GetItemWithError(dependencies, child);
-        if (count == NULL) {
-            if (!PyErr_Occurred()) {
-                PyErr_SetObject(PyExc_KeyError, child);
-            }
-            failed = 1;
-            break;
-        }
-        long left = PyLong_AsLong(count) - 1;
-        PyObject *value = PyLong_FromLong(left);
-        failed = value == NULL || PyDict_SetItem(dependencies, child, value) < 0;
-        Py_XDECREF(value);
+        long left;
+        failed = count_change(dependencies, child, -1, &left) < 0;
         if (!failed && left == 0) {
             failed = heap_push(heap, child, (*counter)++) < 0;
         }

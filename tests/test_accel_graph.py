@@ -244,16 +244,21 @@ print(json.dumps(out))
 """
 
 
-@needs_accel
-def test_recorded_graphs_match_the_pure_python_path():
+def run_both_ways(script: str) -> list[dict]:
+    """The JSON `script` prints last, run with the accelerators and with PYATEN_NO_ACCEL=1."""
     runs = []
     for disabled in ("", "1"):
         env = dict(os.environ, PYATEN_NO_ACCEL=disabled)
-        done = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    ours, theirs = runs
+    return runs
+
+
+@needs_accel
+def test_recorded_graphs_match_the_pure_python_path():
+    ours, theirs = run_both_ways(_SCRIPT)
     assert ours.pop("accel") is True and theirs.pop("accel") is False
     assert ours == theirs
     assert ours["version"] is True and ours["no_grad"] is False and ours["inference"] is False

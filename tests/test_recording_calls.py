@@ -6,15 +6,12 @@ same inputs; and whole graphs (views, lists, modes, subclasses, hooks) recorded 
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_accel import _can_build
+from test_accel_graph import run_both_ways
 
 import pyaten
 from pyaten.autograd import graph, runtime
@@ -262,14 +259,7 @@ print(json.dumps(out))
 
 
 def test_recorded_graphs_match_with_and_without_the_compiled_calls():
-    runs = []
-    for disabled in ("", "1"):
-        env = dict(os.environ, PYATEN_NO_ACCEL=disabled)
-        done = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                              text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    ours, theirs = runs
+    ours, theirs = run_both_ways(_SCRIPT)
     assert theirs.pop("compiled") is False
     built = importlib.util.find_spec("pyaten._accel_graph") is not None
     assert ours.pop("compiled") is built
