@@ -444,6 +444,12 @@ def jacfwd(
                 full[n] = value
             return func(*full, **kwargs)
 
+        batched = _jacfwd_by_vmap(restricted, diff, flat_in, in_spec, has_aux, randomness)
+        if batched is not None:
+            trees, out_spec, aux = batched
+            per_output = [t[0] if isinstance(argnums, int) else tuple(t) for t in trees]
+            jac = tree_unflatten(per_output, out_spec)
+            return (jac, tree_map(_finish, aux)) if has_aux else jac
         columns: list[list[Any]] = [[] for _ in flat_in]
         out = aux = None
         out_spec = None
@@ -485,6 +491,58 @@ def jacfwd(
             _exit()
 
     return wrapper
+
+
+def _jacfwd_by_vmap(restricted: Callable, diff: tuple, flat_in: list, in_spec: Any,
+                    has_aux: bool, randomness: str) -> tuple | None:
+    """jacfwd as torch computes it: one jvp vmapped over the stacked basis of every input,
+    instead of one jvp per basis vector. `(per output, its blocks as the inputs' tree;
+    the outputs' structure; aux)`, or None where this way
+    cannot serve (an input that is no floating tensor, empty inputs, an output or aux that
+    depends on the basis, an error under vmap) or where the Jacobian must stay
+    differentiable (inside another autograd transform, or an input that requires grad
+    outside them: vmap's results do not keep the history recorded on its wrappers): then
+    the per-vector loop decides."""
+    if _DEPTH.value or not flat_in or not all(
+            isinstance(x, pyaten.Tensor) and x.is_floating_point() for x in flat_in):
+        return None
+    if GRAD.enabled and any(x.requires_grad for x in flat_in):
+        return None
+    sizes = [x.numel() for x in flat_in]
+    total = sum(sizes)
+    if total == 0:
+        return None
+    bases, start = [], 0
+    for x, n in zip(flat_in, sizes, strict=True):
+        eye = pyaten.eye(total, dtype=x.dtype, device=x.device)
+        bases.append(eye[:, start:start + n].reshape(total, *x.shape))
+        start += n
+    found: list = []
+
+    def column(*tangents: Any) -> Any:
+        result = jvp(restricted, diff, tuple(tree_unflatten(list(tangents), in_spec)),
+                     has_aux=has_aux)
+        found.append((result[0], result[2] if has_aux else None))
+        return result[1]
+
+    try:
+        tangent_out = pyaten.func.vmap(column, randomness=randomness)(*bases)
+    except Exception:  # noqa: BLE001 - the per-vector loop raises what is really wrong
+        return None
+    out, aux = found[0]
+    if any(isinstance(t, BatchedTensor) for t in tree_flatten((out, aux))[0]):
+        return None
+    flat_t = tree_flatten(tangent_out)[0]
+    flat_out, out_spec = tree_flatten(out)
+    per_output = []
+    for o, t in zip(flat_out, flat_t, strict=True):
+        blocks, start = [], 0
+        for x, n in zip(flat_in, sizes, strict=True):
+            block = pyaten.movedim(t[start:start + n], 0, -1)
+            blocks.append(_finish(block.reshape(*o.shape, *x.shape)))
+            start += n
+        per_output.append(tree_unflatten(blocks, in_spec))
+    return per_output, out_spec, aux
 
 
 def hessian(func: Callable, argnums: Any = 0) -> Callable:
