@@ -227,116 +227,53 @@ def test_forward_ad_and_backward_together():
     assert_same(*both(build, X, T))
 
 
-def ctx_in_forward(lib):
-    class Triple(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_forward(x)
-            ctx.note = 5.0
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-        @staticmethod
-        def jvp(ctx, t):
-            (x,) = ctx.saved_tensors
-            return t * ctx.note + x * 0
-
-    return Triple
+def custom(lib, forward, jvp=None):
+    """A Function of one input with the given `forward(ctx, x)` and `jvp(ctx, t)` (none when
+    None); its backward passes the first output's gradient on."""
+    methods = {"forward": staticmethod(forward),
+               "backward": staticmethod(lambda ctx, *grads: grads[0])}
+    if jvp is not None:
+        methods["jvp"] = staticmethod(jvp)
+    return type("Custom", (lib.autograd.Function,), methods)
 
 
-def dirty(lib, jvp_in_place):
-    class Double_(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.mark_dirty(x)
-            return x.mul_(2)
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-        @staticmethod
-        def jvp(ctx, t):
-            return t.mul_(7) if jvp_in_place else t * 7
-
-    return Double_
+def note_and_double(ctx, x):
+    ctx.save_for_forward(x)
+    ctx.note = 5.0
+    return x * 2
 
 
-def identity(lib, body):
-    class Same(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
-
-        @staticmethod
-        def jvp(ctx, t):
-            return body(t)
-
-    return Same
+def double_in_place(ctx, x):
+    ctx.mark_dirty(x)
+    return x.mul_(2)
 
 
-def returning(lib, result, outputs=1, integer=False):
-    class Returns(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            if integer:
-                return x * 2, x.long()
-            return x * 2 if outputs == 1 else (x * 2, x * 3)
-
-        @staticmethod
-        def backward(ctx, *g):
-            return g[0]
-
-        @staticmethod
-        def jvp(ctx, t):
-            return result(t)
-
-    return Returns
+def double_frozen(ctx, x):
+    y = x * 2
+    ctx.mark_non_differentiable(y)
+    return y
 
 
-def frozen(lib):
-    class Frozen(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = x * 2
-            ctx.mark_non_differentiable(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
-
-        @staticmethod
-        def jvp(ctx, t):
-            return t
-
-    return Frozen
+def as_is(ctx, x):
+    return x
 
 
-def no_jvp(lib):
-    class Plain(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
-
-    return Plain
+def double(ctx, x):
+    return x * 2
 
 
-def dual_apply(make):
+def double_and_triple(ctx, x):
+    return x * 2, x * 3
+
+
+def double_and_integer(ctx, x):
+    return x * 2, x.long()
+
+
+def dual_apply(forward, jvp):
     def build(lib, F, x, t):
         fw = lib.autograd.forward_ad
-        cls = make(lib)
+        cls = custom(lib, forward, jvp)
         with fw.dual_level():
             dual = fw.make_dual(x.clone(), t.clone())
             out = cls.apply(dual)
@@ -347,36 +284,36 @@ def dual_apply(make):
 
 
 ACCEPTED = {
-    "ctx in forward": ctx_in_forward,
-    "in place, jvp in place": lambda lib: dirty(lib, True),
-    "as is, jvp a view": lambda lib: identity(lib, lambda t: t.view_as(t)),
-    "tuple of one": lambda lib: returning(lib, lambda t: (t * 5,)),
-    "integer output, None tangent": lambda lib: returning(lib, lambda t: (t, None), 2, True),
+    "ctx in forward": (note_and_double, lambda ctx, t: t * ctx.note + ctx.saved_tensors[0] * 0),
+    "in place, jvp in place": (double_in_place, lambda ctx, t: t.mul_(7)),
+    "as is, jvp a view": (as_is, lambda ctx, t: t.view_as(t)),
+    "tuple of one": (double, lambda ctx, t: (t * 5,)),
+    "integer output, None tangent": (double_and_integer, lambda ctx, t: (t, None)),
 }
 
 
 @pytest.mark.parametrize("name", list(ACCEPTED))
 def test_forward_ad_accepted(name):
-    assert_same(*both(dual_apply(ACCEPTED[name]), X, T))
+    assert_same(*both(dual_apply(*ACCEPTED[name]), X, T))
 
 
 REFUSED = {
-    "no jvp": no_jvp,
-    "in place, jvp not in place": lambda lib: dirty(lib, False),
-    "as is, jvp not a view": lambda lib: identity(lib, lambda t: t),
-    "as is, jvp a new tensor": lambda lib: identity(lib, lambda t: t * 1),
-    "too many tangents": lambda lib: returning(lib, lambda t: (t, t)),
-    "too few tangents": lambda lib: returning(lib, lambda t: t, 2),
-    "a number": lambda lib: returning(lib, lambda t: 3),
-    "wrong shape": lambda lib: returning(lib, lambda t: t[:2]),
-    "non-differentiable output": frozen,
-    "integer output with a tangent": lambda lib: returning(lib, lambda t: (t, t), 2, True),
+    "no jvp": (double, None),
+    "in place, jvp not in place": (double_in_place, lambda ctx, t: t * 7),
+    "as is, jvp not a view": (as_is, lambda ctx, t: t),
+    "as is, jvp a new tensor": (as_is, lambda ctx, t: t * 1),
+    "too many tangents": (double, lambda ctx, t: (t, t)),
+    "too few tangents": (double_and_triple, lambda ctx, t: t),
+    "a number": (double, lambda ctx, t: 3),
+    "wrong shape": (double, lambda ctx, t: t[:2]),
+    "non-differentiable output": (double_frozen, lambda ctx, t: t),
+    "integer output with a tangent": (double_and_integer, lambda ctx, t: (t, t)),
 }
 
 
 @pytest.mark.parametrize("name", list(REFUSED))
 def test_forward_ad_errors_as_torch(name):
-    mine, theirs = raised(dual_apply(REFUSED[name]), X, T)
+    mine, theirs = raised(dual_apply(*REFUSED[name]), X, T)
     assert theirs is not None
     assert mine == theirs
 
