@@ -282,3 +282,32 @@ def test_module_compile_as_torch():
     assert calls == [1]  # the hook ran in the capture run; the compiled call runs no Python
     np.testing.assert_allclose(model.forward(x).detach().numpy(),
                                twin.forward(tx).detach().numpy(), rtol=1e-6)
+
+
+def test_module_compile_hit_reads_this_modules_weights_and_buffers(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYATEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(pyaten._dynamo.config, "fx_graph_cache", True)
+    nn = pyaten.nn
+
+    def make(seed):
+        pyaten.manual_seed(seed)
+        return nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.ReLU())
+
+    x = pyaten.tensor(np.linspace(-2, 2, 24, dtype=np.float32).reshape(4, 6))
+    first = make(0)
+    first.compile(backend="aot_eager")
+    first(x).sum().backward()
+    # same structure, other weights: the graph is loaded, the weights are this module's
+    second, twin = make(1), make(1)
+    second.compile(backend="aot_eager")
+    got, want = second(x), twin(x)
+    assert second._compiled_call_impl.report.cache_hits == 1
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    got.square().sum().backward()
+    want.square().sum().backward()
+    for (name, p), q in zip(second.named_parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=name)
+    for b, c in zip(second.buffers(), twin.buffers()):  # running stats written in place
+        np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-6)

@@ -208,15 +208,17 @@ class _Key:
         if isinstance(value, functools.partial):
             return (f"partial({self.value(value.func, depth)}, {self.value(value.args, depth)}"
                     f", {self.value(value.keywords, depth)})")
-        if isinstance(value, (types.BuiltinFunctionType, types.WrapperDescriptorType,
-                              types.MethodDescriptorType, enum.Enum)) or _is_pyaten(value):
-            # builtins, enums and pyaten's own objects (dtypes, devices, formats): by name
-            return f"{type(value).__qualname__}:{value!r}"
         if isinstance(value, Module):
             if id(value) in self.seen:
                 return f"seen-module:{type(value).__qualname__}"
             self.seen.add(id(value))
             return "module(" + "; ".join(self.module(value, owned=False)) + ")"
+        if isinstance(value, (types.BuiltinFunctionType, types.WrapperDescriptorType,
+                              types.MethodDescriptorType, enum.Enum)) or _is_pyaten(value):
+            # builtins, enums and pyaten's own objects (dtypes, devices, formats): by name
+            text = f"{type(value).__qualname__}:{value!r}"
+            if " at 0x" not in text:
+                return text
         raise Uncacheable(f"the key cannot read a {type(value).__qualname__} the code uses")
 
     def module(self, root: Any, owned: bool = True) -> list[str]:
@@ -240,7 +242,7 @@ class _Key:
             prefix = f"{path}." if path else ""
             state = module.__dict__
             for name, value in state.items():
-                if name in ("_parameters", "_buffers", "_modules"):
+                if name in ("_parameters", "_buffers", "_modules", "_compiled_call_impl"):
                     continue
                 where = ("attr", prefix + name) if owned and isinstance(value, Tensor) else None
                 lines.append(f"attr {path} {name} {self.value(value, 1, where)}")
