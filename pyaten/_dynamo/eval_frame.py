@@ -297,8 +297,6 @@ class CompiledFunction:
         cap = capture_symbolic(self._fn, args, kwargs, fullgraph=self._fullgraph,
                                backward=backward, dynamic_dims=dims)
         self.report.captures += 1
-        if graph_cache.enabled():
-            self._bypass("dynamic shapes (the guards live in a ShapeEnv)")
         guards = build_dynamic_guards(spec, flat, grad, self._module, cap.fakes, cap.shape_env)
         tensors = [v for v in flat if isinstance(v, Tensor)]
         if cap.graph is None:
@@ -312,6 +310,8 @@ class CompiledFunction:
         self.report.capture_seconds.append(time.perf_counter() - start)
         self._entries.append(entry)
         self.last_entry = entry
+        if graph_cache.enabled():  # reported once the entry stands (a failed one goes static)
+            self._bypass("dynamic shapes (the guards live in a ShapeEnv)")
         if entry.run is None:
             return self._fn(*args, **kwargs)
         try:
@@ -319,6 +319,9 @@ class CompiledFunction:
         except Exception:
             self._entries.remove(entry)
             self.report.captures -= 1  # counted again by the static capture
+            if graph_cache.enabled():
+                graph_cache.counters["bypass"] -= 1
+                self.report.cache_bypasses.pop()
             raise
 
 
