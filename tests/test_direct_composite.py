@@ -355,3 +355,33 @@ def test_functional_linear_is_the_binding_as_torchs():
     assert type(out) is Traced
     with pytest.raises(TypeError, match=r"linear\(\): argument 'weight' \(position 2\)"):
         pyaten_functional.linear(t["a"], 3)
+
+
+# the calls a kernel makes inside itself in torch (allocation, its own views): not operators
+# of the composite's decomposition
+_KERNEL_INTERNALS = {"empty", "as_strided", "fill_", "resize_", "zero_", "zeros", "empty_like",
+                     "empty_strided"}
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (5,), (2, 5, 3, 3), (2, 5, 3)])
+def test_cross_entropy_trace_lists_torchs_calls(shape):
+    # torch's profiler records every operator call through the dispatcher; pyaten's trace
+    # shows the same decomposition (log_softmax, to, _log_softmax, nll_loss_nd, nll_loss...)
+    from torch.profiler import profile
+
+    from pyaten.dispatch import trace
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype("float32")
+    target = rng.integers(0, 5, () if len(shape) == 1 else (shape[0], *shape[2:]))
+    tx, tt = torch.tensor(x, requires_grad=True), torch.tensor(target)
+    with profile() as prof:
+        torch.nn.functional.cross_entropy(tx, tt)
+    theirs = [e.name.removeprefix("aten::") for e in prof.events()]
+    px, pt = pyaten.tensor(x).requires_grad_(True), pyaten.tensor(target)
+    with trace() as log:
+        pyaten.nn.functional.cross_entropy(px, pt)
+    ours = [line.split()[1].removeprefix("aten::").split(".")[0]
+            for line in str(log).splitlines() if line.lstrip().startswith("call ")]
+    assert [n for n in ours if n not in _KERNEL_INTERNALS] == \
+        [n for n in theirs if n not in _KERNEL_INTERNALS]

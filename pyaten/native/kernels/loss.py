@@ -784,18 +784,21 @@ def nll_loss_nd(self: Tensor, target: Tensor, weight: Tensor | None, reduction: 
             f"({target._sizes[0]})."
         )
     if self.dim() <= 2:
-        return nll_loss(self, target, weight, reduction, ignore_index)
+        return a.nll_loss.default(self, target, weight, reduction, ignore_index)
     if self.dim() == 4:
-        return nll_loss2d(self, target, weight, reduction, ignore_index)
+        return a.nll_loss2d.default(self, target, weight, reduction, ignore_index)
     n, c = self._sizes[0], self._sizes[1]
     out_size = (n, *self._sizes[2:])
     if tuple(target._sizes[1:]) != tuple(self._sizes[2:]):
         raise RuntimeError(
             f"Expected target size {format_shape(out_size)}, got {format_shape(target._sizes)}"
         )
-    x = a.view.default(a.contiguous.default(self, None), (n, c, 1, -1))
-    t = a.view.default(a.contiguous.default(target, None), (n, 1, -1))
-    result = nll_loss2d(x, t, weight, reduction, ignore_index)
+    # Tensor::contiguous() in C++ returns a contiguous tensor itself, without a call
+    x = a.view.default(self if self.is_contiguous() else a.contiguous.default(self, None),
+                       (n, c, 1, -1))
+    t = a.view.default(target if target.is_contiguous() else a.contiguous.default(target, None),
+                       (n, 1, -1))
+    result = a.nll_loss2d.default(x, t, weight, reduction, ignore_index)
     if reduction == NONE:
         return a.view.default(result, out_size)
     return result
@@ -893,10 +896,12 @@ def cross_entropy_loss(self: Tensor, target: Tensor, weight: Tensor | None, redu
     if label_smoothing > 0.0:
         return _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing)
     class_dim = 0 if self.dim() == 1 else 1
-    # PyTorch's log_softmax(self, class_dim, self's dtype): the cast to the same dtype is the
-    # tensor itself, so the call is `_log_softmax` (what a dispatch mode sees either way)
-    x = _aten()._log_softmax.default(self, class_dim, False)
-    return nll_loss_nd(x, target, weight, reduction, ignore_index)
+    # PyTorch's calls, each through the dispatcher where a trace or a recorded graph is on
+    # (a trace shows log_softmax, to, _log_softmax, nll_loss_nd, nll_loss, nll_loss_forward as
+    # torch's profiler does); otherwise the direct call of a composite skips the layers
+    a = _aten()
+    x = a.log_softmax.int(self, class_dim, self._dtype)
+    return a.nll_loss_nd.default(x, target, weight, reduction, ignore_index)
 
 
 @native
