@@ -69,21 +69,24 @@ def make_node(cls: type, *inputs: Any) -> Node:
     """`cls()` with one edge per differentiable input (a tensor, None, or a list of them:
     one edge per element, and `_counts` says how many each input has)."""
     node = cls()
-    if not any(isinstance(t, (list, tuple)) for t in inputs):
-        node.next_functions = tuple([gradient_edge(t) for t in inputs])
-        return node
-    inputs = tuple(tuple(t) if isinstance(t, (list, tuple)) else t for t in inputs)
     edges = []
-    counts = []
-    for t in inputs:
-        if isinstance(t, tuple):
-            edges += [gradient_edge(item) for item in t]
-            counts.append(len(t))
+    counts = None
+    for i, t in enumerate(inputs):
+        if t is None:
+            edges.append(NO_EDGE)
+        elif isinstance(t, (list, tuple)):
+            if counts is None:
+                counts = [1] * len(inputs)
+            items = tuple(t)
+            edges += [gradient_edge(item) for item in items]
+            counts[i] = len(items)
+        elif t.grad_fn is not None:  # gradient_edge, inlined: every recorded call is here
+            edges.append((t.grad_fn, t.output_nr))
         else:
-            edges.append(gradient_edge(t))
-            counts.append(1)
+            edges.append((grad_accumulator(t), 0) if t._requires_grad else NO_EDGE)
     node.next_functions = tuple(edges)
-    node._counts = tuple(counts)
+    if counts is not None:
+        node._counts = tuple(counts)
     return node
 
 
@@ -99,7 +102,7 @@ def record_output(node: Node, out: Tensor, inputs: tuple, view: bool = False) ->
     out.grad_fn = node
     out.output_nr = 0
     out._requires_grad = True
-    node.input_meta = [(out._sizes, out._dtype, out._device)]
+    node.input_meta = [(out._sizes, kind, out._device)]
     if view:
         track_view(out)
 
