@@ -53,7 +53,7 @@ def _close_to_torch(got, want, tol=1e-5) -> None:
 
 def test_the_fast_entry_covers_the_mlp_operators() -> None:
     for op in (pyaten.ops.aten.relu.default, pyaten.ops.aten.linear.default,
-               pyaten.ops.aten.tanh.default):
+               pyaten.ops.aten.tanh.default, pyaten.ops.aten.mul.Tensor):
         assert _plan(op._entry)[4] is not None
     # in place, random, views, several tensors: the general path only
     for op in (pyaten.ops.aten.relu_.default, pyaten.ops.aten.add.Tensor,
@@ -78,6 +78,49 @@ def test_unary_other_dtypes(dtype) -> None:
         fast, general = _both_ways(lambda name=name: pf.vmap(getattr(pyaten, name))(px))
         _same(fast, general)
         _close_to_torch(fast, tf.vmap(getattr(torch, name))(tx))
+
+
+BINARY = ["mul", "div", "maximum", "atan2", "eq", "pow", "fmod"]
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("other_shape", [(), (4,), (3, 4), (2, 3, 4)])
+def test_binary_pointwise_with_a_plain_tensor(name, other_shape) -> None:
+    (px, tx), (po, to) = _pair((5, 3, 4)), _pair(other_shape, 1)
+    if name == "pow":
+        px, tx = px.abs(), tx.abs()
+    for order in ("batched first", "plain first"):
+        def run(lib, func, x, o, order=order):
+            fn = getattr(lib, name)
+            mapped = (lambda a: fn(a, o)) if order == "batched first" else (lambda a: fn(o, a))
+            return func.vmap(mapped)(x)
+
+        fast, general = _both_ways(lambda run=run: run(pyaten, pf, px, po))
+        _same(fast, general)
+        _close_to_torch(fast, run(torch, tf, tx, to))
+
+
+def test_binary_pointwise_dtypes_and_numbers() -> None:
+    (px, tx), (pi, ti) = _pair((4, 3)), _pair((4, 3), 1, np.int64)
+    (p0, t0), (po, to) = _pair(4), _pair(3, 2, np.float64)
+    cases = [
+        (lambda lib, x, o: x * 2, px, tx, None, None),
+        (lambda lib, x, o: x / 3, pi, ti, None, None),
+        (lambda lib, x, o: lib.mul(x, o), pi, ti, po, to),  # int samples times float64
+        (lambda lib, x, o: lib.mul(x, o), p0, t0, po, to),  # 0-dim float32 sample, float64
+        (lambda lib, x, o: x > o, px, tx, po, to),
+    ]
+    for fn, x, tx_, o, to_ in cases:
+        fast, general = _both_ways(lambda fn=fn, x=x, o=o: pf.vmap(lambda a: fn(pyaten, a, o))(x))
+        _same(fast, general)
+        _close_to_torch(fast, tf.vmap(lambda a, fn=fn, o=to_: fn(torch, a, o))(tx_))
+
+
+def test_both_arguments_batched() -> None:
+    (px, tx), (py, ty) = _pair((3, 4)), _pair((3, 4), 1)
+    fast, general = _both_ways(lambda: pf.vmap(pyaten.mul)(px, py))
+    _same(fast, general)
+    _close_to_torch(fast, tf.vmap(torch.mul)(tx, ty))
 
 
 def test_zero_dim_samples() -> None:
@@ -282,7 +325,7 @@ def test_randomness_and_in_place_errors_unchanged() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(batch=st.integers(1, 4), rows=st.integers(1, 3), cols=st.integers(1, 5),
-       in_dim=st.integers(0, 2), name=st.sampled_from(UNARY + ["linear"]),
+       in_dim=st.integers(0, 2), name=st.sampled_from(UNARY + BINARY + ["linear"]),
        seed=st.integers(0, 2**16))
 def test_property_fast_equals_general(batch, rows, cols, in_dim, name, seed) -> None:
     shape = [rows, cols]
@@ -292,6 +335,10 @@ def test_property_fast_equals_general(batch, rows, cols, in_dim, name, seed) -> 
         (pw, tw), (pb, tb) = _pair((2, cols), seed + 1), _pair(2, seed + 2)
         fn = (lambda lib: lambda a: lib.nn.functional.linear(a, pw if lib is pyaten else tw,
                                                                pb if lib is pyaten else tb))
+    elif name in BINARY:
+        px, tx = px.abs() + 0.5, tx.abs() + 0.5  # pow and fmod of positive values
+        (po, to) = _pair((cols,), seed + 3)
+        fn = (lambda lib: lambda a: getattr(lib, name)(a, po if lib is pyaten else to))
     else:
         fn = (lambda lib: getattr(lib, name))
     fast, general = _both_ways(lambda: pf.vmap(fn(pyaten), in_dims=in_dim)(px))

@@ -59,7 +59,7 @@ from pyaten.func._rules import (
     BatchedCall,
     call_plain,
     dispatch_batched,
-    takes_pointwise_one_tensor,
+    pointwise_tensor_count,
 )
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
@@ -174,12 +174,26 @@ def _fast_rule(func: Any, whole: Any, decomposes: bool, writes: bool) -> Any:
         def linear(values: tuple) -> Any:  # `_linear` with the weight and bias unbatched
             return call_plain(func, (values[0].value, *values[1:]))
         return linear
-    if whole is not None or decomposes or func is _DETACH or not takes_pointwise_one_tensor(func):
-        return None
-
-    def pointwise(values: tuple) -> Any:  # the pointwise rule on one batched tensor
-        return call_plain(func, (values[0].value,))
-    return pointwise
+    count = 0 if whole is not None or decomposes or func is _DETACH else (
+        pointwise_tensor_count(func))
+    if count == 1:
+        def pointwise(values: tuple) -> Any:  # the pointwise rule on one batched tensor
+            return call_plain(func, (values[0].value,))
+        return pointwise
+    if count == 2:
+        def pointwise_pair(values: tuple) -> Any:
+            # the pointwise rule's case where the batched sample has the most dims (the
+            # other broadcasts against the batch as it is, nothing to pad) and no 0-dim sample
+            # meets another dtype (it would promote as a dimensioned tensor)
+            if len(values) != 2:
+                return NotImplemented
+            first, other = values
+            if other is None or len(first._sizes) < len(other._sizes) or (
+                    not first._sizes and first._dtype is not other._dtype):
+                return NotImplemented
+            return call_plain(func, (first.value, other))
+        return pointwise_pair
+    return None
 
 
 def _autograd_first(values: tuple) -> bool:
@@ -322,7 +336,9 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
                                       or v._fw_grad is not None):
                     break
             else:
-                return _make_batched(_outside_vmap_mode(fast, values), first.level)
+                out = _outside_vmap_mode(fast, values)
+                if out is not NotImplemented:
+                    return _make_batched(out, first.level)
     func, whole, decomposes, writes, _ = plan
     if func is _DETACH and len(values) == 1:
         x = values[0]

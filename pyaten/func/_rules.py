@@ -25,7 +25,7 @@ from pyaten.func._batched import BatchedTensor, _make_batched, level_info
 from pyaten.native.gen_support import NONDEFAULT, PLAIN_CPU, PLAIN_KEY, Direct
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["dispatch_batched", "batching_coverage", "takes_pointwise_one_tensor", "RULES",
+__all__ = ["dispatch_batched", "batching_coverage", "pointwise_tensor_count", "RULES",
            "FALLBACK_CALLS"]
 
 Rule = Callable[["BatchedCall"], Any]
@@ -145,18 +145,22 @@ def _plan(func: Any) -> tuple[Rule | None, bool, bool, bool, bool, str]:
     return plan
 
 
-def takes_pointwise_one_tensor(func: Any) -> bool:
-    """Whether `func` is `op(Tensor self) -> Tensor` whose rule is the pointwise rule, which
-    for one batched tensor calls the operator on the batch as it is (vmap's fast entry, Note:
-    the fast entry, in _key.py); nothing random, in place, data-dependent or `.item()`-like."""
+def pointwise_tensor_count(func: Any) -> int:
+    """1 or 2 when `func` is `op(Tensor self[, Tensor other]) -> Tensor` whose rule is the
+    pointwise rule, which calls the operator on the batch as it is when only the first
+    tensor is batched and its sample has the most dims (vmap's fast entry, Note: the fast
+    entry, in _key.py); 0 otherwise, and for anything random, in place, data-dependent or
+    `.item()`-like."""
     fn, random, inplace, item, dynamic, _ = _plan(func)
     schema = func._schema
     arguments, returns = schema.arguments, schema.returns
-    return (fn is not None and fn is RULES.get("<pointwise>") and not (random or inplace or item
-                                                                        or dynamic)
-            and len(arguments) == 1 and str(arguments[0].type) == "Tensor"
-            and arguments[0].annotation is None and len(returns) == 1
-            and str(returns[0].type) == "Tensor" and returns[0].annotation is None)
+    if (fn is None or fn is not RULES.get("<pointwise>") or random or inplace or item or dynamic
+            or len(returns) != 1 or str(returns[0].type) != "Tensor"
+            or returns[0].annotation is not None or len(arguments) > 2):
+        return 0
+    if all(str(a.type) == "Tensor" and a.annotation is None for a in arguments):
+        return len(arguments)
+    return 0
 
 
 def dispatch_batched(func: Any, args: tuple, kwargs: dict, level: int = 0) -> Any:
