@@ -149,6 +149,9 @@ def _contiguous(tangent: Any) -> Any:
     return tangent.contiguous()
 
 
+_SAVED = object()  # where a saved value is one of ctx.saved_tensors
+
+
 def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any], joint: Any,
                  input_nodes: list[Node], n_outputs: int, n_saved: int) -> Callable[..., Any]:
     """A callable over the graph inputs that runs `forward_fn` in an autograd Function whose
@@ -179,7 +182,11 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
         def forward(ctx: Any, *inputs: Any) -> Any:
             values = forward_fn(*inputs)
             outs = tuple(values[:n_outputs])
-            ctx.saved_values = tuple(values[n_outputs:])
+            saved = values[n_outputs:]
+            # tensors through save_for_backward: their versions are checked in backward, so
+            # an in-place write between forward and backward raises eager's error
+            ctx.save_for_backward(*(v for v in saved if isinstance(v, Tensor)))
+            ctx.saved_others = tuple(_SAVED if isinstance(v, Tensor) else v for v in saved)
             if frozen:
                 ctx.mark_non_differentiable(*(outs[i] for i in frozen))
             return outs
@@ -187,7 +194,9 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
         @staticmethod
         def backward(ctx: Any, *grad_outputs: Any) -> Any:
             tangents = [_contiguous(grad_outputs[i]) for i in joint.diff_outputs]
-            values = (*ctx.saved_values, *tangents)
+            tensors = iter(ctx.saved_tensors)
+            saved = [next(tensors) if v is _SAVED else v for v in ctx.saved_others]
+            values = (*saved, *tangents)
             if is_grad_enabled() and any(ctx.needs_input_grad) or \
                     any(t.requires_grad for t in tangents):
                 # create_graph=True: the gradients get a node that refuses to differentiate
