@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyaten.amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
+from pyaten.autograd.grad_mode import GRAD
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import python_key
 from pyaten.nn.modules.module import Module
@@ -28,7 +30,7 @@ from . import config, graph_cache
 from .backends import BACKENDS, build
 from .capture import Capture, capture
 from .exc import InvalidBackend, Unsupported
-from .guards import DynamicGuardSet, GuardSet, build_dynamic_guards, build_guards
+from .guards import DynamicGuardSet, GuardSet, build_dynamic_guards, build_guards, call_guard
 from .symbolic_capture import capture_symbolic
 
 __all__ = ["compile", "compile_report", "reset", "OptimizedModule", "CompiledFunction",
@@ -99,6 +101,12 @@ class _Entry:
     # each lifted constant's requires_grad at capture (a parameter switched on or off later
     # changes whether the graph must be differentiable)
     constants_grad: tuple[bool, ...] = ()
+    # the lean call (Note: the call guard, pyaten/_dynamo/guards.py): the generated guard
+    # over the positional arguments (None: only `check`), whether they are all tensors (so
+    # the runner takes them as they come), and the result's rebuild
+    call_guard: Callable[[tuple, tuple], bool] | None = None
+    all_tensors: bool = False
+    rebuild: Callable[[Any], Any] | None = None
 
     def check(self, spec: Any, flat: list[Any], state: tuple, module: Any) -> str | None:
         why = self.guards.check(spec, flat, state, module)
@@ -153,6 +161,19 @@ class CompiledFunction:
         return result
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
+        if not kwargs and not python_key._MODES.stack:
+            state = _global_state()
+            for entry in self._entries:  # one generated check per entry, nothing allocated
+                guard = entry.call_guard
+                if guard is not None and guard(args, state):
+                    self.last_entry = entry
+                    if entry.run is None:
+                        break  # an eager entry: the general path counts and runs it
+                    self.report.compiled_calls += 1
+                    if entry.all_tensors:
+                        return entry.rebuild(entry.run(*args, *entry.constants))
+                    return entry.rebuild(entry.run(
+                        *[a for a in args if isinstance(a, Tensor)], *entry.constants))
         flat, spec = _pytree.tree_flatten((args, kwargs))
         if python_key.stack_len() or any(type(v) not in _PLAIN for v in flat
                                          if isinstance(v, Tensor)):
@@ -192,7 +213,8 @@ class CompiledFunction:
         if cap is not None:  # from disk: no capture run, the graph computes the result
             graph_cache.counters["hit"] += 1
             self.report.cache_hits += 1
-            entry = self._make_entry(guards, cap, flat, " (from the graph cache)")
+            entry = self._make_entry(guards, cap, flat, " (from the graph cache)",
+                                     len(args) if not kwargs else -1)
             self.report.capture_seconds.append(time.perf_counter() - start)
             if entry.run is None:
                 self.report.eager_calls += 1
@@ -209,12 +231,13 @@ class CompiledFunction:
                 self.report.cache_misses += 1
             except graph_cache.Uncacheable as why:
                 self._bypass(str(why))
-        self._make_entry(guards, cap, flat, "")
+        self._make_entry(guards, cap, flat, "", len(args) if not kwargs else -1)
         self.report.capture_seconds.append(time.perf_counter() - start)
         result, cap.result = cap.result, None  # the entry must not keep this call's outputs
         return result
 
-    def _make_entry(self, guards: GuardSet, cap: Capture, flat: list[Any], how: str) -> _Entry:
+    def _make_entry(self, guards: GuardSet, cap: Capture, flat: list[Any], how: str,
+                    n_args: int) -> _Entry:
         """The cache entry of a capture (made now or read from the graph cache)."""
         self.report.captures += 1
         if cap.graph is None:
@@ -226,9 +249,19 @@ class CompiledFunction:
             run, built = build(self._backend, cap, inputs)
             entry = _Entry(guards, run, cap, built + how, cap.constants,
                            tuple(c.requires_grad for c in cap.constants))
+        self._lean(entry, flat, n_args)
         self._entries.append(entry)
         self.last_entry = entry
         return entry
+
+    def _lean(self, entry: _Entry, flat: list[Any], n_args: int) -> None:
+        """The entry's lean call (Note: the call guard): built when the call's arguments
+        are `n_args` positional leaves (-1: keyword arguments, never)."""
+        if n_args < 0:
+            return
+        entry.call_guard = call_guard(entry.guards, n_args, self._module, entry.constants)
+        entry.all_tensors = all(isinstance(v, Tensor) for v in flat)
+        entry.rebuild = _rebuilder(entry.capture)
 
     def _cache_key(self, spec: Any, flat: list[Any],
                    grad: tuple) -> tuple[str | None, dict[int, tuple[str, str]]]:
@@ -339,11 +372,18 @@ maybe_mark_dynamic = mark_dynamic
 
 def _global_state() -> tuple:
     """The thread state a graph bakes in: grad mode, and CPU autocast with its dtype."""
-    from pyaten.amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
-    from pyaten.autograd.grad_mode import is_grad_enabled
+    if is_autocast_enabled("cpu"):
+        return (GRAD.enabled, True, get_autocast_dtype("cpu"))
+    return (GRAD.enabled, False, None)
 
-    autocast = is_autocast_enabled("cpu")
-    return (is_grad_enabled(), autocast, get_autocast_dtype("cpu") if autocast else None)
+
+def _rebuilder(cap: Capture) -> Callable[[Any], Any]:
+    """`_rebuild` for one capture; the common single-tensor result without the pytree."""
+    if cap.out_spec is not None and cap.out_spec.is_leaf() and cap.out_leaves == [0]:
+        def first(outs: Any) -> Any:
+            return outs[0] if isinstance(outs, (tuple, list)) else outs
+        return first
+    return functools.partial(_rebuild, cap)
 
 
 def _rebuild(cap: Capture, outs: Any) -> Any:

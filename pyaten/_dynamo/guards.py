@@ -10,16 +10,28 @@ returns None when the call passes, else the first failure in words (PyTorch's wo
 which the report keeps. A dynamic capture's `DynamicGuardSet` checks a tensor's rank
 instead of its sizes, and its sizes and strides through the capture's `ShapeEnv`
 (pyaten/fx/experimental/symbolic_shapes.py), with one generated expression per call.
+
+Note: the call guard
+    Reading `.shape`, `stride()` and `requires_grad` through the public properties (which
+    honour `__torch_function__`), building a key tuple per leaf and walking the module tree
+    cost a compiled call more than a small graph's kernels. So each static entry also gets
+    one generated straight-line function over the call's positional arguments
+    (`call_guard`): exact class, the internal `_sizes`, `_strides`, `_dtype`, `_device`
+    and `_requires_grad` fields, values and identities, the lifted constants'
+    `_requires_grad`, and the module's registries read directly. It is a sufficient test
+    only: True means `GuardSet.check` passes; False (or no such function: keyword or nested
+    arguments) sends the call to `check`, which decides and says why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pyaten.core.tensor import Tensor
 
-__all__ = ["DynamicGuardSet", "GuardSet", "build_dynamic_guards", "build_guards"]
+__all__ = ["DynamicGuardSet", "GuardSet", "build_dynamic_guards", "build_guards", "call_guard"]
 
 _VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -103,6 +115,77 @@ def _module_line(module_state: tuple) -> str:
 
 def build_guards(spec: Any, flat: list[Any], state: tuple, module: Any = None) -> GuardSet:
     return GuardSet(spec, tuple(_leaf_key(v) for v in flat), state, _module_state(module))
+
+
+def call_guard(guards: GuardSet, n_args: int, module: Any,
+               constants: list[Tensor]) -> Callable[[tuple, tuple], bool] | None:
+    """The entry's generated call guard (Note: the call guard): `guard(args, state)` is True
+    only when a call with these positional arguments (and no keyword ones) in the global
+    `state` passes `guards.check` with `constants` keeping their `requires_grad`. None when
+    the arguments are not `n_args` leaves in order."""
+    from pyaten.utils import _pytree
+
+    leaves = guards.leaves
+    if isinstance(guards, DynamicGuardSet) or len(leaves) != n_args or \
+            _pytree.tree_flatten((tuple(range(n_args)), {}))[1] != guards.spec or \
+            module is not None and _module_state(module) != guards.module_state:
+        return None  # (a module the capture run changed: its registries are not the guards')
+    names = ", ".join(f"a{i}" for i in range(n_args))
+    space: dict[str, Any] = {}
+
+    def const(value: Any) -> str:
+        name = f"k{len(space)}"
+        space[name] = value
+        return name
+
+    tests = ["state != " + const(guards.state), f"len(args) != {n_args}"]
+    lines = [f"    {names}{',' if n_args == 1 else ''} = args"] if n_args else []
+    for i, key in enumerate(leaves):
+        a = f"a{i}"
+        if key[0] == "tensor":
+            _, kind, shape, stride, dtype, device, requires_grad = key
+            lines.append(
+                f"    if {a}.__class__ is not {const(kind)} or {a}._sizes != {shape!r} or "
+                f"{a}._strides != {stride!r} or {a}._dtype is not {const(dtype)} or "
+                f"{a}._device != {const(device)}:\n        return False")
+            lines.append(_requires_grad_test(a, requires_grad))
+        elif key[0] == "value":
+            lines.append(f"    if {a}.__class__ is not {const(key[1])} or "
+                         f"{a} != {const(key[2])}:\n        return False")
+        else:
+            lines.append(f"    if id({a}) != {key[1]}:\n        return False")
+    for c in constants:
+        lines.append(_requires_grad_test(const(c), c.requires_grad))
+    if module is not None:
+        seen: set[int] = set()
+        for _, m in module.named_modules():
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            name = const(m)
+            lines.append(f"    if {name}.training is not {m.training!r}:\n        return False")
+            for registry in ("_parameters", "_buffers", "_modules"):
+                table = getattr(m, registry)
+                lines.append(
+                    f"    if [*{name}.{registry}] != {list(table)!r} or "
+                    f"[*map(id, {name}.{registry}.values())] != "
+                    f"{[id(v) for v in table.values()]!r}:\n        return False")
+    source = "\n".join([f"def guard(args, state):\n    if {' or '.join(tests)}:\n"
+                        "        return False", *lines, "    return True\n"])
+    exec(compile(source, "<pyaten._dynamo call guard>", "exec"), space)  # noqa: S102
+    guard = space["guard"]
+    guard.source = source
+    return guard
+
+
+def _requires_grad_test(name: str, expected: bool) -> str:
+    """The line that leaves the guard when `name.requires_grad` is not `expected`, reading
+    the field first (the property only for a view made under no_grad)."""
+    if expected:
+        return (f"    if not {name}._requires_grad and not {name}.requires_grad:\n"
+                "        return False")
+    return (f"    if {name}._requires_grad or {name}._view_creation is not None and "
+            f"{name}.requires_grad:\n        return False")
 
 
 def _dynamic_key(t: Tensor) -> tuple:
