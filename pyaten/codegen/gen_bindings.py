@@ -180,6 +180,21 @@ def _direct_call(schema: FunctionSchema, tensors: Sequence[str], call: str,
     ]
 
 
+def _vmap_route(schema: FunctionSchema, first: str, call: str, indent: str) -> list[str]:
+    """Lines that hand a call whose first tensor `first` is a BatchedTensor to vmap's route
+    (Note: vmap's binding route, in pyaten/native/gen_support.py), placed just before the
+    binding calls the dispatcher with `call`; nothing for an operator the direct call can
+    never apply to (in-place, `out=`, views)."""
+    if not _may_call_directly(schema):
+        return []
+    return [
+        f"{indent}if {first}.__class__ is Direct.vmap_class:",
+        f"{indent}    result = Direct.vmap_route({naming.entry_global(schema.name)}, ({call},))",
+        f"{indent}    if result is not NotImplemented:",
+        f"{indent}        return result",
+    ]
+
+
 def direct_globals(signatures: Sequence[PythonSignature]) -> list[str]:
     """Module lines defining the `Direct` of each overload a binding calls directly (a later
     binding of the same overload rebinds the global; every binding reads it when called)."""
@@ -207,6 +222,8 @@ def _fast_path(sig: PythonSignature) -> list[str]:
     lines += _direct_call(sig.functional, tensors, call, "        ")
     checks = " and ".join(is_tensor(f"a{i}") for i in range(n)) or "True"
     lines.append(f"        if {checks}:")
+    if tensors:
+        lines += _vmap_route(sig.functional, tensors[0], call, "            ")
     lines.append(f"            return {entry}.call({call})")
     if sig.allow_numbers_as_tensors and n >= 1:
         last = f"a{n - 1}"
@@ -339,6 +356,9 @@ def _typed_fast_path(sig: PythonSignature, earlier: Sequence[PythonSignature],
         lines.append(f"        if n == {len(params)}{checks}:")
         if direct:
             lines += _typed_direct(sig, safe, call)
+            if invoke.endswith(".call({})") and (sig.method or (safe and safe[0] is TENSOR)):
+                lines += _vmap_route(functional, "self" if sig.method else "args[0]", call,
+                                     "            ")
         lines.append(f"            return {invoke.format(call)}")
     return lines
 

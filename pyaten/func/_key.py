@@ -39,13 +39,18 @@ Note: the fast entry
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any
 
 import pyaten
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import tls, trace
-from pyaten.dispatch.fallbacks import set_batched_kernel, set_layer_back_kernel
+from pyaten.dispatch.fallbacks import (
+    functorch_batched_fallback,
+    set_batched_kernel,
+    set_layer_back_kernel,
+)
 from pyaten.dispatch.keys import KEY_BY_NAME, full_after
 from pyaten.dispatch.rules import RUNTIME_KEYS
 from pyaten.func._batched import (
@@ -61,9 +66,10 @@ from pyaten.func._rules import (
     dispatch_batched,
     pointwise_tensor_count,
 )
+from pyaten.native.gen_support import PLAIN_CPU, Direct, _NoVmap
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
-__all__ = ["COMPOSITE_RULES", "batched_kernel", "layer_back_kernel"]
+__all__ = ["COMPOSITE_RULES", "batched_kernel", "binding_route", "layer_back_kernel"]
 
 _BELOW = full_after("FuncTorchBatched").raw
 _AUTOGRAD_CPU_SLOT = RUNTIME_KEYS.index(KEY_BY_NAME["AutogradCPU"])
@@ -319,26 +325,33 @@ class general_path_only:  # noqa: N801 - used as a context manager, like torch's
         general_path_only.on = self._was
 
 
+def _run_fast(fast: Any, values: tuple) -> Any:
+    """The fast entry (Note: the fast entry): `fast`, the plan's case of the rule, on the
+    values when the first is batched, at a live level, the others plain tensors or None, and
+    nothing that autograd must record; NotImplemented when the call is not its case."""
+    first = values[0]
+    grad = GRAD.enabled
+    if (first.__class__ is BatchedTensor and first._fw_grad is None
+            and not (grad and first._requires_grad)
+            and first.level <= len(_STACK.levels)):
+        for v in values[1:]:
+            if v is not None and (v.__class__ is not Tensor or (grad and v._requires_grad)
+                                  or v._fw_grad is not None):
+                return NotImplemented
+        out = _outside_vmap_mode(fast, values)
+        if out is not NotImplemented:
+            return _make_batched(out, first.level)
+    return NotImplemented
+
+
 def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     """The FuncTorchBatched fallback (Note: the FuncTorchBatched key)."""
     plan = op.__dict__.get("_vmap_plan") or _plan(op)
     fast = plan[4]
     if fast is not None and not trace.ACTIVE and not general_path_only.on:
-        # the fast entry (Note: the fast entry): the first value batched, at a live level,
-        # the others plain tensors or None, nothing that autograd must record
-        first = values[0]
-        grad = GRAD.enabled
-        if (first.__class__ is BatchedTensor and first._fw_grad is None
-                and not (grad and first._requires_grad)
-                and first.level <= len(_STACK.levels)):
-            for v in values[1:]:
-                if v is not None and (v.__class__ is not Tensor or (grad and v._requires_grad)
-                                      or v._fw_grad is not None):
-                    break
-            else:
-                out = _outside_vmap_mode(fast, values)
-                if out is not NotImplemented:
-                    return _make_batched(out, first.level)
+        out = _run_fast(fast, values)
+        if out is not NotImplemented:
+            return out
     func, whole, decomposes, writes, _ = plan
     if func is _DETACH and len(values) == 1:
         x = values[0]
@@ -365,6 +378,75 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
     return _outside_vmap_mode(dispatch_batched, func, args, kwargs, level)
 
 
+# Note: the binding route
+#     The generated bindings hand a call whose first tensor is a BatchedTensor to
+#     `binding_route` just before they would call the dispatcher (Note: vmap's binding
+#     route, in pyaten/native/gen_support.py). When the dispatcher would run this key's
+#     kernel straight away — the thread's key sets those of a vmapped function and nothing
+#     else (no mode, no autocast, no_grad, functionalization...), no trace recording, the
+#     other tensors plain CPU ones, and the operator's cached kernel for that key set
+#     `functorch_batched_fallback` itself, not a kernel of the user's above or at the key —
+#     the route runs the fast entry (`_run_fast`) as `batched_kernel` would, without the
+#     dispatcher's hops; anything else answers NotImplemented and the binding calls the
+#     dispatcher, whose path stays the reference. `binding_route_off()` turns the route off
+#     (tests/test_vmap_route.py compares both ways, mode logs included).
+_VMAP_INCLUDED = _DEFAULT_INCLUDED | VMAP_MODE_BIT
+_STATE = tls.STATE
+
+
+def binding_route(entry: Any, values: tuple) -> Any:
+    """The binding route (Note: the binding route): the fast entry's result, or
+    NotImplemented for the binding to call the dispatcher."""
+    plan = entry.__dict__.get("_vmap_plan") or _plan(entry)
+    state = _STATE
+    if (plan[4] is None or state.included != _VMAP_INCLUDED
+            or state.excluded != _DEFAULT_EXCLUDED or trace.ACTIVE or general_path_only.on):
+        return NotImplemented
+    kernel = entry._cache.get((values[0]._keyset | _VMAP_INCLUDED) & state.keep)
+    if kernel is None or kernel is not entry.__dict__.get("_vmap_route"):
+        # the dispatcher's answer, checked once per cached kernel
+        if (kernel is None or kernel.__class__ is not partial
+                or kernel.func is not functorch_batched_fallback or kernel.args[0] is not entry):
+            return NotImplemented
+        entry._vmap_route = kernel
+    # `_run_fast` and `_outside_vmap_mode` inlined: the thread's sets are those of a vmapped
+    # function, so FuncTorchVmapMode off puts them back to the defaults
+    first = values[0]
+    grad = GRAD.enabled
+    if (first._fw_grad is not None or (grad and first._requires_grad)
+            or first.level > len(_STACK.levels)):
+        return NotImplemented
+    for v in values[1:]:
+        if v is not None and (v.__class__ is not Tensor or v._keyset != PLAIN_CPU
+                              or (grad and v._requires_grad) or v._fw_grad is not None):
+            return NotImplemented  # (a plain tensor's keys are in the batched one's)
+    state.included = _DEFAULT_INCLUDED
+    _NONDEFAULT.pop()
+    try:
+        out = plan[4](values)
+    finally:
+        if state.included == _DEFAULT_INCLUDED and state.excluded == _DEFAULT_EXCLUDED:
+            _NONDEFAULT.append(None)
+            state.included = _VMAP_INCLUDED
+        else:
+            tls._set(_VMAP_INCLUDED, state.excluded)
+    if out is NotImplemented:
+        return out
+    return _make_batched(out, first.level)
+
+
+class binding_route_off:  # noqa: N801 - used as a context manager, like torch's guards
+    """Within `with binding_route_off():` the bindings call the dispatcher for BatchedTensors
+    (Note: the binding route): what tests compare the route with."""
+
+    def __enter__(self) -> None:
+        self._was = Direct.vmap_class
+        Direct.vmap_class = _NoVmap
+
+    def __exit__(self, *exc: object) -> None:
+        Direct.vmap_class = self._was
+
+
 def _arguments(op: Any, values: tuple) -> tuple[tuple, dict, int]:
     """The schema-ordered values as a rule's (args, kwargs), and their innermost level (0:
     not looked for). Tensors only, all positional: the values as they are."""
@@ -383,4 +465,5 @@ def _arguments(op: Any, values: tuple) -> tuple[tuple, dict, int]:
 
 
 set_batched_kernel(batched_kernel)
+Direct.vmap_class, Direct.vmap_route = BatchedTensor, binding_route
 set_layer_back_kernel(layer_back_kernel)

@@ -166,6 +166,21 @@ def plain_list(tensors: Any) -> bool:
 Direct.plain_list = staticmethod(plain_list)  # where generated bindings read it
 
 
+class _NoVmap:
+    """The class no argument has: `Direct.vmap_class` while vmap's route is off."""
+
+
+# Note: vmap's binding route
+#     A binding whose first argument is a `BatchedTensor` (pyaten/func/_batched.py) hands the
+#     call, with the values it would give the dispatcher, to `Direct.vmap_route(entry,
+#     values)` (pyaten/func/_key.py, Note: the binding route) just before `entry.call`; the
+#     route answers NotImplemented unless the dispatcher would run vmap's fast entry, and
+#     the binding then calls the dispatcher. pyaten.func sets both attributes when imported
+#     (until then no argument's class is `_NoVmap`).
+Direct.vmap_class = _NoVmap
+Direct.vmap_route = None
+
+
 # Note: the direct call of a composite
 #     A composite kernel calls the operators it is made of positionally through
 #     `aten_ops().<name>.<overload>(...)` (`sum()` calls `sum.dim_IntList`, `softmax.int`
