@@ -185,8 +185,12 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
             saved = values[n_outputs:]
             # tensors through save_for_backward: their versions are checked in backward, so
             # an in-place write between forward and backward raises eager's error
-            ctx.save_for_backward(*(v for v in saved if isinstance(v, Tensor)))
-            ctx.saved_others = tuple(_SAVED if isinstance(v, Tensor) else v for v in saved)
+            if all(isinstance(v, Tensor) for v in saved):  # the common case: tensors only
+                ctx.save_for_backward(*saved)
+                ctx.saved_others = None
+            else:
+                ctx.save_for_backward(*(v for v in saved if isinstance(v, Tensor)))
+                ctx.saved_others = tuple(_SAVED if isinstance(v, Tensor) else v for v in saved)
             if frozen:
                 ctx.mark_non_differentiable(*(outs[i] for i in frozen))
             return outs
@@ -194,8 +198,11 @@ def aot_function(forward_fn: Callable[..., Any], backward_fn: Callable[..., Any]
         @staticmethod
         def backward(ctx: Any, *grad_outputs: Any) -> Any:
             tangents = [_contiguous(grad_outputs[i]) for i in joint.diff_outputs]
-            tensors = iter(ctx.saved_tensors)
-            saved = [next(tensors) if v is _SAVED else v for v in ctx.saved_others]
+            if ctx.saved_others is None:
+                saved = ctx.saved_tensors
+            else:
+                tensors = iter(ctx.saved_tensors)
+                saved = [next(tensors) if v is _SAVED else v for v in ctx.saved_others]
             values = (*saved, *tangents)
             if is_grad_enabled() and any(ctx.needs_input_grad) or \
                     any(t.requires_grad for t in tangents):
