@@ -1,0 +1,284 @@
+"""vmap's binding route (Note: the binding route, in pyaten/func/_key.py): a binding hands a
+BatchedTensor straight to the fast entry. Each case runs with the route, without it
+(`binding_route_off`) and on the general path alone, against torch.func.vmap: the same
+values, dtypes, graphs, mode logs, trace notes and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyaten
+import pyaten.func as pf
+from pyaten.dispatch import trace
+from pyaten.func._key import binding_route_off, general_path_only
+from pyaten.utils import _python_dispatch as python_dispatch
+from tests.test_python_dispatch import _log_mode
+
+UNARY = ["relu", "sigmoid", "tanh", "exp", "neg", "abs"]
+BINARY = ["mul", "div", "maximum", "sub", "gt"]
+
+
+def _pair(shape, seed=0, dtype=np.float32):
+    array = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return pyaten.tensor(array), torch.tensor(array)
+
+
+def _three_ways(run):
+    """`run()` with the route, without it, and with every call on the general path."""
+    routed = run()
+    with binding_route_off():
+        dispatched = run()
+    with general_path_only():
+        general = run()
+    return routed, dispatched, general
+
+
+def _same(a, b) -> None:
+    assert type(a) is type(b)
+    if isinstance(a, (tuple, list)):
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+        return
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k])
+        return
+    if not isinstance(a, pyaten.Tensor):
+        assert a == b
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
+    assert a.requires_grad == b.requires_grad
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def _all_same(results) -> None:
+    for other in results[1:]:
+        _same(results[0], other)
+
+
+def _close_to_torch(got, want, tol=1e-5) -> None:
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol)
+
+
+def _mlp(lib):
+    F = lib.nn.functional
+
+    def forward(p, x):
+        return F.linear(F.relu(F.linear(x, p["w1"], p["b1"])), p["w2"], p["b2"])
+
+    return forward
+
+
+def _mlp_params():
+    shapes = {"w1": (16, 8), "b1": (16,), "w2": (3, 16), "b2": (3,)}
+    pairs = {k: _pair(s, i) for i, (k, s) in enumerate(shapes.items())}
+    return {k: p for k, (p, _) in pairs.items()}, {k: t for k, (_, t) in pairs.items()}
+
+
+def test_the_route_runs_for_the_mlp() -> None:
+    pp, tp = _mlp_params()
+    px, tx = _pair((5, 8), 9)
+    entry = pyaten.ops.aten.linear.default._entry
+    entry.__dict__.pop("_vmap_route", None)
+    results = _three_ways(lambda: pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px))
+    _all_same(results)
+    _close_to_torch(results[0], tf.vmap(_mlp(torch), in_dims=(None, 0))(tp, tx))
+    # the route checked the dispatcher's kernel for the vmap key sets: it ran
+    assert entry.__dict__.get("_vmap_route") is not None
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_functions_and_methods(name) -> None:
+    px, tx = _pair((3, 4))
+    for in_dims in (0, 1):
+        results = _three_ways(lambda d=in_dims: pf.vmap(getattr(pyaten, name), in_dims=d)(px))
+        _all_same(results)
+        _close_to_torch(results[0], tf.vmap(getattr(torch, name), in_dims=in_dims)(tx))
+    method = _three_ways(lambda: pf.vmap(lambda a: getattr(a, name)())(px))
+    _all_same(method)
+    _close_to_torch(method[0], tf.vmap(lambda a: getattr(a, name)())(tx))
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("other_shape", [(4,), (), (3, 4)])
+def test_binary_with_a_plain_tensor(name, other_shape) -> None:
+    po, to = _pair(other_shape, 1)
+    # (3, 4) against a (4,) sample: more dims than the sample, the general path's padding
+    for shape, in_dims in (((2, 3, 4), 0), ((3, 4, 2), 2), ((2, 4), 0)):
+        px, tx = _pair(shape)
+        results = _three_ways(lambda px=px, in_dims=in_dims: pf.vmap(
+            lambda a: getattr(pyaten, name)(a, po), in_dims=in_dims)(px))
+        _all_same(results)
+        _close_to_torch(results[0], tf.vmap(lambda a: getattr(torch, name)(a, to),
+                                            in_dims=in_dims)(tx))
+
+
+def test_linear_forms_and_nested_levels() -> None:
+    (px, tx), (pw, tw), (pb, tb) = _pair((4, 5)), _pair((3, 5), 1), _pair((3,), 2)
+    F, G = pyaten.nn.functional, torch.nn.functional
+    for call, want in (
+        (lambda a: F.linear(a, pw), lambda a: G.linear(a, tw)),
+        (lambda a: F.linear(a, pw, pb), lambda a: G.linear(a, tw, tb)),
+        (lambda a: F.linear(a, pw, None), lambda a: G.linear(a, tw, None)),
+        (lambda a: F.linear(a, pw, bias=pb), lambda a: G.linear(a, tw, bias=tb)),
+    ):
+        results = _three_ways(lambda call=call: pf.vmap(call)(px))
+        _all_same(results)
+        _close_to_torch(results[0], tf.vmap(want)(tx))
+    pp, tp = _mlp_params()
+    px2, tx2 = _pair((2, 5, 8), 10)
+
+    def nested(lib, func):
+        return func.vmap(func.vmap(_mlp(lib), in_dims=(None, 0)), in_dims=(None, 0))
+
+    results = _three_ways(lambda: nested(pyaten, pf)(pp, px2))
+    _all_same(results)
+    _close_to_torch(results[0], nested(torch, tf)(tp, tx2))
+
+
+def test_grad_and_no_grad() -> None:
+    pp, tp = _mlp_params()
+    px, tx = _pair((6, 8), 3)
+
+    def mean_out(lib, func, x):
+        return lambda p: func.vmap(_mlp(lib), in_dims=(None, 0))(p, x).sum()
+
+    results = _three_ways(lambda: pf.grad(mean_out(pyaten, pf, px))(pp))
+    _all_same(results)
+    want = tf.grad(mean_out(torch, tf, tx))(tp)
+    for k in pp:
+        _close_to_torch(results[0][k], want[k])
+    weight = pp["w1"].detach().requires_grad_(True)
+
+    def run():
+        out = pf.vmap(lambda a: pyaten.nn.functional.linear(a, weight).tanh())(px)
+        return out, pyaten.autograd.grad(out.sum(), weight)[0]
+
+    _all_same(_three_ways(run))
+    with pyaten.no_grad():
+        results = _three_ways(lambda: pf.vmap(lambda a: pyaten.nn.functional.linear(
+            a, weight).tanh())(px))
+    _all_same(results)
+    assert not results[0].requires_grad
+
+
+def _calls_seen(mode_class) -> list:
+    pp, _ = _mlp_params()
+    px, _ = _pair((5, 8), 9)
+
+    def run():
+        with mode_class() as mode:
+            out = pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px)
+        return out, mode.calls
+
+    results = _three_ways(run)
+    _all_same(results)
+    return results[0][1]
+
+
+def test_modes_see_the_same_calls() -> None:
+    from pyaten.overrides import TorchFunctionMode
+
+    class Names(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.calls.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    assert "aten.addmm.default" in _calls_seen(_log_mode(python_dispatch))
+    assert _calls_seen(Names).count("linear") == 2
+
+
+def test_autocast_and_functionalize() -> None:
+    pp, _ = _mlp_params()
+    px, _ = _pair((5, 8), 9)
+
+    def run():
+        with pyaten.autocast("cpu", dtype=pyaten.bfloat16):
+            return pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px)
+
+    results = _three_ways(run)
+    _all_same(results)
+    assert results[0].dtype == pyaten.bfloat16
+    _all_same(_three_ways(
+        lambda: pf.functionalize(pf.vmap(_mlp(pyaten), in_dims=(None, 0)))(pp, px)))
+
+
+def test_trace_notes_and_errors() -> None:
+    x, w = pyaten.randn(4, 3), pyaten.randn(5, 3)
+
+    def notes():
+        with trace() as recorded:
+            pf.vmap(lambda a: pyaten.nn.functional.linear(a, w).relu())(x)
+        return [n["ran"] for node in recorded.nodes for n in node.notes
+                if n["kind"] == "vmap"]
+
+    assert notes() == ["rule linear (whole composite)", "rule pointwise"]
+    with binding_route_off():
+        assert notes() == ["rule linear (whole composite)", "rule pointwise"]
+    kept = []
+    pf.vmap(lambda a: kept.append(a) or a)(pyaten.randn(3, 2))
+
+    def stale():
+        with pytest.raises(RuntimeError) as info:
+            pyaten.relu(kept[0])
+        return str(info.value)
+
+    messages = _three_ways(stale)
+    assert messages[0] == messages[1] == messages[2]
+    assert "outside of the vmap that made it" in messages[0]
+
+
+@pytest.mark.filterwarnings("ignore:Warning only once")
+def test_a_kernel_registered_at_the_batched_key_runs() -> None:
+    from pyaten.library import Library
+
+    x = pyaten.randn(3, 4)
+    pf.vmap(pyaten.relu)(x)  # the route has run for relu
+
+    def seven(*args):
+        return pyaten.full((4,), 7.0)
+
+    with Library("aten", "IMPL") as lib:
+        lib.impl("relu", seven, "FuncTorchVmapMode")
+        # the user's kernel above the batched key: the dispatcher's answer, not the route's
+        got = pf.vmap(lambda a: pyaten.relu(a) + 0)(x)
+        np.testing.assert_array_equal(got.numpy(), np.full((3, 4), 7.0, np.float32))
+    _close_to_torch(pf.vmap(pyaten.relu)(x), torch.relu(torch.tensor(x.numpy())))
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4), rows=st.integers(1, 3), cols=st.integers(1, 5),
+       in_dim=st.integers(0, 2), name=st.sampled_from(UNARY + BINARY + ["linear"]),
+       method=st.booleans(), seed=st.integers(0, 2**16))
+def test_property_route_equals_dispatcher(batch, rows, cols, in_dim, name, method,
+                                          seed) -> None:
+    shape = [rows, cols]
+    shape.insert(in_dim, batch)
+    px, tx = _pair(tuple(shape), seed)
+    (pw, tw) = _pair((2, cols), seed + 1) if name == "linear" else _pair((cols,), seed + 1)
+
+    def fn(lib):
+        if name == "linear":
+            return lambda a: lib.nn.functional.linear(a, pw if lib is pyaten else tw)
+        other = pw if lib is pyaten else tw
+        if name in BINARY:
+            if method:
+                return lambda a: getattr(a, name)(other)
+            return lambda a: getattr(lib, name)(a, other)
+        return (lambda a: getattr(a, name)()) if method else getattr(lib, name)
+
+    results = _three_ways(lambda: pf.vmap(fn(pyaten), in_dims=in_dim)(px))
+    _all_same(results)
+    _close_to_torch(results[0], tf.vmap(fn(torch), in_dims=in_dim)(tx))
