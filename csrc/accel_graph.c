@@ -19,7 +19,7 @@
 
 /* Raised with every change of this module's Python-facing API; the loader
  * (pyaten/autograd/accel_graph.py) uses only the version it was written for. */
-#define ACCEL_GRAPH_VERSION 2
+#define ACCEL_GRAPH_VERSION 3
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -437,6 +437,9 @@ setup(PyObject *module, PyObject *args)
  * buffers. */
 
 static PyObject *py_run_tensor_hooks = NULL, *py_call = NULL, *py_fit = NULL;
+static PyObject *anomaly = NULL;  /* anomaly_mode.ANOMALY: [enabled, check_nan] */
+static Py_ssize_t N_pre_hooks, N_hooks;
+static PyObject *s_apply, *s_release_variables, *s_name;
 static PyTypeObject *accumulate_type = NULL;
 static Py_ssize_t N_sequence, N_tensor_pre_hooks, N_retains_grad;
 static PyObject *s_sizes, *s_dtype;
@@ -772,6 +775,90 @@ needs_tensor_hooks(PyObject *node)
     return kept == NULL ? 0 : PyObject_IsTrue(kept);
 }
 
+/* engine._call(node, grads, keep_graph) for a plain node (not an AccumulateGrad, no node
+ * hooks, anomaly mode off): apply when a gradient arrived, release, check the count; every
+ * other node goes to the Python `_call` */
+static PyObject *
+call_node(PyObject *node, PyObject *grads, PyObject *keep_graph)
+{
+    int plain = !PyObject_TypeCheck(node, accumulate_type) && PyObject_TypeCheck(node, node_type)
+                && PyList_CheckExact(grads) && PyList_CheckExact(anomaly)
+                && PyList_GET_SIZE(anomaly) == 2;
+    if (plain) {
+        PyObject *pre = SLOT(node, N_pre_hooks), *post = SLOT(node, N_hooks);
+        PyObject *edges = SLOT(node, N_next);
+        plain = pre != NULL && post != NULL && edges != NULL && PyTuple_CheckExact(edges);
+        int on = plain ? PyObject_IsTrue(pre) : 0;
+        if (on == 0 && plain) {
+            on = PyObject_IsTrue(post);
+        }
+        if (on == 0 && plain) {
+            on = PyObject_IsTrue(PyList_GET_ITEM(anomaly, 0));
+            if (on > 0) {
+                on = PyObject_IsTrue(PyList_GET_ITEM(anomaly, 1));
+            }
+        }
+        if (on < 0) {
+            return NULL;
+        }
+        plain = plain && !on;
+    }
+    if (!plain) {
+        return PyObject_CallFunctionObjArgs(py_call, node, grads, keep_graph, NULL);
+    }
+    Py_ssize_t expected = PyTuple_GET_SIZE(SLOT(node, N_next));
+    int arrived = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(grads) && !arrived; i++) {
+        arrived = PyList_GET_ITEM(grads, i) != Py_None;
+    }
+    PyObject *outputs;
+    if (arrived) {
+        PyObject *args = PyList_AsTuple(grads);
+        outputs = args == NULL ? NULL : PyObject_CallMethodOneArg(node, s_apply, args);
+        Py_XDECREF(args);
+    } else {  /* no gradient arrived: nothing flows on */
+        outputs = PyList_New(expected);
+        for (Py_ssize_t i = 0; outputs != NULL && i < expected; i++) {
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(outputs, i, Py_None);
+        }
+    }
+    if (outputs == NULL) {
+        return NULL;
+    }
+    int keep = PyObject_IsTrue(keep_graph);
+    if (keep == 0) {
+        PyObject *done = PyObject_CallMethodNoArgs(node, s_release_variables);
+        if (done == NULL) {
+            Py_DECREF(outputs);
+            return NULL;
+        }
+        Py_DECREF(done);
+    }
+    Py_ssize_t got = keep < 0 ? -1 : PyObject_Length(outputs);
+    if (got < 0) {
+        Py_DECREF(outputs);
+        return NULL;
+    }
+    expected = PyObject_Length(SLOT(node, N_next));  /* as _call reads it, after apply */
+    if (expected < 0) {
+        Py_DECREF(outputs);
+        return NULL;
+    }
+    if (got != expected) {
+        PyObject *name = PyObject_CallMethodNoArgs(node, s_name);
+        if (name != NULL) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "function %S returned an incorrect number of gradients (expected %zd, "
+                         "got %zd)", name, expected, got);
+            Py_DECREF(name);
+        }
+        Py_DECREF(outputs);
+        return NULL;
+    }
+    return outputs;
+}
+
 /* one ready node: hooks, _call, and its gradients passed to its children */
 static int
 run_node(PyObject *node, PyObject *buffers, PyObject *dependencies, PyObject *keep_graph,
@@ -808,7 +895,7 @@ run_node(PyObject *node, PyObject *buffers, PyObject *dependencies, PyObject *ke
         }
         grads = hooked_grads;
     }
-    PyObject *outputs = PyObject_CallFunctionObjArgs(py_call, node, grads, keep_graph, NULL);
+    PyObject *outputs = call_node(node, grads, keep_graph);
     Py_DECREF(grads);
     if (outputs == NULL) {
         return -1;
@@ -930,13 +1017,13 @@ run_graph(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit) */
+/* setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit, ANOMALY) */
 static PyObject *
 setup_engine(PyObject *module, PyObject *args)
 {
-    PyObject *node, *accumulate, *hooks, *call, *fit;
-    if (!PyArg_ParseTuple(args, "O!O!OOO:setup_engine", &PyType_Type, &node, &PyType_Type,
-                          &accumulate, &hooks, &call, &fit)) {
+    PyObject *node, *accumulate, *hooks, *call, *fit, *anomaly_flags;
+    if (!PyArg_ParseTuple(args, "O!O!OOOO!:setup_engine", &PyType_Type, &node, &PyType_Type,
+                          &accumulate, &hooks, &call, &fit, &PyList_Type, &anomaly_flags)) {
         return NULL;
     }
     if (node_type != NULL && node_type != (PyTypeObject *)node) {
@@ -946,9 +1033,19 @@ setup_engine(PyObject *module, PyObject *args)
     if (slot_offset((PyTypeObject *)node, "next_functions", &N_next, NULL) < 0
         || slot_offset((PyTypeObject *)node, "_sequence_nr", &N_sequence, NULL) < 0
         || slot_offset((PyTypeObject *)node, "_tensor_pre_hooks", &N_tensor_pre_hooks, NULL) < 0
-        || slot_offset((PyTypeObject *)node, "_retains_grad", &N_retains_grad, NULL) < 0) {
+        || slot_offset((PyTypeObject *)node, "_retains_grad", &N_retains_grad, NULL) < 0
+        || slot_offset((PyTypeObject *)node, "_pre_hooks", &N_pre_hooks, NULL) < 0
+        || slot_offset((PyTypeObject *)node, "_hooks", &N_hooks, NULL) < 0) {
         return NULL;
     }
+    if (s_apply == NULL && ((s_apply = PyUnicode_InternFromString("apply")) == NULL
+                            || (s_release_variables =
+                                    PyUnicode_InternFromString("release_variables")) == NULL
+                            || (s_name = PyUnicode_InternFromString("name")) == NULL)) {
+        return NULL;
+    }
+    Py_INCREF(anomaly_flags);
+    Py_XSETREF(anomaly, anomaly_flags);
     Py_INCREF(node);
     Py_XSETREF(node_type, (PyTypeObject *)node);
     if (s_sizes == NULL && ((s_sizes = PyUnicode_InternFromString("_sizes")) == NULL
@@ -979,8 +1076,8 @@ static PyMethodDef methods[] = {
      "run_recorded_view(node, below, *args): run_recorded, and the view remembered on its "
      "base (runtime.run_recorded_view)."},
     {"setup_engine", setup_engine, METH_VARARGS,
-     "setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit): what run_graph "
-     "calls."},
+     "setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit, ANOMALY): what "
+     "run_graph calls."},
     {"run_graph", (PyCFunction)(void (*)(void))run_graph, METH_FASTCALL,
      "run_graph(roots, root_grads, keep_graph): engine.execute's loop for a whole backward "
      "(engine.run_graph_reference)."},

@@ -144,9 +144,43 @@ def _custom_function(lib, log):
     return a.grad.tolist()
 
 
-PROGRAMS = [_diamond, _node_hooks, _accumulate_twice, _retain_and_release, _version_error,
-            _create_graph, _views_and_inplace, _non_scalar_and_multiple_roots, _no_grad_arrives,
-            _anomaly, _custom_function]
+def _none_flows_on(lib, log):
+    class Stop(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    a = _leaf(lib, [1.0, 2.0])
+    b = _leaf(lib, [3.0, 4.0])
+    (Stop.apply(a.exp()) + b).sum().backward()  # ExpBackward0 runs with no gradient
+    return [a.grad, b.grad.tolist()]
+
+
+def _wrong_count(lib, log):
+    a = _leaf(lib, [1.0, 2.0])
+    y = a.exp()
+    node = y.grad_fn
+    cls = type(node)
+
+    class TooMany(cls):
+        __slots__ = ()
+
+        def apply(self, grads):
+            return [grads[0], grads[0]]
+
+    node.__class__ = TooMany
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    return str(info.value)
+
+
+PROGRAMS = [_none_flows_on, _wrong_count, _diamond, _node_hooks, _accumulate_twice,
+            _retain_and_release, _version_error, _create_graph, _views_and_inplace,
+            _non_scalar_and_multiple_roots, _no_grad_arrives, _anomaly, _custom_function]
 
 
 @needs_loop
@@ -162,8 +196,9 @@ def test_compiled_loop_matches_the_reference(program):
 
 
 @pytest.mark.parametrize("program", [_diamond, _node_hooks, _views_and_inplace,
-                                     _non_scalar_and_multiple_roots, _custom_function],
-                         ids=["diamond", "node_hooks", "views", "roots", "function"])
+                                     _non_scalar_and_multiple_roots, _custom_function,
+                                     _none_flows_on],
+                         ids=["diamond", "node_hooks", "views", "roots", "function", "none"])
 def test_loop_matches_torch(program):
     ours: list = []
     theirs: list = []

@@ -27,7 +27,7 @@ from pyaten.dispatch.accel import DISABLED
 
 __all__ = ["ACCEL_GRAPH", "LOAD_ERROR"]
 
-VERSION = 2  # the csrc/accel_graph.c API this module drives (its ACCEL_GRAPH_VERSION)
+VERSION = 3  # the csrc/accel_graph.c API this module drives (its ACCEL_GRAPH_VERSION)
 LOAD_ERROR: str | None = None  # why the built extension could not be used, if it was not
 ACCEL_GRAPH: ModuleType | None = None
 if not DISABLED:

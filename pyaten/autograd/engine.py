@@ -18,7 +18,9 @@ Note: the compiled engine loop
     autograd/accel_graph.py), a whole backward (no captured edges, no profiler hook) runs
     steps 1-3 in its `run_graph`: the same dictionaries, the same order (newest first, then
     the order nodes became ready), each node through the same `_run_tensor_hooks` and
-    `_call` and each gradient through `_fit`, so hooks, retain_grad, anomaly mode, released
+    `_call` (whose plain case, a node with no node hooks that is not an AccumulateGrad,
+    outside anomaly mode, it does itself: apply, release, the count check) and each
+    gradient through `_fit`, so hooks, retain_grad, anomaly mode, released
     graphs and the stolen gradient (it holds no extra reference to a gradient) behave as
     here. `execute_reference` stays the reference and runs everything else
     (`autograd.grad`, `backward(inputs=)`, the profiler); PYATEN_NO_ACCEL=1 runs it always.
@@ -637,5 +639,5 @@ def grad(
 
 _RUN_GRAPH = None  # Note: the compiled engine loop
 if ACCEL_GRAPH is not None:
-    ACCEL_GRAPH.setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit)
+    ACCEL_GRAPH.setup_engine(Node, AccumulateGrad, _run_tensor_hooks, _call, _fit, ANOMALY)
     _RUN_GRAPH = ACCEL_GRAPH.run_graph
