@@ -141,7 +141,7 @@ def test_a_lifted_parameter_switching_requires_grad_recaptures():
 
 
 @pytest.mark.parametrize("change", ["eval", "replace_parameter", "add_buffer", "add_module",
-                                    "nothing"])
+                                    "no_grad", "input_shape", "nothing"])
 def test_module_state_changes_recapture_through_the_generated_guard(change):
     pyaten.manual_seed(0)
     net = pyaten.nn.Sequential(pyaten.nn.Linear(4, 3), pyaten.nn.ReLU())
@@ -157,8 +157,11 @@ def test_module_state_changes_recapture_through_the_generated_guard(change):
         net[0].register_buffer("extra", pyaten.zeros(1))
     elif change == "add_module":
         net.add_module("tail", pyaten.nn.Identity())
-    passed = _agree(inner, (x,), "grad", net)
+    elif change == "input_shape":
+        x = pyaten.randn(5, 4)
+    mode = "no_grad" if change == "no_grad" else "grad"
+    passed = _agree(inner, (x,), mode, net)
     assert bool(passed) == (change == "nothing")
-    out = compiled(x)
+    out = _run(compiled, (x,), mode)
     assert pyaten.allclose(out, net(x))
     assert inner.report.captures == (1 if change == "nothing" else 2)

@@ -166,10 +166,13 @@ def call_guard(guards: GuardSet, n_args: int, module: Any,
             lines.append(f"    if {name}.training is not {m.training!r}:\n        return False")
             for registry in ("_parameters", "_buffers", "_modules"):
                 table = getattr(m, registry)
-                lines.append(
-                    f"    if [*{name}.{registry}] != {list(table)!r} or "
-                    f"[*map(id, {name}.{registry}.values())] != "
-                    f"{[id(v) for v in table.values()]!r}:\n        return False")
+                if not table:  # the common empty registry: no list built
+                    lines.append(f"    if {name}.{registry}:\n        return False")
+                    continue
+                same = [f"[*{name}.{registry}] != {list(table)!r}"]
+                same += [f"id({name}.{registry}[{key!r}]) != {id(value)}"
+                         for key, value in table.items()]
+                lines.append(f"    if {' or '.join(same)}:\n        return False")
     source = "\n".join([f"def guard(args, state):\n    if {' or '.join(tests)}:\n"
                         "        return False", *lines, "    return True\n"])
     exec(compile(source, "<pyaten._dynamo call guard>", "exec"), space)  # noqa: S102
