@@ -32,7 +32,7 @@
 
 /* Raised with every change of this module's Python-facing API; pyaten/core/accel.py loads
  * only the version it was written for (a stale build is reported, not used). */
-#define ACCEL_VERSION 3
+#define ACCEL_VERSION 4
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define MAX_DIMS 64
@@ -188,10 +188,10 @@ setup_quiet(PyObject *module, PyObject *args)
 /* A new exact Tensor with every slot as `Tensor._make` sets it (its key set `keyset`).
  * Takes over the references of `storage` and `strides` ("steals" them), borrows the rest. */
 static PyObject *
-new_tensor(PyObject *storage, PyObject *sizes, PyObject *strides, PyObject *offset,
-           PyObject *dtype, PyObject *device, PyObject *keyset)
+new_tensor_of(PyTypeObject *type, PyObject *storage, PyObject *sizes, PyObject *strides,
+              PyObject *offset, PyObject *dtype, PyObject *device, PyObject *keyset)
 {
-    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    PyObject *t = type->tp_alloc(type, 0);
     if (t == NULL) {
         Py_DECREF(storage);
         Py_DECREF(strides);
@@ -217,6 +217,45 @@ new_tensor(PyObject *storage, PyObject *sizes, PyObject *strides, PyObject *offs
     set_slot(t, T_grad_acc, Py_None);
     set_slot(t, T_fw_grad, Py_None);
     return t;
+}
+
+static PyObject *
+new_tensor(PyObject *storage, PyObject *sizes, PyObject *strides, PyObject *offset,
+           PyObject *dtype, PyObject *device, PyObject *keyset)
+{
+    return new_tensor_of(tensor_type, storage, sizes, strides, offset, dtype, device, keyset);
+}
+
+/* make_dataless(cls, sizes, strides, offset, dtype, device, keyset, nbytes): core/tensor.py's
+ * `make_dataless`, an instance of the Tensor subclass `cls` over a Storage of `nbytes` that
+ * holds no bytes (a wrapper's: vmap's BatchedTensor); the Python function is the reference. */
+static PyObject *
+make_dataless(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_Format(PyExc_TypeError, "make_dataless() takes 8 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pyaten._accel: setup_core() was not called");
+        return NULL;
+    }
+    PyObject *cls = args[0];
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, tensor_type)) {
+        PyErr_SetString(PyExc_TypeError, "make_dataless(): cls must be a Tensor subclass");
+        return NULL;
+    }
+    PyObject *storage = storage_type->tp_alloc(storage_type, 0);
+    if (storage == NULL) {
+        return NULL;
+    }
+    set_slot(storage, S_data, Py_None);
+    set_slot(storage, S_nbytes, args[7]);
+    set_slot(storage, S_device, args[5]);
+    set_slot(storage, S_resizable, Py_True);
+    Py_INCREF(args[2]);
+    return new_tensor_of((PyTypeObject *)cls, storage, args[1], args[2], args[3], args[4],
+                         args[5], args[6]);
 }
 
 static PyObject *
@@ -2504,6 +2543,9 @@ static PyMethodDef accel_methods[] = {
      "setup_alloc(descrs, new_row_major, strides_of): the allocation's dtypes and helpers."},
     {"make", (PyCFunction)(void (*)(void))make, METH_FASTCALL,
      "make(storage, sizes, strides, offset, dtype, device): Tensor._make."},
+    {"make_dataless", (PyCFunction)(void (*)(void))make_dataless, METH_FASTCALL,
+     "make_dataless(cls, sizes, strides, offset, dtype, device, keyset, nbytes): "
+     "core.tensor.make_dataless."},
     {"make_view", (PyCFunction)(void (*)(void))make_view, METH_FASTCALL,
      "make_view(base, sizes, strides, offset): Tensor._make_view."},
     {"setup_quiet", setup_quiet, METH_VARARGS,

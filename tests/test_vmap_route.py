@@ -282,3 +282,28 @@ def test_property_route_equals_dispatcher(batch, rows, cols, in_dim, name, metho
     results = _three_ways(lambda: pf.vmap(fn(pyaten), in_dims=in_dim)(px))
     _all_same(results)
     _close_to_torch(results[0], tf.vmap(fn(torch), in_dims=in_dim)(tx))
+
+
+def test_the_compiled_wrapper_constructor_matches_the_python_one() -> None:
+    from pyaten.core.accel import ACCEL
+    from pyaten.core.tensor import Tensor, make_dataless
+    from pyaten.func._batched import BATCHED_KEYS, BatchedTensor
+
+    if ACCEL is None:
+        pytest.skip("the accelerator is not loaded (PYATEN_NO_ACCEL=1 or not built)")
+    value = pyaten.randn(4, 3, 2)
+    device = value._device
+    shape = ((3, 2), (2, 1), 0, value._dtype, device, device._keyset | BATCHED_KEYS, 24)
+    for cls in (BatchedTensor, Tensor):
+        made, want = ACCEL.make_dataless(cls, *shape), make_dataless(cls, *shape)
+        assert type(made) is cls
+        for name in Tensor.__slots__:
+            if name in ("_storage", "__weakref__", "__dict__"):
+                continue
+            assert getattr(made, name, "unset") == getattr(want, name, "unset"), name
+        for name in ("data", "nbytes", "device", "resizable"):
+            assert getattr(made._storage, name) == getattr(want._storage, name), name
+    with pytest.raises(TypeError, match="make_dataless"):
+        ACCEL.make_dataless(int, *shape)
+    with pytest.raises(TypeError, match="8 arguments"):
+        ACCEL.make_dataless(BatchedTensor)

@@ -16,7 +16,8 @@ Note: the accelerator
       closures; they decline with None where those decline;
     - the recording path (Note: the accelerated recording path, in pyaten/autograd/graph.py):
       `call_below_autograd` (dispatch/tls.py) for the default thread-local sets,
-      `Node.__init__`, `AccumulateGrad.__init__` and `grad_accumulator`.
+      `Node.__init__`, `AccumulateGrad.__init__` and `grad_accumulator`;
+    - `make_dataless` (core/tensor.py's): vmap's BatchedTensor wrapper (func/_batched.py).
 
     Each replaces its Python layer when loaded; it does not stack another layer on top. The
     Python functions stay the reference, and the fallback for every case the C code does not
@@ -37,7 +38,7 @@ __all__ = ["ACCEL", "DISABLED", "LOAD_ERROR"]
 # PYATEN_NO_ACCEL=1: the pure-Python reference path, even where the extension was built
 DISABLED: bool = os.environ.get("PYATEN_NO_ACCEL", "") not in ("", "0")
 
-VERSION = 3  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
+VERSION = 4  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
 LOAD_ERROR: str | None = None  # why the built extension could not be imported, if it was not
 ACCEL: ModuleType | None = None
 if not DISABLED:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pyaten
 from pyaten._C import _disabled_torch_function_impl
+from pyaten.core.accel import ACCEL
 from pyaten.core.tensor import make_dataless
 from pyaten.core.views import storage_nbytes_needed
 from pyaten.dispatch.keys import functionality_bit
@@ -120,7 +121,8 @@ class BatchedTensor(pyaten.Tensor):
 
 # The per-call constructor (Note: the FuncTorchBatched key, in _key.py): the fields
 # `_make_wrapper_subclass` would set, without its argument checks; one sample's geometry.
-_new = object.__new__
+# The accelerator's `make_dataless` (csrc/accel.c) is core.tensor's in C: the same slots.
+_dataless = make_dataless if ACCEL is None else ACCEL.make_dataless
 
 
 def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
@@ -133,8 +135,8 @@ def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
     else:
         nbytes = storage_nbytes_needed(sizes, strides, 0, dtype.itemsize)
     # the data lives in `value`
-    t = make_dataless(BatchedTensor, sizes, strides, 0, dtype, device,
-                      device._keyset | BATCHED_KEYS, nbytes)
+    t = _dataless(BatchedTensor, sizes, strides, 0, dtype, device,
+                  device._keyset | BATCHED_KEYS, nbytes)
     t.value = value
     t.level = level
     return t
