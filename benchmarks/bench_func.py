@@ -88,8 +88,14 @@ def main() -> None:
         fns["hand"].append(lambda f=forward, p=params, x=x: f(p, x))
         fns["mapped"].append(lambda v=vmapped, p=params, x=x: v(p, x))
         fns["grads"].append(lambda g=per_sample, p=params, x=x, y=y: g(p, x, y))
-    hand, t_hand, mapped, t_mapped = _interleaved_cpu_us(fns["hand"] + fns["mapped"], number,
-                                                         repeat)
+    from pyaten.func._key import binding_route_off
+
+    def dispatched(v=fns["mapped"][0]):  # the bindings call the dispatcher for BatchedTensors
+        with binding_route_off():
+            return v()
+
+    hand, t_hand, mapped, t_mapped, no_route = _interleaved_cpu_us(
+        fns["hand"] + fns["mapped"] + [dispatched], number, repeat)
     grads, t_grads = _interleaved_cpu_us(fns["grads"], max(1, number // 4), repeat)
     print("case                                   pyaten us   torch us   pyaten/torch")
     print(f"MLP forward, batched by hand (64)   {hand:12.0f} {t_hand:10.0f} {hand / t_hand:10.1f}x")
@@ -97,6 +103,8 @@ def main() -> None:
           f"{mapped / t_mapped:10.1f}x")
     print(f"  vmap / hand-batched: pyaten {mapped / hand:.2f}x (goal <= 1.3x), "
           f"torch {t_mapped / t_hand:.2f}x")
+    print(f"  without the binding route (Note: the binding route): {no_route:.0f} us, "
+          f"{no_route / hand:.2f}x the hand-batched code")
     print(f"per-sample grads, vmap(grad) (64)   {grads:12.0f} {t_grads:10.0f} "
           f"{grads / t_grads:10.1f}x (goal <= 2x)")
 
