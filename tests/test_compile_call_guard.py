@@ -165,3 +165,20 @@ def test_module_state_changes_recapture_through_the_generated_guard(change):
     out = _run(compiled, (x,), mode)
     assert pyaten.allclose(out, net(x))
     assert inner.report.captures == (1 if change == "nothing" else 2)
+
+
+def test_a_tensor_subclass_after_a_plain_capture_runs_as_written():
+    seen = []
+
+    class Logged(pyaten.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    compiled = pyaten.compile(lambda x: (x * 2).relu())
+    x = pyaten.ones(3)
+    compiled(x)
+    out = compiled(x.as_subclass(Logged))
+    assert seen and compiled.report.eager_calls == 1 and compiled.report.captures == 1
+    assert pyaten.equal(out.as_subclass(pyaten.Tensor), (x * 2).relu())
