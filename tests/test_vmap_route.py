@@ -18,14 +18,10 @@ from pyaten.dispatch import trace
 from pyaten.func._key import binding_route_off, general_path_only
 from pyaten.utils import _python_dispatch as python_dispatch
 from tests.test_python_dispatch import _log_mode
+from tests.test_vmap_fast import _close_to_torch, _mlp, _mlp_params, _pair
 
 UNARY = ["relu", "sigmoid", "tanh", "exp", "neg", "abs"]
 BINARY = ["mul", "div", "maximum", "sub", "gt"]
-
-
-def _pair(shape, seed=0, dtype=np.float32):
-    array = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-    return pyaten.tensor(array), torch.tensor(array)
 
 
 def _three_ways(run):
@@ -60,27 +56,6 @@ def _same(a, b) -> None:
 def _all_same(results) -> None:
     for other in results[1:]:
         _same(results[0], other)
-
-
-def _close_to_torch(got, want, tol=1e-5) -> None:
-    assert tuple(got.shape) == tuple(want.shape)
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol)
-
-
-def _mlp(lib):
-    F = lib.nn.functional
-
-    def forward(p, x):
-        return F.linear(F.relu(F.linear(x, p["w1"], p["b1"])), p["w2"], p["b2"])
-
-    return forward
-
-
-def _mlp_params():
-    shapes = {"w1": (16, 8), "b1": (16,), "w2": (3, 16), "b2": (3,)}
-    pairs = {k: _pair(s, i) for i, (k, s) in enumerate(shapes.items())}
-    return {k: p for k, (p, _) in pairs.items()}, {k: t for k, (_, t) in pairs.items()}
 
 
 def test_the_route_runs_for_the_mlp() -> None:
