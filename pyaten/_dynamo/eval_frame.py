@@ -107,6 +107,9 @@ class _Entry:
     call_guard: Callable[[tuple, tuple], bool] | None = None
     all_tensors: bool = False
     rebuild: Callable[[Any], Any] | None = None
+    # where the graph's inputs are among the flattened arguments (None: the tensors; a
+    # dynamic capture adds its symbolic int arguments)
+    input_positions: tuple[int, ...] | None = None
 
     def check(self, spec: Any, flat: list[Any], state: tuple, module: Any) -> str | None:
         why = self.guards.check(spec, flat, state, module)
@@ -127,6 +130,7 @@ class CompiledFunction:
         self._module = module
         self._dynamic = dynamic
         self._dynamic_marks: dict[int, set[int]] = {}  # automatic dynamic: dims seen to vary
+        self._dynamic_ints: set[int] = set()  # and int arguments seen to vary
         self._entries: list[_Entry] = []
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
         backend_name = backend if isinstance(backend, str) else getattr(
@@ -200,8 +204,11 @@ class CompiledFunction:
             self.report.eager_calls += 1
             return self._fn(*args, **kwargs)
         self.report.compiled_calls += 1
-        tensors = [v for v in flat if isinstance(v, Tensor)]
-        outs = entry.run(*tensors, *entry.constants)
+        if entry.input_positions is None:
+            inputs = [v for v in flat if isinstance(v, Tensor)]
+        else:
+            inputs = [flat[i] for i in entry.input_positions]
+        outs = entry.run(*inputs, *entry.constants)
         return _rebuild(entry.capture, outs)
 
     def _capture(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
@@ -288,8 +295,9 @@ class CompiledFunction:
         static capture."""
         if self._dynamic is False:
             return None
-        if self._dynamic:
-            return {i: None for i, v in enumerate(flat) if isinstance(v, Tensor)}
+        if self._dynamic:  # every size, and every int argument (Note: a dynamic capture)
+            return {i: None for i, v in enumerate(flat) if isinstance(v, Tensor) or
+                    type(v) is int}
         marked = {i: {d % max(v.dim(), 1) for d in v.__dict__.get("_dynamo_dynamic_indices", ())}
                   for i, v in enumerate(flat) if isinstance(v, Tensor)}
         for i, dims in marked.items():  # mark_dynamic: symbols from the first capture on
@@ -306,9 +314,12 @@ class CompiledFunction:
                     changed = {d for d, (a, b) in enumerate(zip(key[2], value.shape)) if a != b}
                     if changed:
                         self._dynamic_marks.setdefault(i, set()).update(changed)
-        if not self._dynamic_marks:
+                elif type(value) is int and key[:2] == ("value", int) and key[2] != value:
+                    self._dynamic_ints.add(i)  # an int argument seen to vary: a symbol
+        if not self._dynamic_marks and not self._dynamic_ints:
             return None
-        return {i: frozenset(dims) for i, dims in self._dynamic_marks.items()}
+        dims: dict[int, Any] = {i: frozenset(d) for i, d in self._dynamic_marks.items()}
+        return dims | {i: None for i in self._dynamic_ints}
 
     def _capture_dynamic(self, args: tuple, kwargs: dict, spec: Any, flat: list[Any],
                          grad: tuple, dims: dict[int, Any]) -> Any:
@@ -320,6 +331,7 @@ class CompiledFunction:
             # the call is captured with static shapes instead, and so are the next ones
             self._dynamic = False if self._dynamic is None else self._dynamic
             self._dynamic_marks.clear()
+            self._dynamic_ints.clear()
             self.report.dynamic_fallbacks.append(f"{type(error).__name__}: {error}")
             return self._capture(args, kwargs, spec, flat, grad)
 
@@ -331,7 +343,9 @@ class CompiledFunction:
                                backward=backward, dynamic_dims=dims)
         self.report.captures += 1
         guards = build_dynamic_guards(spec, flat, grad, self._module, cap.fakes, cap.shape_env)
-        tensors = [v for v in flat if isinstance(v, Tensor)]
+        positions = tuple(i for i, (v, fake) in enumerate(zip(flat, cap.fakes))
+                          if isinstance(v, Tensor) or fake is not None)
+        tensors = [flat[i] for i in positions]  # the graph's inputs: symbolic ints too
         if cap.graph is None:
             self.report.graph_breaks.append(GraphBreak(cap.break_op or "?",
                                                        cap.break_reason or "?"))
@@ -339,7 +353,8 @@ class CompiledFunction:
         else:
             run, how = build(self._backend, cap, tensors + cap.constants)
             entry = _Entry(guards, run, cap, f"{how}, dynamic shapes", cap.constants,
-                           tuple(c.requires_grad for c in cap.constants))
+                           tuple(c.requires_grad for c in cap.constants),
+                           input_positions=positions)
         self.report.capture_seconds.append(time.perf_counter() - start)
         self._entries.append(entry)
         self.last_entry = entry

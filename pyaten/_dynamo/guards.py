@@ -219,8 +219,10 @@ class DynamicGuardSet(GuardSet):
         if fast is None or fast[0] != len(self.shape_env.guards):
             expected: list[Any] = []
             for fake in self.fakes:
-                if fake is not None:
+                if isinstance(fake, Tensor):
                     expected += list(fake._sizes) + list(fake._strides)
+                elif fake is not None:  # a symbolic int argument
+                    expected.append(fake)
             fast = (len(self.shape_env.guards), self.shape_env.compile_check(expected))
             object.__setattr__(self, "fast", fast)
         values: list[int] = []
@@ -228,6 +230,10 @@ class DynamicGuardSet(GuardSet):
             if fake is None:
                 if _leaf_key(value) != expected:
                     return False
+            elif not isinstance(fake, Tensor):
+                if value.__class__ is not int:
+                    return False
+                values.append(value)
             elif not isinstance(value, Tensor) or _dynamic_key(value) != expected:
                 return False
             else:
@@ -247,6 +253,11 @@ class DynamicGuardSet(GuardSet):
                 got = _leaf_key(value)
                 if got != expected:
                     return _describe(i, expected, got)
+                continue
+            if not isinstance(fake, Tensor):  # a symbolic int argument
+                if value.__class__ is not int:
+                    return f"input {i}: expected an int, got {_kind(_leaf_key(value))}"
+                pairs.append((fake, value))
                 continue
             if not isinstance(value, Tensor):
                 return f"input {i}: expected a tensor, got {_kind(_leaf_key(value))}"
@@ -273,6 +284,9 @@ class DynamicGuardSet(GuardSet):
             if fake is None:
                 lines.append(_leaf_line(i, key))
                 continue
+            if not isinstance(fake, Tensor):
+                lines.append(f"input {i}: int == {fake}")
+                continue
             _, kind, _, dtype, device, requires_grad = key
             lines.append(f"input {i}: {kind.__name__} size={list(fake.shape)} "
                          f"stride={list(fake.stride())} dtype={dtype} device={device} "
@@ -285,7 +299,8 @@ class DynamicGuardSet(GuardSet):
 
 def build_dynamic_guards(spec: Any, flat: list[Any], state: tuple, module: Any,
                          fakes: list[Any], shape_env: Any) -> DynamicGuardSet:
-    leaves = tuple(_dynamic_key(v) if fake is not None else _leaf_key(v)
+    leaves = tuple(_leaf_key(v) if fake is None else _dynamic_key(v)
+                   if isinstance(fake, Tensor) else ("symint", int)
                    for v, fake in zip(flat, fakes))
     return DynamicGuardSet(spec, leaves, state, _module_state(module), tuple(fakes), shape_env)
 

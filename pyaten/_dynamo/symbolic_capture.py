@@ -12,6 +12,11 @@ Note: a dynamic capture
     as Meta tensors of their (static) sizes. The call's result is then computed by the
     compiled graph itself, on the real inputs. Python side effects of the capture run see
     FakeTensors; a graph break aborts the run and the call runs eagerly.
+
+    A Python `int` argument (not a bool) at a position `dynamic_dims` names becomes a symbol
+    too, as PyTorch's `dynamic=True` does (its `specialize_int` is False): a graph input of
+    its own, read wherever the program uses it, and a decision taken on it (a branch, a
+    dim) is a guard like a size's. Unlike PyTorch's, 0 and 1 stay constants, as sizes do.
 """
 
 from __future__ import annotations
@@ -122,9 +127,10 @@ def capture_symbolic(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, bac
                      dynamic_dims: dict[int, frozenset[int] | None]) -> Capture:
     """Capture `fn` on FakeTensors (Note: a dynamic capture). `dynamic_dims` maps the
     position of each tensor among the flattened arguments to the dims given symbols (None:
-    every dim). The Capture's `result` is None (the caller runs the compiled graph); its
-    `shape_env` and `fakes` (per flattened argument: the FakeTensor or None) make the
-    guards. A graph break gives a Capture without graph."""
+    every dim), and an int argument's position to None to make it a symbol. The Capture's
+    `result` is None (the caller runs the compiled graph); its `shape_env` and `fakes` (per
+    flattened argument: the FakeTensor, the int's SymInt, or None) make the guards. A
+    graph break gives a Capture without graph."""
     from pyaten.autograd.grad_mode import no_grad
     from pyaten.func import functionalize
 
@@ -145,6 +151,14 @@ def capture_symbolic(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, bac
                 mode.track(fake, graph.placeholder(f"arg{i}"))
                 fakes.append(fake)
                 call_flat.append(fake)
+            elif type(value) is int and i in dynamic_dims:
+                sym = shape_env.create_symbol(value, f"L['arg{i}']")
+                if isinstance(sym, SymInt):
+                    node = graph.placeholder(f"arg{i}")
+                    node.meta["val"] = sym
+                    mode.sym_nodes.setdefault(sym.node.expr.key(), node)
+                fakes.append(sym if isinstance(sym, SymInt) else None)
+                call_flat.append(sym)
             else:
                 fakes.append(None)
                 call_flat.append(value)

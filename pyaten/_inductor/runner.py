@@ -27,6 +27,7 @@ import numpy as np
 
 from pyaten.core.broadcast import new_row_major
 from pyaten.core.device import CPU
+from pyaten.core.tensor import Tensor
 from pyaten.dispatch.keys import DispatchKey, DispatchKeySet
 from pyaten.fx.graph_module import GraphModule
 from pyaten.fx.node import Node, map_arg
@@ -54,10 +55,14 @@ def _direct_kernel(node: Node) -> tuple[Callable[..., Any], tuple, dict]:
     except Exception:  # noqa: BLE001 - unusual binding: keep the dispatcher
         return target, node.args, dict(node.kwargs)
     for i, argument in enumerate(entry.schema.arguments):
+        if not str(argument.type).startswith("Tensor"):
+            continue
         # a number where the schema takes a Tensor: the wrapped-number tensor binding makes
-        if str(argument.type).startswith("Tensor") and isinstance(args[i], (bool, int, float,
-                                                                           complex)):
+        if isinstance(args[i], (bool, int, float, complex)):
             args[i] = wrapped_number(args[i])
+        elif isinstance(args[i], Node) and not isinstance(args[i].meta.get("val"), Tensor):
+            # a graph input that is a number (a symbolic int argument): the dispatcher wraps it
+            return target, node.args, dict(node.kwargs)
     return fn, tuple(args), {}
 
 
