@@ -399,10 +399,12 @@ def binding_route(entry: Any, values: tuple) -> Any:
     NotImplemented for the binding to call the dispatcher."""
     plan = entry.__dict__.get("_vmap_plan") or _plan(entry)
     state = _STATE
-    if (plan[4] is None or state.included != _VMAP_INCLUDED
-            or state.excluded != _DEFAULT_EXCLUDED or trace.ACTIVE or general_path_only.on):
+    first = values[0]  # (the binding tested its first tensor: the schema's first, mostly)
+    if (plan[4] is None or first.__class__ is not BatchedTensor
+            or state.included != _VMAP_INCLUDED or state.excluded != _DEFAULT_EXCLUDED
+            or trace.ACTIVE or general_path_only.on):
         return NotImplemented
-    kernel = entry._cache.get((values[0]._keyset | _VMAP_INCLUDED) & state.keep)
+    kernel = entry._cache.get((first._keyset | _VMAP_INCLUDED) & state.keep)
     if kernel is None or kernel is not entry.__dict__.get("_vmap_route"):
         # the dispatcher's answer, checked once per cached kernel
         if (kernel is None or kernel.__class__ is not partial
@@ -411,7 +413,6 @@ def binding_route(entry: Any, values: tuple) -> Any:
         entry._vmap_route = kernel
     # `_run_fast` and `_outside_vmap_mode` inlined: the thread's sets are those of a vmapped
     # function, so FuncTorchVmapMode off puts them back to the defaults
-    first = values[0]
     grad = GRAD.enabled
     if (first._fw_grad is not None or (grad and first._requires_grad)
             or first.level > len(_STACK.levels)):
