@@ -66,7 +66,7 @@ from pyaten.func._rules import (
     dispatch_batched,
     pointwise_tensor_count,
 )
-from pyaten.native.gen_support import PLAIN_CPU, Direct, _NoVmap
+from pyaten.native.gen_support import PLAIN_CPU, Direct
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
 __all__ = ["COMPOSITE_RULES", "batched_kernel", "binding_route", "layer_back_kernel"]
@@ -402,7 +402,7 @@ def binding_route(entry: Any, values: tuple) -> Any:
     first = values[0]  # (the binding tested its first tensor: the schema's first, mostly)
     if (plan[4] is None or first.__class__ is not BatchedTensor
             or state.included != _VMAP_INCLUDED or state.excluded != _DEFAULT_EXCLUDED
-            or trace.ACTIVE or general_path_only.on):
+            or trace.ACTIVE or general_path_only.on or binding_route_off.on):
         return NotImplemented
     kernel = entry._cache.get((first._keyset | _VMAP_INCLUDED) & state.keep)
     if kernel is None or kernel is not entry.__dict__.get("_vmap_route"):
@@ -437,15 +437,19 @@ def binding_route(entry: Any, values: tuple) -> Any:
 
 
 class binding_route_off:  # noqa: N801 - used as a context manager, like torch's guards
-    """Within `with binding_route_off():` the bindings call the dispatcher for BatchedTensors
-    (Note: the binding route): what tests compare the route with."""
+    """Within `with binding_route_off():` the route declines every call and the bindings
+    call the dispatcher for BatchedTensors (Note: the binding route): what tests compare the
+    route with. (A flag the route reads: rebinding `Direct.vmap_class` would change the
+    `Direct` type and make every binding's cached attribute lookups on it start over.)"""
+
+    on = False
 
     def __enter__(self) -> None:
-        self._was = Direct.vmap_class
-        Direct.vmap_class = _NoVmap
+        self._was = binding_route_off.on
+        binding_route_off.on = True
 
     def __exit__(self, *exc: object) -> None:
-        Direct.vmap_class = self._was
+        binding_route_off.on = self._was
 
 
 def _arguments(op: Any, values: tuple) -> tuple[tuple, dict, int]:
