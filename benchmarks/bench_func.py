@@ -103,8 +103,8 @@ def main() -> None:
           f"{mapped / t_mapped:10.1f}x")
     print(f"  vmap / hand-batched: pyaten {mapped / hand:.2f}x (goal <= 1.3x), "
           f"torch {t_mapped / t_hand:.2f}x")
-    print(f"  without the binding route (Note: the binding route): {no_route:.0f} us, "
-          f"{no_route / hand:.2f}x the hand-batched code")
+    print(f"  the binding route declining (Note: the binding route; the dispatcher's path): "
+          f"{no_route:.0f} us, {no_route / hand:.2f}x the hand-batched code")
     print(f"per-sample grads, vmap(grad) (64)   {grads:12.0f} {t_grads:10.0f} "
           f"{grads / t_grads:10.1f}x (goal <= 2x)")
 
