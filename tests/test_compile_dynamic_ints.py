@@ -56,3 +56,28 @@ def test_a_symbolic_int_trains_and_its_guard_reads_it():
     assert "input 1: int == s" in "\n".join(compiled.last_entry.guards.describe())
     assert compiled(pyaten.ones(3), True).item() == 3.0  # a bool is not an int here
     assert compiled.report.captures == 2
+
+
+_EAGER_TYPED = {  # an int that eager types as an int where a symbol would not be
+    "full": lambda x, n: x + pyaten.full((x.shape[0],), n),
+    "arange": lambda x, n: x + pyaten.arange(n).sum(),
+    "power": lambda x, n: n ** x,
+    "where": lambda x, n: pyaten.where(x > 2, x, n),
+    "arithmetic": lambda x, n: (x * n - n) // 2 + x / n,
+    "slice": lambda x, n: x[:n] * n,
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "bool"])
+@pytest.mark.parametrize("case", sorted(_EAGER_TYPED))
+def test_a_symbolic_int_gives_eager_dtypes_and_values(case, dtype):
+    fn = _EAGER_TYPED[case]
+    compiled = pyaten.compile(fn, dynamic=True)
+    for size, n in ((5, 2), (6, 3), (7, 4)):
+        x = pyaten.arange(size).to(getattr(pyaten, dtype))
+        try:
+            expected = fn(x, n)
+        except RuntimeError:
+            continue
+        out = compiled(x, n)
+        assert out.dtype == expected.dtype and pyaten.equal(out, expected)

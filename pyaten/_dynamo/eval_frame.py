@@ -131,6 +131,7 @@ class CompiledFunction:
         self._dynamic = dynamic
         self._dynamic_marks: dict[int, set[int]] = {}  # automatic dynamic: dims seen to vary
         self._dynamic_ints: set[int] = set()  # and int arguments seen to vary
+        self._static_ints = False  # an int symbol failed a capture: ints stay constants
         self._entries: list[_Entry] = []
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
         backend_name = backend if isinstance(backend, str) else getattr(
@@ -297,7 +298,7 @@ class CompiledFunction:
             return None
         if self._dynamic:  # every size, and every int argument (Note: a dynamic capture)
             return {i: None for i, v in enumerate(flat) if isinstance(v, Tensor) or
-                    type(v) is int}
+                    type(v) is int and not self._static_ints}
         marked = {i: {d % max(v.dim(), 1) for d in v.__dict__.get("_dynamo_dynamic_indices", ())}
                   for i, v in enumerate(flat) if isinstance(v, Tensor)}
         for i, dims in marked.items():  # mark_dynamic: symbols from the first capture on
@@ -314,7 +315,8 @@ class CompiledFunction:
                     changed = {d for d, (a, b) in enumerate(zip(key[2], value.shape)) if a != b}
                     if changed:
                         self._dynamic_marks.setdefault(i, set()).update(changed)
-                elif type(value) is int and key[:2] == ("value", int) and key[2] != value:
+                elif type(value) is int and key[:2] == ("value", int) and key[2] != value \
+                        and not self._static_ints:
                     self._dynamic_ints.add(i)  # an int argument seen to vary: a symbol
         if not self._dynamic_marks and not self._dynamic_ints:
             return None
@@ -328,6 +330,16 @@ class CompiledFunction:
         except Unsupported:
             raise
         except Exception as error:  # noqa: BLE001 - a Meta kernel that cannot take symbols
+            ints = [i for i in dims if not isinstance(flat[i], Tensor)]
+            if ints:  # int arguments constants from now on, the sizes still symbolic
+                self._static_ints = True
+                self._dynamic_ints.clear()
+                self.report.dynamic_fallbacks.append(
+                    f"{type(error).__name__}: {error} (int arguments made constants)")
+                sizes = {i: d for i, d in dims.items() if i not in ints}
+                if sizes:
+                    return self._capture_dynamic(args, kwargs, spec, flat, grad, sizes)
+                return self._capture(args, kwargs, spec, flat, grad)
             # the call is captured with static shapes instead, and so are the next ones
             self._dynamic = False if self._dynamic is None else self._dynamic
             self._dynamic_marks.clear()

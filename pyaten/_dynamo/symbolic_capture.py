@@ -21,6 +21,7 @@ Note: a dynamic capture
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pyaten.core.symbolic import SymInt
@@ -208,10 +209,48 @@ def capture_symbolic(fn: Any, args: tuple, kwargs: dict, *, fullgraph: bool, bac
     if joint is None:
         _drop_tangents(graph)
     graph.lint()
+    _check_int_uses(graph, shape_env)
     module = GraphModule({}, graph, class_name=getattr(fn, "__name__", "fn"))
     module.shape_env = shape_env
     return _with_env(Capture(None, module, list(mode.lifted), out_spec, leaves, None, None,
                              joint), shape_env, fakes)
+
+
+# where an int symbol may go: besides integer arguments (sizes, dims) and size arithmetic,
+# the number operand of these operators, whose Meta kernels promote a symbol as an int
+_INT_OPERAND_OPS = frozenset({"add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor"})
+
+
+def _check_int_uses(graph: Graph, shape_env: ShapeEnv) -> None:
+    """Refuse a graph where a symbolic int argument (or size arithmetic on one) reaches an
+    operator argument that is not an integer one (a `full` fill value...), or was made a
+    Python float on the way (`n ** x`): there it would not be typed as an int. The caller
+    then captures with the int arguments constant (pyaten/_dynamo/eval_frame.py)."""
+    derived = {n for n in graph.nodes if n.op == "placeholder" and
+               isinstance(n.meta.get("val"), SymInt)}
+    for node in derived:
+        name = node.meta["val"].node.expr.text
+        for guard in shape_env.guards:
+            if guard.value and re.fullmatch(rf"{re.escape(name)} == -?\d+\.\d*", guard.expr):
+                raise TypeError(f"an int argument ({name}) was used as a float")
+    for node in graph.nodes:
+        used = [a for a in node.all_input_nodes if a in derived]
+        if not used or node.op == "output":
+            continue
+        schema = getattr(node.target, "_schema", None)
+        if schema is None:  # size arithmetic (operator.mul...): a symbol again
+            derived.add(node)
+            continue
+        name = getattr(node.target, "__name__", "")
+        given = list(zip(schema.arguments, node.args))
+        given += [(a, node.kwargs[a.name]) for a in schema.arguments if a.name in node.kwargs]
+        for argument, value in given:
+            if not isinstance(value, Node) or value not in used:
+                continue
+            if not str(argument.type).startswith(("int", "SymInt")) and \
+                    not (name in _INT_OPERAND_OPS and argument.name == "other"):
+                raise TypeError(f"an int argument reaches {node.target}'s argument "
+                                f"'{argument.name}' ({argument.type}) as a symbol")
 
 
 def _with_env(cap: Capture, shape_env: ShapeEnv, fakes: list[Any]) -> Capture:
