@@ -258,7 +258,8 @@ def test_a_dispatch_mode_sees_the_same_calls() -> None:
     assert "aten.addmm.default" in _calls_seen_both_ways(_log_mode(python_dispatch))
 
 
-def test_a_torch_function_mode_sees_the_same_calls() -> None:
+def _names_mode() -> type:
+    """A TorchFunctionMode that records the names of the functions it sees in `calls`."""
     from pyaten.overrides import TorchFunctionMode
 
     class Names(TorchFunctionMode):
@@ -270,7 +271,11 @@ def test_a_torch_function_mode_sees_the_same_calls() -> None:
             self.calls.append(getattr(func, "__name__", str(func)))
             return func(*args, **(kwargs or {}))
 
-    assert _calls_seen_both_ways(Names).count("linear") == 2
+    return Names
+
+
+def test_a_torch_function_mode_sees_the_same_calls() -> None:
+    assert _calls_seen_both_ways(_names_mode()).count("linear") == 2
 
 
 def test_autocast() -> None:

@@ -18,7 +18,7 @@ from pyaten.dispatch import trace
 from pyaten.func._key import binding_route_off, general_path_only
 from pyaten.utils import _python_dispatch as python_dispatch
 from tests.test_python_dispatch import _log_mode
-from tests.test_vmap_fast import _close_to_torch, _mlp, _mlp_params, _pair
+from tests.test_vmap_fast import _close_to_torch, _mlp, _mlp_params, _names_mode, _pair
 
 UNARY = ["relu", "sigmoid", "tanh", "exp", "neg", "abs"]
 BINARY = ["mul", "div", "maximum", "sub", "gt"]
@@ -160,19 +160,8 @@ def _calls_seen(mode_class) -> list:
 
 
 def test_modes_see_the_same_calls() -> None:
-    from pyaten.overrides import TorchFunctionMode
-
-    class Names(TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.calls = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.calls.append(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
     assert "aten.addmm.default" in _calls_seen(_log_mode(python_dispatch))
-    assert _calls_seen(Names).count("linear") == 2
+    assert _calls_seen(_names_mode()).count("linear") == 2
 
 
 def test_autocast_and_functionalize() -> None:
