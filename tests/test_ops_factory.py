@@ -492,3 +492,16 @@ def test_linspace_complex_bit_for_bit(low, high, steps, name):
     torch_bits = torch.int32 if name == "complex64" else torch.int64
     assert np.array_equal(pyaten.view_as_real(ours).view(bits).numpy(),
                           torch.view_as_real(theirs).view(torch_bits).numpy())
+
+
+@pytest.mark.parametrize("name", ["float32", "complex64"])
+def test_linspace_float32_product_on_a_midpoint(name):
+    # 47 + step * k lands exactly on a float32 midpoint and the tiny endpoint decides the
+    # rounding: a wide-precision sum loses it, an FMA does not (found by hypothesis)
+    low, high = 47.0, 3.5892216191139005e-22
+    if name == "complex64":
+        low, high = low * 1j, high * 1j
+    _assert_same_bits(lambda: pyaten.view_as_real(pyaten.linspace(low, high, 1000, dtype=getattr(
+        pyaten, name))) if name == "complex64" else pyaten.linspace(low, high, 1000),
+        lambda: torch.view_as_real(torch.linspace(low, high, 1000, dtype=getattr(
+            torch, name))) if name == "complex64" else torch.linspace(low, high, 1000))

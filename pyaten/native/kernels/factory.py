@@ -549,6 +549,31 @@ def _split(x: float) -> tuple[float, float]:
     return hi, x - hi
 
 
+def _fma_float32(a, b: np.ndarray, c) -> np.ndarray:
+    """`a * b + c` rounded once into float32. The product is exact in the wide type (a float32
+    times an integer count); the sum is rounded there, which can land exactly on a float32
+    midpoint that the exact sum is not on (`c` far smaller than the product): there the
+    sum's rounding error (Knuth's two-sum) says which neighbour the exact value is nearer."""
+    wide = np.longdouble
+    with np.errstate(all="ignore"):
+        p = wide(a) * np.asarray(b, wide)
+        c = np.broadcast_to(np.asarray(c, wide), p.shape)
+        s = p + c
+        result = s.astype(np.float32)
+        v = s - p
+        error = (p - (s - v)) + (c - v)  # p + c == s + error exactly
+        doubt = (error != 0) & np.isfinite(s)
+        if doubt.any():
+            r, s_, e = result[doubt], s[doubt], error[doubt]
+            up = r.astype(wide) < s_  # s_ lies between r and its neighbour on this side
+            other = np.nextafter(r, np.where(up, np.float32(np.inf), np.float32(-np.inf)))
+            tie = (r.astype(wide) + other.astype(wide)) / 2 == s_
+            # on a midpoint, the exact value is on the error's side of it
+            nearer = np.where((e > 0) == (other > r), other, r)
+            result[doubt] = np.where(tie, nearer, r)
+    return result
+
+
 def fused_multiply_add(a, b: np.ndarray, c, dtype: np.dtype) -> np.ndarray:
     """`a * b + c` (a scalar, `b` an array of integers, `c` a scalar or array) rounded once
     into float32 or float64: what ATen's CPU loops compute where the compiler fused the
@@ -557,9 +582,7 @@ def fused_multiply_add(a, b: np.ndarray, c, dtype: np.dtype) -> np.ndarray:
     Knuth's sum), with the rare element whose final rounding they leave in doubt computed in
     exact fractions."""
     if dtype == np.float32:
-        wide = np.longdouble
-        with np.errstate(all="ignore"):
-            return (wide(a) * np.asarray(b, wide) + wide(c)).astype(np.float32)
+        return _fma_float32(a, b, c)
     a = float(a)
     b = np.asarray(b, np.float64)
     c = np.broadcast_to(np.asarray(c, np.float64), b.shape)
