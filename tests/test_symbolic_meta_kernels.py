@@ -100,3 +100,19 @@ def test_arange_with_symbolic_bounds_keeps_its_errors() -> None:
     compiled = pyaten.compile(lambda x: pyaten.arange(x.shape[0], 0), dynamic=True)
     with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent"):
         compiled(pyaten.randn(5))
+
+
+@pytest.mark.parametrize("exponent", ["arange", "tensor of the input"])
+def test_a_symbolic_size_to_a_tensor_power_keeps_the_integer_dtype(exponent) -> None:
+    # `n ** tensor` with a symbolic size n: Tensor.__rpow__ takes n as an int (an int64
+    # result for int64 exponents), never as a float
+    def case(m, x):  # noqa: ANN001, ANN202
+        power = m.arange(3) if exponent == "arange" else x * 0 + 2
+        return x.shape[0] ** power
+
+    compiled = pyaten.compile(lambda x: case(pyaten, x), dynamic=True)
+    for n in (3, 5, 7):
+        got = compiled(pyaten.arange(n))
+        want = case(torch, torch.arange(n))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        assert got.tolist() == want.tolist()

@@ -387,6 +387,8 @@ class SymInt:
         return other / SymFloat._of(self)
 
     def __pow__(self, other: object) -> Any:
+        if not isinstance(other, (builtins.int, builtins.float, SymInt, SymFloat)):
+            return NotImplemented  # a tensor exponent: Tensor.__rpow__ takes the int as is
         if isinstance(other, builtins.int) and other >= 0:
             result: Any = 1
             for _ in range(other):
