@@ -20,23 +20,13 @@ Note: the compiled recording calls
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-from pyaten.dispatch.accel import DISABLED
+from pyaten.dispatch.accel import load_extension
 
 __all__ = ["ACCEL_GRAPH", "LOAD_ERROR"]
 
 VERSION = 3  # the csrc/accel_graph.c API this module drives (its ACCEL_GRAPH_VERSION)
-LOAD_ERROR: str | None = None  # why the built extension could not be used, if it was not
-ACCEL_GRAPH: ModuleType | None = None
-if not DISABLED:
-    try:
-        ACCEL_GRAPH = importlib.import_module("pyaten._accel_graph")
-    except ImportError as error:  # not built (no compiler at install time): pure Python
-        LOAD_ERROR = str(error)
-    if ACCEL_GRAPH is not None and getattr(ACCEL_GRAPH, "VERSION", None) != VERSION:
-        LOAD_ERROR = (f"pyaten._accel_graph was built from another csrc/accel_graph.c "
-                      f"(version {getattr(ACCEL_GRAPH, 'VERSION', None)}, expected {VERSION}): "
-                      "rebuild it with `pip install -e . --no-deps --no-build-isolation`")
-        ACCEL_GRAPH = None
+ACCEL_GRAPH: ModuleType | None
+LOAD_ERROR: str | None  # why the built extension could not be used, if it was not
+ACCEL_GRAPH, LOAD_ERROR = load_extension("_accel_graph", "csrc/accel_graph.c", VERSION)

@@ -33,21 +33,28 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["ACCEL", "DISABLED", "LOAD_ERROR"]
+__all__ = ["ACCEL", "DISABLED", "LOAD_ERROR", "load_extension"]
 
 # PYATEN_NO_ACCEL=1: the pure-Python reference path, even where the extension was built
 DISABLED: bool = os.environ.get("PYATEN_NO_ACCEL", "") not in ("", "0")
 
-VERSION = 4  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
-LOAD_ERROR: str | None = None  # why the built extension could not be imported, if it was not
-ACCEL: ModuleType | None = None
-if not DISABLED:
-    try:  # (by name: the extension module, not the package, is what this layer loads)
-        ACCEL = importlib.import_module("pyaten._accel")
+
+def load_extension(name: str, source: str, version: int) -> tuple[ModuleType | None, str | None]:
+    """The optional extension `pyaten.<name>` built from `source`, when enabled, importable
+    and of `version` (its VERSION constant); else None and why not (None when disabled)."""
+    if DISABLED:
+        return None, None
+    try:  # (by name: the extension module, not the package, is what a layer loads)
+        module = importlib.import_module(f"pyaten.{name}")
     except ImportError as error:  # not built (no compiler at install time): pure Python
-        LOAD_ERROR = str(error)
-    if ACCEL is not None and getattr(ACCEL, "VERSION", None) != VERSION:
-        LOAD_ERROR = (f"pyaten._accel was built from another csrc/accel.c (version "
-                      f"{getattr(ACCEL, 'VERSION', None)}, expected {VERSION}): rebuild it with "
+        return None, str(error)
+    built = getattr(module, "VERSION", None)
+    if built != version:
+        return None, (f"pyaten.{name} was built from another {source} (version {built}, "
+                      f"expected {version}): rebuild it with "
                       "`pip install -e . --no-deps --no-build-isolation`")
-        ACCEL = None
+    return module, None
+
+
+VERSION = 4  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
+ACCEL, LOAD_ERROR = load_extension("_accel", "csrc/accel.c", VERSION)
