@@ -228,3 +228,38 @@ def test_nll_loss_unweighted_values_and_per_sample_grads(reduction, items) -> No
     got = pf.vmap(pf.grad(loss(pyaten)))(px, py)
     want = tf.vmap(tf.grad(loss(torch)))(tx, ty)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# Derivative formulas that chose a path by reading values (`.item()`) take the path right
+# for every value on a BatchedTensor (PyTorch's isTensorSubclassLike), so vmap(grad) of
+# these runs; the samples hold zeros, ties and NaNs to reach every case.
+_READING = np.array([[1.5, -2.0, 0.5, 3.0], [0.0, 2.0, -1.0, 0.5], [0.0, 1.0, 0.0, 2.0],
+                     [2.0, 2.0, np.nan, -1.0], [np.nan, 1.0, np.nan, 1.0]])
+READING_FORMULAS = [
+    ("prod", lambda lib, x: x.prod()),
+    ("prod.dim", lambda lib, x: x.reshape(2, 2).prod(1)),
+    ("prod.dim_keepdim", lambda lib, x: x.reshape(2, 2).prod(0, keepdim=True)),
+    ("cumprod", lambda lib, x: x.cumprod(0)),
+    ("cumprod.2d", lambda lib, x: x.reshape(2, 2).cumprod(1)),
+    ("max", lambda lib, x: x.max()),
+    ("min", lambda lib, x: x.min()),
+    ("median", lambda lib, x: x.median()),
+    ("nanmedian", lambda lib, x: x.nanmedian()),
+]
+
+
+@pytest.mark.parametrize("case", READING_FORMULAS, ids=[c[0] for c in READING_FORMULAS])
+def test_vmap_grad_of_value_reading_formulas(case) -> None:
+    _, fn = case
+    rows = _READING if case[0] in ("max", "min", "median", "nanmedian") else _READING[:3]
+
+    def loss(lib):
+        return lambda x: (fn(lib, x) * fn(lib, x)).sum()
+
+    want = tf.vmap(tf.grad(loss(torch)))(torch.tensor(rows))
+    got = pf.vmap(pf.grad(loss(pyaten)))(pyaten.tensor(rows))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
+    # and the same gradients one sample at a time, outside vmap (the value-reading path)
+    for i in range(len(rows)):
+        one = pf.grad(loss(pyaten))(pyaten.tensor(rows[i]))
+        np.testing.assert_allclose(one.numpy(), want[i].numpy(), rtol=1e-12, equal_nan=True)

@@ -19,6 +19,7 @@ import numpy as np
 
 import pyaten
 from pyaten.core.tensor import Tensor
+from pyaten.dispatch.keys import functionality_bit
 
 __all__ = [
     "unsqueeze_multiple",
@@ -58,6 +59,17 @@ __all__ = [
     "cumprod_jvp",
     "logcumsumexp_jvp",
 ]
+
+# A tensor with one of these keys holds no data a formula could read (`.item()`, `bool()`):
+# a BatchedTensor, a wrapper subclass, a functional tensor. Formulas that choose a path by
+# reading values take the path that is right for every value there (PyTorch's
+# isTensorSubclassLike), so that vmap(grad(f)) and tracing see tensor operations only.
+_SUBCLASS_LIKE_KEYS = (functionality_bit("Python") | functionality_bit("FuncTorchBatched")
+                       | functionality_bit("Functionalize"))
+
+
+def _subclass_like(*tensors: Tensor) -> bool:
+    return any(t._keyset & _SUBCLASS_LIKE_KEYS for t in tensors)
 
 
 def _dim_list(dims: Any) -> list[int] | None:
@@ -133,10 +145,14 @@ def prod_safe_zeros_backward(grad: Tensor, inp: Tensor, dim: int) -> Tensor:
 def prod_backward(grad: Tensor, inp: Tensor, result: Tensor, dim: int | None = None,
                   keepdim: bool = False) -> Tensor:
     """The gradient of `prod` (over everything when `dim` is None): result / input where the
-    input has no zero, the zero-safe exclusive products otherwise."""
+    input has no zero, the zero-safe exclusive products otherwise (and on tensors whose
+    values it cannot read, `_subclass_like`)."""
     if inp.dim() == 0:
         return grad
     if dim is None:
+        if _subclass_like(inp):
+            return prod_safe_zeros_backward(grad, inp.contiguous().view(-1), 0).view(
+                tuple(inp.shape))
         zeros = int((inp == 0).sum())
         if zeros == 0:
             return grad * (result / inp).conj()
@@ -148,6 +164,8 @@ def prod_backward(grad: Tensor, inp: Tensor, result: Tensor, dim: int | None = N
     if not keepdim:
         grad = grad.unsqueeze(dim)
         result = result.unsqueeze(dim)
+    if _subclass_like(inp):
+        return prod_safe_zeros_backward(grad, inp, dim)
     if not bool((inp == 0).any()):
         return grad * (result / inp).conj()
     return prod_safe_zeros_backward(grad, inp, dim)
@@ -181,7 +199,7 @@ def amax_amin_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Any,
 def evenly_distribute_backward(grad: Tensor, inp: Tensor, value: Tensor) -> Tensor:
     """max()/min()/median() of everything: the gradient split among the elements equal to
     the result (among the NaNs when the result is NaN)."""
-    mask = inp.isnan() if bool(value.isnan()) else inp == value
+    mask = (inp == value) | (inp.isnan() & value.isnan())  # no value read: vmap batches it
     return mask * (grad / mask.sum())
 
 
@@ -335,8 +353,9 @@ def _reversed_cumsum(w: Tensor, dim: int) -> Tensor:
 def cumprod_backward(grad: Tensor, inp: Tensor, dim: int, output: Tensor) -> Tensor:
     """The gradient of cumprod (PyTorch's cumprod_backward): reversed cumsum of
     grad * output over the input where no input is zero; otherwise, with a graph being
-    recorded, the O(n^2) sum of omitted products (itself differentiable), and without one
-    the O(n) form around the first zero of each slice."""
+    recorded or on tensors whose values it cannot read (`_subclass_like`), the O(n^2) sum of
+    omitted products (itself differentiable), and without one the O(n) form around the
+    first zero of each slice."""
     if inp.numel() <= 1:
         return grad
     dim = dim % inp.dim()
@@ -347,9 +366,10 @@ def cumprod_backward(grad: Tensor, inp: Tensor, dim: int, output: Tensor) -> Ten
     out_c = output.conj()
     w = out_c * grad
     is_zero = inp == 0
-    if not bool(is_zero.any()):
+    subclass_like = _subclass_like(inp, grad, output)  # the O(n^2) form reads no value
+    if not subclass_like and not bool(is_zero.any()):
         return _reversed_cumsum(w, dim).div(inp_c)
-    if not pyaten.is_grad_enabled():
+    if not subclass_like and not pyaten.is_grad_enabled():
         return _cumprod_backward_zeros(grad, inp_c, out_c, w, is_zero, dim)
     ones_size = list(inp.shape)
     ones_size[dim] = 1
