@@ -263,3 +263,62 @@ def test_vmap_grad_of_value_reading_formulas(case) -> None:
     for i in range(len(rows)):
         one = pf.grad(loss(pyaten))(pyaten.tensor(rows[i]))
         np.testing.assert_allclose(one.numpy(), want[i].numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_vmap_grad_of_quantile_composition() -> None:
+    # quantile's differentiable composition ranks with tensor operations (no value read)
+    rows = np.array([[0.5, -1.0, 2.0, 0.25, 3.0], [1.0, np.nan, -2.0, 0.0, 4.0],
+                     [2.0, 2.0, 1.0, -1.0, 0.5]])
+
+    def loss(lib, name, q, interpolation):
+        def f(x):
+            out = getattr(lib, name)(x, q, dim=0, interpolation=interpolation)
+            return (out.nan_to_num() ** 2).sum()
+        return f
+
+    for name in ("quantile", "nanquantile"):
+        for interpolation in ("linear", "lower", "higher", "midpoint", "nearest"):
+            for q in (0.3, [0.0, 0.4, 1.0]):
+                tq = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+                pq = pyaten.tensor(q, dtype=pyaten.float64) if isinstance(q, list) else q
+                want = tf.vmap(tf.grad(loss(torch, name, tq, interpolation)))(
+                    torch.tensor(rows))
+                got = pf.vmap(pf.grad(loss(pyaten, name, pq, interpolation)))(
+                    pyaten.tensor(rows))
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12,
+                                           atol=1e-14)
+
+
+LINALG_CHECKED = [  # composite kernels that check LAPACK's `info` (_linalg_check_errors)
+    ("inv", lambda lib, m: lib.linalg.inv(m), False),
+    ("cholesky", lambda lib, m: lib.linalg.cholesky(m), True),
+    ("solve", lambda lib, m: lib.linalg.solve(m, m[0]), False),
+    ("logdet", lambda lib, m: lib.logdet(m), True),
+]
+
+
+@pytest.mark.parametrize("case", LINALG_CHECKED, ids=[c[0] for c in LINALG_CHECKED])
+def test_vmap_of_info_checked_linalg(case) -> None:
+    _, fn, spd = case
+    a = np.random.default_rng(3).standard_normal((3, 4, 4))
+    if spd:
+        a = a @ a.transpose(0, 2, 1) + 4 * np.eye(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for tmap, pmap in ((lambda f: f, lambda f: f),
+                           (lambda f: tf.grad(lambda m: (f(m) ** 2).sum()),
+                            lambda f: pf.grad(lambda m: (f(m) ** 2).sum()))):
+            want = tf.vmap(tmap(lambda m: fn(torch, m)))(torch.tensor(a))
+            got = pf.vmap(pmap(lambda m: fn(pyaten, m)))(pyaten.tensor(a))
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["inv", "cholesky"])
+def test_vmap_of_info_checked_linalg_error_names_the_sample(name) -> None:
+    a = np.stack([np.eye(3), np.zeros((3, 3)), np.eye(3)])
+    with pytest.raises(RuntimeError) as want:
+        tf.vmap(getattr(torch.linalg, name))(torch.tensor(a))
+    with pytest.raises(RuntimeError) as got:
+        pf.vmap(getattr(pyaten.linalg, name))(pyaten.tensor(a))
+    assert str(got.value) == str(want.value)
+    assert "(Batch element 1)" in str(got.value)

@@ -31,7 +31,6 @@ with warnings.catch_warnings():
 B1, B2 = 3, 2
 
 _AS_STRIDED = "as_strided of a BatchedTensor: torch maps the strides per sample"
-_READS_DATA = "the composite kernel reads the data, which a BatchedTensor does not hold"
 # (test, OpInfo name, variant) -> why pyaten's vmap still differs from torch.func's there
 KNOWN = {
     ("one", "as_strided", ""): _AS_STRIDED,
@@ -47,9 +46,6 @@ KNOWN = {
     ("grad", "as_strided", ""): _AS_STRIDED,
     ("grad", "as_strided_copy", ""): _AS_STRIDED,
     ("grad", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
-    ("grad", "quantile", ""): _READS_DATA,
-    ("grad", "nanquantile", ""): _READS_DATA,
-    ("grad", "logdet", ""): _READS_DATA,
 }
 
 

@@ -676,3 +676,11 @@ def planes(call: BatchedCall) -> Any:
     if sample_rank == rank:
         return tree_map(lambda t: t.view(b, n, *t.shape[1:]), out)
     return out
+
+
+@rule("_linalg_check_errors")
+def linalg_check_errors(call: BatchedCall) -> Any:
+    """The check of a batch of LAPACK codes: the batch's codes at once, as codes of a batch
+    of matrices ("(Batch element i): ", as PyTorch's rule)."""
+    info, api_name = call.args[:2]
+    call.func(call.physical(info), api_name, is_matrix=False)

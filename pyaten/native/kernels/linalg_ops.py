@@ -30,6 +30,7 @@ import numpy as np
 from pyaten.core import dtypes as dt
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
+from pyaten.dispatch.keys import functionality_bit
 from pyaten.native.kernels.copy import assign
 from pyaten.native.lazy import LazyModule
 from pyaten.native.ops_handles import aten_ops as _aten
@@ -127,8 +128,22 @@ def _error_text(api: str, code: int) -> str:
     return f"Unknown error code {code}."
 
 
+# the keys of a tensor whose values a kernel cannot read (a BatchedTensor, a wrapper subclass)
+_DATALESS_KEYS = functionality_bit("Python") | functionality_bit("FuncTorchBatched")
+
+
 def raise_for_info(info: Tensor, api: str, is_matrix: bool) -> None:
-    """Raise PyTorch's LinAlgError for the first nonzero LAPACK code in `info`."""
+    """Raise PyTorch's LinAlgError for the first nonzero LAPACK code in `info`. An `info`
+    that holds no data of its own (a BatchedTensor, a wrapper subclass) is checked by the
+    operator `_linalg_check_errors`, which vmap and the subclass handle (PyTorch's composite
+    kernels call that operator)."""
+    if info.__class__ is not Tensor and info._keyset & _DATALESS_KEYS:
+        _aten()._linalg_check_errors.default(info, api, is_matrix=is_matrix)
+        return
+    _raise_for_codes(info, api, is_matrix)
+
+
+def _raise_for_codes(info: Tensor, api: str, is_matrix: bool) -> None:
     if info._device.type == "meta" or info.numel() == 0:
         return
     codes = info._numpy()
@@ -152,7 +167,7 @@ def raise_for_info(info: Tensor, api: str, is_matrix: bool) -> None:
 
 @native
 def _linalg_check_errors(info: Tensor, api_name: str, is_matrix: bool) -> None:
-    raise_for_info(info, api_name, is_matrix)
+    _raise_for_codes(info, api_name, is_matrix)
 
 
 # --- LU: the factorization behind inv, det, slogdet and solve -----------------------------------

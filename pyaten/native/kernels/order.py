@@ -304,36 +304,12 @@ def _quantile_rows(rows: np.ndarray, qs: np.ndarray, interpolation: str,
     return np.where(poisoned, np.nan, result).astype(rows.dtype)
 
 
-def _quantile_ranks(arr: np.ndarray, qs: np.ndarray, dim, interpolation: str,
-                    ignore_nan: bool):
-    """ATen's ranks into each sorted row (rows shaped as `_quantile_graph` views them, the
-    quantiles last): (below, above, weights or None)."""
-    rows = arr.reshape(-1) if dim is None else np.moveaxis(np.atleast_1d(arr), dim, -1)
-    nans = np.isnan(rows).sum(axis=-1, keepdims=True)
-    n = rows.shape[-1]
-    if ignore_nan:
-        ranks = np.maximum(qs * (n - nans - 1).astype(arr.dtype), 0)
-    else:
-        ranks = np.where(nans > 0, np.asarray(n - 1, arr.dtype), qs * np.asarray(n - 1, arr.dtype))
-    ranks = np.broadcast_to(ranks, rows.shape[:-1] + qs.shape).astype(arr.dtype)
-    if interpolation == "lower":
-        ranks = np.floor(ranks)
-    elif interpolation == "higher":
-        ranks = np.ceil(ranks)
-    elif interpolation == "nearest":
-        ranks = np.round(ranks)  # half to even, as ATen's round
-    below = ranks.astype(np.int64)
-    if interpolation not in ("linear", "midpoint"):
-        return below, None, None
-    weights = np.full(ranks.shape, 0.5, arr.dtype) if interpolation == "midpoint" else \
-        (ranks - below).astype(arr.dtype)
-    return below, np.ceil(ranks).astype(np.int64), weights
-
-
 def _quantile_graph(self: Tensor, q, dim, keepdim: bool, interpolation: str,
                     ignore_nan: bool) -> Tensor:
-    """quantile as ATen composes it (sort the rows, gather at the ranks, lerp), so autograd
-    records its pieces; used when `self` requires grad (the values are the NumPy path's)."""
+    """quantile as ATen composes it (sort the rows, rank, gather at the ranks, lerp), in
+    tensor operations only, so that autograd records its pieces and vmap batches them (no
+    value is read: `vmap(grad(quantile))` runs); used when `self` requires grad (the values
+    are the NumPy path's)."""
     from pyaten.native.ops_handles import aten_ops
 
     ops = aten_ops()
@@ -345,25 +321,36 @@ def _quantile_graph(self: Tensor, q, dim, keepdim: bool, interpolation: str,
         rows = self
     else:
         rows = ops.transpose.int(ops.unsqueeze.default(self, -1), d, -1)
-    ordered = ops.sort.default(rows, -1, False)[0]
-    qs = np.atleast_1d(np.asarray(q._host_values() if isinstance(q, Tensor) else q,
-                                  dtype=self._dtype.numpy))
-    below, above, weights = _quantile_ranks(self._host_values(), qs, d, interpolation,
-                                            ignore_nan)
-    ordered = ops.reshape.default(ordered, list(below.shape[:-1]) + [ordered._sizes[-1]])
-
-    def tensor(values: np.ndarray) -> Tensor:
-        t = empty_tensor(values.shape, dt.int64 if values.dtype.kind == "i" else self._dtype,
-                         self._device)
-        assign(t._numpy(), values)
-        return t
-
-    result = ops.gather.default(ordered, -1, tensor(below), False)
-    if weights is not None:
-        upper = ops.gather.default(ordered, -1, tensor(above), False)
-        result = ops.lerp.Tensor(result, upper, tensor(weights))
+    ordered = ops.sort.default(rows, -1, False)[0]  # NaN last
+    if isinstance(q, Tensor):
+        qs = ops.reshape.default(q, [-1])
+    else:
+        qs = empty_tensor((1,), self._dtype, self._device)
+        assign(qs._numpy(), np.asarray([q], dtype=self._dtype.numpy))
+    nans = ops.isnan.default(ordered)
+    last = ordered._sizes[-1] - 1
+    if ignore_nan:  # rank q * (valid - 1), at least 0 (all NaN: the first, a NaN)
+        valid = ops.sum.dim_IntList(ops.logical_not.default(nans), [-1], True)
+        ranks = ops.clamp_min.default(ops.mul.Tensor(qs, ops.sub.Scalar(valid, 1)), 0)
+    else:  # rank q * (n - 1), the last (a NaN) where the row has one
+        ranks = ops.where.ScalarSelf(ops.any.dim(nans, -1, True), last,
+                                     ops.mul.Scalar(qs, last))
+    if interpolation == "lower":
+        ranks = ops.floor.default(ranks)
+    elif interpolation == "higher":
+        ranks = ops.ceil.default(ranks)
+    elif interpolation == "nearest":
+        ranks = ops.round.default(ranks)  # half to even, as ATen's round
+    below = ops._to_copy.default(ranks, dtype=dt.int64)
+    result = ops.gather.default(ordered, -1, below, False)
+    if interpolation in ("linear", "midpoint"):
+        above = ops._to_copy.default(ops.ceil.default(ranks), dtype=dt.int64)
+        upper = ops.gather.default(ordered, -1, above, False)
+        weights = (ops.full_like.default(ranks, 0.5) if interpolation == "midpoint"
+                   else ops.sub.Tensor(ranks, below))
+        result = ops.lerp.Tensor(result, upper, weights)
     if isinstance(q, Tensor) and q.dim() > 0:
-        result = ops.squeeze.dim(ops.transpose.int(ops.unsqueeze.default(result, 0), 0, -1), -1)
+        result = ops.movedim.int(result, -1, 0)  # the quantiles first
     else:
         result = ops.squeeze.dim(result, -1)
     return ops.reshape.default(result, list(_quantile_shape(self, q, dim, keepdim)))
