@@ -44,7 +44,10 @@ from pyaten._functorch.levels import (
 )
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.autograd.graph import AccumulateGrad
+from pyaten.dispatch.tls import IncludeDispatchKeyGuard
 from pyaten.func._batched import BatchedTensor
+from pyaten.func._random import REFUSED_RANDOM as _REFUSED_RANDOM
+from pyaten.func._random import VMAP_MODE_KEY
 from pyaten.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
@@ -434,6 +437,11 @@ def jacfwd(
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if randomness not in ("error", "same", "different"):
+            raise RuntimeError(
+                "Only allowed values for randomness are 'error', 'different', or 'same'. "
+                f"Got {randomness}"
+            )
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         diff = tuple(args[n] for n in nums)
         flat_in, in_spec = tree_flatten(diff)
@@ -450,27 +458,14 @@ def jacfwd(
             per_output = [t[0] if isinstance(argnums, int) else tuple(t) for t in trees]
             jac = tree_unflatten(per_output, out_spec)
             return (jac, tree_map(_finish, aux)) if has_aux else jac
-        columns: list[list[Any]] = [[] for _ in flat_in]
-        out = aux = None
-        out_spec = None
         _enter("jacfwd", sum(x.numel() for x in flat_in if isinstance(x, pyaten.Tensor)),
                randomness)
         try:
-            for j, x in enumerate(flat_in):
-                for e in _basis(x):
-                    tangents = [e if k == j else pyaten.zeros_like(y) for k, y in
-                                enumerate(flat_in)]
-                    result = jvp(restricted, diff, tuple(tree_unflatten(tangents, in_spec)),
-                                 has_aux=has_aux)
-                    out, tangent = result[0], result[1]
-                    if has_aux:
-                        aux = result[2]
-                    flat_t, out_spec = tree_flatten(tangent)
-                    columns[j].append(flat_t)
-            if out_spec is None:  # every input empty
-                value = restricted(*diff)
-                out, aux = _split_aux(value, has_aux, "jvp(f, primals, tangents)")
-                out_spec = tree_flatten(out)[1]
+            # random calls follow `randomness` (pyaten/func/_random.py)
+            with IncludeDispatchKeyGuard(VMAP_MODE_KEY):
+                out, columns, aux = _jacfwd_columns(restricted, diff, flat_in, in_spec,
+                                                    has_aux, randomness)
+            out_spec = tree_flatten(out)[1]
             flat_out = tree_flatten(out)[0]
             per_output = []
             for i, o in enumerate(flat_out):
@@ -493,16 +488,42 @@ def jacfwd(
     return wrapper
 
 
+def _jacfwd_columns(restricted: Callable, diff: tuple, flat_in: list, in_spec: Any,
+                    has_aux: bool, randomness: str) -> tuple[Any, list[list[Any]], Any]:
+    """jacfwd's per-vector loop: `(output, per input the flat tangents of each of its basis
+    vectors, aux)`. With randomness="same" every vector draws from one state of the
+    generator, as torch's vmap draws once for every sample."""
+    columns: list[list[Any]] = [[] for _ in flat_in]
+    out = aux = None
+    state = pyaten.get_rng_state() if randomness == "same" else None
+    done = False
+    for j, x in enumerate(flat_in):
+        for e in _basis(x):
+            if state is not None:
+                pyaten.set_rng_state(state)
+            tangents = [e if k == j else pyaten.zeros_like(y) for k, y in enumerate(flat_in)]
+            result = jvp(restricted, diff, tuple(tree_unflatten(tangents, in_spec)),
+                         has_aux=has_aux)
+            out = result[0]
+            if has_aux:
+                aux = result[2]
+            columns[j].append(tree_flatten(result[1])[0])
+            done = True
+    if not done:  # every input empty
+        out, aux = _split_aux(restricted(*diff), has_aux, "jvp(f, primals, tangents)")
+    return out, columns, aux
+
+
 def _jacfwd_by_vmap(restricted: Callable, diff: tuple, flat_in: list, in_spec: Any,
                     has_aux: bool, randomness: str) -> tuple | None:
     """jacfwd as torch computes it: one jvp vmapped over the stacked basis of every input,
     instead of one jvp per basis vector. `(per output, its blocks as the inputs' tree;
-    the outputs' structure; aux)`, or None where this way
-    cannot serve (an input that is no floating tensor, empty inputs, an output or aux that
-    depends on the basis, an error under vmap) or where the Jacobian must stay
-    differentiable (inside another autograd transform, or an input that requires grad
-    outside them: vmap's results do not keep the history recorded on its wrappers): then
-    the per-vector loop decides."""
+    the outputs' structure; aux)`, or None where this way cannot serve (an input that is no
+    floating tensor, empty inputs, an error under vmap other than a refused random call) or
+    where the Jacobian must stay differentiable (inside another autograd transform, or an
+    input that requires grad outside them: vmap's results do not keep the history recorded
+    on its wrappers): then the per-vector loop decides, from the generator's state this
+    way started from."""
     if _DEPTH.value or not flat_in or not all(
             isinstance(x, pyaten.Tensor) and x.is_floating_point() for x in flat_in):
         return None
@@ -517,32 +538,42 @@ def _jacfwd_by_vmap(restricted: Callable, diff: tuple, flat_in: list, in_spec: A
         eye = pyaten.eye(total, dtype=x.dtype, device=x.device)
         bases.append(eye[:, start:start + n].reshape(total, *x.shape))
         start += n
-    found: list = []
 
     def column(*tangents: Any) -> Any:
         result = jvp(restricted, diff, tuple(tree_unflatten(list(tangents), in_spec)),
                      has_aux=has_aux)
-        found.append((result[0], result[2] if has_aux else None))
-        return result[1]
+        # as torch's: the primal output is dropped, aux comes back batched (sample 0 kept)
+        return (result[1], result[2]) if has_aux else result[1]
 
+    # in "error" mode a draw raises, so only the other modes can leave the generator moved
+    state = None if randomness == "error" else pyaten.get_rng_state()
     try:
-        tangent_out = pyaten.func.vmap(column, randomness=randomness)(*bases)
+        results = pyaten.func.vmap(column, randomness=randomness)(*bases)
+    except RuntimeError as e:
+        if str(e) in _REFUSED_RANDOM:
+            raise
+        return _restart(state)
     except Exception:  # noqa: BLE001 - the per-vector loop raises what is really wrong
-        return None
-    out, aux = found[0]
-    if any(isinstance(t, BatchedTensor) for t in tree_flatten((out, aux))[0]):
-        return None
-    flat_t = tree_flatten(tangent_out)[0]
-    flat_out, out_spec = tree_flatten(out)
+        return _restart(state)
+    tangent_out, aux = results if has_aux else (results, None)
+    if has_aux:
+        aux = tree_map(lambda a: a[0] if isinstance(a, pyaten.Tensor) else a, aux)
+    flat_t, out_spec = tree_flatten(tangent_out)
     per_output = []
-    for o, t in zip(flat_out, flat_t, strict=True):
+    for t in flat_t:
+        shape = tuple(t.shape[1:])
         blocks, start = [], 0
         for x, n in zip(flat_in, sizes, strict=True):
             block = pyaten.movedim(t[start:start + n], 0, -1)
-            blocks.append(_finish(block.reshape(*o.shape, *x.shape)))
+            blocks.append(_finish(block.reshape(*shape, *x.shape)))
             start += n
         per_output.append(tree_unflatten(blocks, in_spec))
     return per_output, out_spec, aux
+
+
+def _restart(state: Any) -> None:
+    if state is not None:
+        pyaten.set_rng_state(state)
 
 
 def hessian(func: Callable, argnums: Any = 0) -> Callable:
