@@ -32,7 +32,7 @@
 
 /* Raised with every change of this module's Python-facing API; pyaten/core/accel.py loads
  * only the version it was written for (a stale build is reported, not used). */
-#define ACCEL_VERSION 4
+#define ACCEL_VERSION 5
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define MAX_DIMS 64
@@ -2536,6 +2536,564 @@ setup_saved(PyObject *module, PyObject *args)
     return Py_BuildValue("(NN)", init, geometry_init_descr);
 }
 
+/* --- vmap's wrapper and binding route: Note: the binding route (pyaten/func/_key.py) ------
+ *
+ * `make_batched(value, level)` is func/_batched.py's `_make_batched` (its Python function,
+ * `make_batched_reference`, is the reference). `vmap_route(entry, values)` is _key.py's
+ * `binding_route` (`binding_route_reference`) with each operator's fast case run here, as
+ * `_route_plan(entry)` describes it: the same checks, the same call on the values (the
+ * direct call where `call_plain` takes it, else the operator), the same wrapper. It answers
+ * NotImplemented exactly where the reference does; a case it cannot read in C (an entry
+ * without a plan yet, a kernel not checked yet) goes to the Python helpers first. */
+
+#define ROUTE_MAX_ARGS 8
+enum { ROUTE_NONE = 0, ROUTE_LINEAR = 1, ROUTE_POINTWISE = 2, ROUTE_POINTWISE_PAIR = 3 };
+
+static PyTypeObject *batched_type = NULL;
+static PyObject *vm_included = NULL;        /* a vmapped function's sets: defaults | mode bit */
+static PyObject *vm_batched_keys = NULL;    /* _batched.BATCHED_KEYS */
+static PyObject *vm_cpu_keys = NULL;        /* a CPU wrapper's key set */
+static PyObject *vm_plain_cpu = NULL;       /* gen_support.PLAIN_CPU */
+static PyObject *vm_plain_key = NULL;       /* gen_support.PLAIN_KEY */
+static PyObject *vm_trace_globals = NULL;   /* pyaten.dispatch.trace's module dict */
+static PyObject *vm_general = NULL;         /* _key.general_path_only */
+static PyObject *vm_route_off = NULL;       /* _key.binding_route_off */
+static PyObject *vm_stack = NULL;           /* _batched._STACK */
+static PyObject *vm_grad = NULL;            /* grad_mode.GRAD */
+static PyObject *vm_plan = NULL;            /* _key._route_plan */
+static PyObject *vm_kernel_ok = NULL;       /* _key._route_kernel_ok */
+static PyObject *vm_set = NULL;             /* tls._set */
+static PyObject *vm_make_reference = NULL;  /* _batched.make_batched_reference */
+static PyObject *vm_key_in = NULL, *vm_keep_in = NULL, *vm_key_out = NULL;  /* last cache key */
+static PyObject *s_ACTIVE, *s_on, *s_levels, *s_enabled, *s_level, *s_vmap_c, *s_cache,
+    *s_vmap_route, *s_checked, *s_fast, *s_check, *s_itemsize;
+
+/* setup_batched(BatchedTensor, BATCHED_KEYS, make_batched_reference): func/_batched.py's */
+static PyObject *
+setup_batched(PyObject *module, PyObject *args)
+{
+    PyObject *batched, *batched_keys, *make_reference;
+    if (!PyArg_ParseTuple(args, "O!OO:setup_batched", &PyType_Type, &batched, &batched_keys,
+                          &make_reference)) {
+        return NULL;
+    }
+    if (tensor_type == NULL || cpu_device == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.setup_batched: setup_core not run");
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)batched, tensor_type)) {
+        PyErr_SetString(PyExc_TypeError, "setup_batched(): the wrapper must be a Tensor subclass");
+        return NULL;
+    }
+    PyObject *cpu_keys = PyNumber_Or(cpu_keyset, batched_keys);
+    if (cpu_keys == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(vm_cpu_keys, cpu_keys);
+    Py_INCREF(batched);
+    Py_XSETREF(batched_type, (PyTypeObject *)batched);
+    Py_INCREF(batched_keys);
+    Py_XSETREF(vm_batched_keys, batched_keys);
+    Py_INCREF(make_reference);
+    Py_XSETREF(vm_make_reference, make_reference);
+    Py_RETURN_NONE;
+}
+
+/* setup_route(vmap_included, PLAIN_CPU, PLAIN_KEY, trace_globals, general_path_only,
+ * binding_route_off, STACK, GRAD, route_plan, route_kernel_ok, tls_set): func/_key.py's */
+static PyObject *
+setup_route(PyObject *module, PyObject *args)
+{
+    PyObject *included, *plain_cpu, *plain_key, *trace_globals, *general, *route_off, *stack,
+        *grad, *plan, *kernel_ok, *set;
+    if (!PyArg_ParseTuple(args, "OOOO!OOOOOOO:setup_route", &included, &plain_cpu, &plain_key,
+                          &PyDict_Type, &trace_globals, &general, &route_off, &stack, &grad,
+                          &plan, &kernel_ok, &set)) {
+        return NULL;
+    }
+    if (batched_type == NULL || tls_state == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.setup_route: setup_batched/setup_tls not run");
+        return NULL;
+    }
+    PyObject **fields[] = {&vm_included, &vm_plain_cpu, &vm_plain_key, &vm_trace_globals,
+                           &vm_general, &vm_route_off, &vm_stack, &vm_grad, &vm_plan,
+                           &vm_kernel_ok, &vm_set};
+    PyObject *given[] = {included, plain_cpu, plain_key, trace_globals, general, route_off,
+                         stack, grad, plan, kernel_ok, set};
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+        Py_INCREF(given[i]);
+        Py_XSETREF(*fields[i], given[i]);
+    }
+    Py_CLEAR(vm_key_in);
+    Py_CLEAR(vm_keep_in);
+    Py_CLEAR(vm_key_out);
+    Py_RETURN_NONE;
+}
+
+/* `_make_batched(value, level)`: the wrapper of one sample's geometry over `value`'s batch
+ * (dimension 0), its data living in `value`. */
+static PyObject *
+make_batched_of(PyObject *value, PyObject *level)
+{
+    PyObject *sizes = PyObject_TypeCheck(value, tensor_type) ? SLOT(value, T_sizes) : NULL;
+    PyObject *strides = sizes != NULL ? SLOT(value, T_strides) : NULL;
+    if (sizes == NULL || strides == NULL || !PyTuple_CheckExact(sizes)
+        || !PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(sizes) < 1
+        || PyTuple_GET_SIZE(strides) != PyTuple_GET_SIZE(sizes)) {
+        return PyObject_CallFunctionObjArgs(vm_make_reference, value, level, NULL);
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(sizes), extent = 1;
+    int empty = 0;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        PyObject *size_obj = PyTuple_GET_ITEM(sizes, i), *stride_obj = PyTuple_GET_ITEM(strides, i);
+        if (!PyLong_CheckExact(size_obj) || !PyLong_CheckExact(stride_obj)) {
+            /* a symbolic size: the reference */
+            return PyObject_CallFunctionObjArgs(vm_make_reference, value, level, NULL);
+        }
+        Py_ssize_t size = PyLong_AsSsize_t(size_obj), stride = PyLong_AsSsize_t(stride_obj);
+        if ((size == -1 || stride == -1) && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (size == 0) {
+            empty = 1;
+        }
+        extent += (size - 1) * stride;
+    }
+    PyObject *dtype = SLOT(value, T_dtype), *device = SLOT(value, T_device);
+    PyObject *item = PyObject_GetAttr(dtype, s_itemsize);
+    if (item == NULL) {
+        return NULL;
+    }
+    Py_ssize_t itemsize = PyLong_AsSsize_t(item);
+    Py_DECREF(item);
+    if (itemsize == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *keys;
+    if (device == cpu_device) {
+        keys = vm_cpu_keys;
+        Py_INCREF(keys);
+    } else {
+        PyObject *device_keys = PyObject_GetAttr(device, s_keyset);
+        if (device_keys == NULL) {
+            return NULL;
+        }
+        keys = PyNumber_Or(device_keys, vm_batched_keys);
+        Py_DECREF(device_keys);
+        if (keys == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *nbytes = PyLong_FromSsize_t(empty ? 0 : extent * itemsize);
+    PyObject *sample_sizes = PyTuple_GetSlice(sizes, 1, n);
+    PyObject *sample_strides = PyTuple_GetSlice(strides, 1, n);
+    PyObject *storage = storage_type->tp_alloc(storage_type, 0);
+    if (nbytes == NULL || sample_sizes == NULL || sample_strides == NULL || storage == NULL) {
+        Py_XDECREF(nbytes);
+        Py_XDECREF(sample_sizes);
+        Py_XDECREF(sample_strides);
+        Py_XDECREF(storage);
+        Py_DECREF(keys);
+        return NULL;
+    }
+    set_slot(storage, S_data, Py_None);
+    set_slot(storage, S_nbytes, nbytes);
+    Py_DECREF(nbytes);
+    set_slot(storage, S_device, device);
+    set_slot(storage, S_resizable, Py_True);
+    PyObject *t = new_tensor_of(batched_type, storage, sample_sizes, sample_strides, zero, dtype,
+                                device, keys);
+    Py_DECREF(sample_sizes);
+    Py_DECREF(keys);
+    if (t == NULL) {
+        return NULL;
+    }
+    if (PyObject_SetAttr(t, s_value, value) < 0 || PyObject_SetAttr(t, s_level, level) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return t;
+}
+
+static PyObject *
+make_batched(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "make_batched() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (batched_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.make_batched: setup_batched not run");
+        return NULL;
+    }
+    return make_batched_of(args[0], args[1]);
+}
+
+/* The thread's value of the threading.local attribute `name` (`values` its dict for this
+ * thread), or the class default; a new reference. */
+static PyObject *
+tls_get(PyObject *local, PyObject *values, PyObject *name)
+{
+    PyObject *value = PyDict_GetItemWithError(values, name);
+    if (value != NULL) {
+        Py_INCREF(value);
+        return value;
+    }
+    return PyErr_Occurred() ? NULL : PyObject_GetAttr(local, name);
+}
+
+static int
+same_value(PyObject *a, PyObject *b)
+{
+    return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* 1 where `t` is a plain CPU tensor that needs no grad here (`grad`: grad mode's flag, or 1
+ * for `call_plain`'s test, which ignores grad mode), 0 where not, -1 on error. */
+static int
+plain_tensor(PyObject *t, int grad)
+{
+    if (Py_TYPE(t) != tensor_type || SLOT(t, T_fw_grad) != Py_None) {
+        return 0;
+    }
+    int same = same_value(SLOT(t, T_keyset), vm_plain_cpu);
+    if (same <= 0) {
+        return same;
+    }
+    if (!grad) {
+        return 1;
+    }
+    int requires = is_true_slot(t, T_requires_grad);
+    return requires < 0 ? -1 : !requires;
+}
+
+/* `call_plain(func, call)` (func/_rules.py) with the plan's func, Direct and entry. */
+static PyObject *
+route_call(PyObject *plan, PyObject **call, Py_ssize_t count)
+{
+    PyObject *func = PyTuple_GET_ITEM(plan, 1), *direct = PyTuple_GET_ITEM(plan, 2),
+             *func_entry = PyTuple_GET_ITEM(plan, 3);
+    Py_ssize_t wanted = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 4));
+    if (wanted == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int plain = PyList_GET_SIZE(tls_nondefault) == 0 && count == wanted;
+    for (Py_ssize_t i = 0; plain > 0 && i < count; i++) {
+        plain = plain_tensor(call[i], 1);
+    }
+    if (plain < 0) {
+        return NULL;
+    }
+    if (plain) {
+        PyObject *cache = PyObject_GetAttr(func_entry, s_cache);
+        if (cache == NULL) {
+            return NULL;
+        }
+        PyObject *kernel = PyDict_Check(cache) ? PyDict_GetItemWithError(cache, vm_plain_key)
+                                               : NULL;
+        Py_DECREF(cache);  /* (the entry holds the dict, the dict the kernel) */
+        if (kernel == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        PyObject *checked = PyObject_GetAttr(direct, s_checked);
+        if (checked == NULL) {
+            return NULL;
+        }
+        PyObject *fast = (kernel != NULL ? kernel : Py_None) == checked
+                             ? PyObject_GetAttr(direct, s_fast)
+                             : PyObject_CallMethodOneArg(direct, s_check, func_entry);
+        Py_DECREF(checked);
+        if (fast == NULL) {
+            return NULL;
+        }
+        if (fast != Py_None) {
+            PyObject *result = PyObject_Vectorcall(fast, call, count, NULL);
+            Py_DECREF(fast);
+            if (result != Py_None) {
+                return result;  /* the result, or NULL: the kernel's error */
+            }
+            Py_DECREF(result);
+        } else {
+            Py_DECREF(fast);
+        }
+    }
+    return PyObject_Vectorcall(func, call, count, NULL);
+}
+
+/* 1 where `binding_route` takes the call (the plan's checks before its call), 0 where it
+ * answers NotImplemented, -1 on error. Sets *level (new reference). */
+static int
+route_takes(PyObject *entry, PyObject *plan, PyObject *values, PyObject *state_values,
+            PyObject **level)
+{
+    PyObject *first = PyTuple_GET_ITEM(values, 0);
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    int ok = tls_is(state_values, s_included, vm_included);
+    if (ok > 0) {
+        ok = tls_is(state_values, s_excluded, tls_default_excluded);
+    }
+    if (ok <= 0) {
+        return ok;
+    }
+    PyObject *active = PyDict_GetItemWithError(vm_trace_globals, s_ACTIVE);
+    if (active == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if ((ok = PyObject_Not(active)) <= 0) {
+        return ok;
+    }
+    PyObject *flags[2] = {vm_general, vm_route_off};
+    for (int i = 0; i < 2; i++) {
+        PyObject *on = PyObject_GetAttr(flags[i], s_on);
+        if (on == NULL) {
+            return -1;
+        }
+        ok = PyObject_Not(on);
+        Py_DECREF(on);
+        if (ok <= 0) {
+            return ok;
+        }
+    }
+    /* the dispatcher's cached kernel for this call's key set: vmap's fallback itself */
+    PyObject *keep = tls_get(tls_state, state_values, s_keep);
+    if (keep == NULL) {
+        return -1;
+    }
+    PyObject *keys = SLOT(first, T_keyset);
+    if (!(vm_key_in != NULL && keys == vm_key_in && keep == vm_keep_in)) {
+        PyObject *with_mode = PyNumber_Or(keys, vm_included);
+        PyObject *key = with_mode ? PyNumber_And(with_mode, keep) : NULL;
+        Py_XDECREF(with_mode);
+        if (key == NULL) {
+            Py_DECREF(keep);
+            return -1;
+        }
+        Py_INCREF(keys);
+        Py_XSETREF(vm_key_in, keys);
+        Py_INCREF(keep);
+        Py_XSETREF(vm_keep_in, keep);
+        Py_XSETREF(vm_key_out, key);
+    }
+    Py_DECREF(keep);
+    PyObject *cache = PyObject_GetAttr(entry, s_cache);
+    if (cache == NULL) {
+        return -1;
+    }
+    PyObject *kernel = PyDict_Check(cache) ? PyDict_GetItemWithError(cache, vm_key_out) : NULL;
+    Py_XINCREF(kernel);
+    Py_DECREF(cache);
+    if (kernel == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *route = PyObject_GetAttr(entry, s_vmap_route);
+    if (route == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            Py_DECREF(kernel);
+            return -1;
+        }
+        PyErr_Clear();
+    }
+    Py_XDECREF(route);  /* (compared by identity only; the entry keeps it) */
+    if (route != kernel) {
+        PyObject *checked = PyObject_CallFunctionObjArgs(vm_kernel_ok, entry, kernel, NULL);
+        Py_DECREF(kernel);
+        if (checked == NULL) {
+            return -1;
+        }
+        ok = PyObject_IsTrue(checked);
+        Py_DECREF(checked);
+        if (ok <= 0) {
+            return ok;
+        }
+    } else {
+        Py_DECREF(kernel);
+    }
+    /* nothing that autograd must record, at a live level */
+    PyObject *enabled = PyObject_GetAttr(vm_grad, s_enabled);
+    if (enabled == NULL) {
+        return -1;
+    }
+    int grad = PyObject_IsTrue(enabled);
+    Py_DECREF(enabled);
+    if (grad < 0) {
+        return -1;
+    }
+    if (SLOT(first, T_fw_grad) != Py_None) {
+        return 0;
+    }
+    if (grad && (ok = is_true_slot(first, T_requires_grad)) != 0) {
+        return ok < 0 ? -1 : 0;
+    }
+    PyObject *first_level = PyObject_GetAttr(first, s_level);
+    if (first_level == NULL) {
+        return -1;
+    }
+    PyObject *levels = PyObject_GetAttr(vm_stack, s_levels);
+    if (levels == NULL) {
+        Py_DECREF(first_level);
+        return -1;
+    }
+    Py_ssize_t depth = PyObject_Length(levels);
+    Py_DECREF(levels);
+    PyObject *depth_obj = depth < 0 ? NULL : PyLong_FromSsize_t(depth);
+    ok = depth_obj ? PyObject_RichCompareBool(first_level, depth_obj, Py_LE) : -1;
+    Py_XDECREF(depth_obj);
+    if (ok <= 0) {
+        Py_DECREF(first_level);
+        return ok;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        if (v != Py_None && (ok = plain_tensor(v, grad)) <= 0) {
+            Py_DECREF(first_level);
+            return ok;
+        }
+    }
+    *level = first_level;
+    return 1;
+}
+
+static PyObject *
+vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (vm_plan == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.vmap_route: setup_route not run");
+        return NULL;
+    }
+    if (nargs != 2 || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "vmap_route(entry, values): values must be a "
+                        "non-empty tuple");
+        return NULL;
+    }
+    PyObject *entry = args[0], *values = args[1];
+    if (PyTuple_GET_SIZE(values) > ROUTE_MAX_ARGS) {
+        Py_RETURN_NOTIMPLEMENTED;  /* (no operator with a plan has as many) */
+    }
+    PyObject *first = PyTuple_GET_ITEM(values, 0);
+    if (Py_TYPE(first) != batched_type) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    /* the plan: (kind, func, Direct, func's entry, func's argument count) */
+    PyObject *plan = PyObject_GetAttr(entry, s_vmap_c);
+    if (plan == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        plan = PyObject_CallOneArg(vm_plan, entry);
+        if (plan == NULL) {
+            return NULL;
+        }
+    }
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+        Py_DECREF(plan);
+        PyErr_SetString(PyExc_TypeError, "vmap_route: a plan must be a 5-tuple");
+        return NULL;
+    }
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0));
+    if (kind == ROUTE_NONE) {
+        Py_DECREF(plan);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *state_values = PyObject_GetAttr(tls_state, s_dict);
+    if (state_values == NULL) {
+        Py_DECREF(plan);
+        return NULL;
+    }
+    PyObject *level = NULL;
+    int takes = PyDict_Check(state_values)
+                    ? route_takes(entry, plan, values, state_values, &level) : 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    if (takes > 0 && kind == ROUTE_POINTWISE_PAIR) {
+        /* `pointwise_pair`'s case: two tensors, the batched sample with the most dims, no
+         * 0-dim sample meeting another dtype */
+        PyObject *other = n == 2 ? PyTuple_GET_ITEM(values, 1) : Py_None;
+        if (other == Py_None) {
+            takes = 0;
+        } else {
+            Py_ssize_t rank = PyTuple_GET_SIZE(SLOT(first, T_sizes));
+            if (rank < PyTuple_GET_SIZE(SLOT(other, T_sizes))
+                || (rank == 0 && SLOT(first, T_dtype) != SLOT(other, T_dtype))) {
+                takes = 0;
+            }
+        }
+        if (!takes) {
+            Py_CLEAR(level);
+        }
+    }
+    if (takes <= 0) {
+        Py_DECREF(plan);
+        Py_DECREF(state_values);
+        if (takes < 0) {
+            return NULL;
+        }
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *value = PyObject_GetAttr(first, s_value);
+    if (value == NULL) {
+        Py_DECREF(plan);
+        Py_DECREF(state_values);
+        Py_DECREF(level);
+        return NULL;
+    }
+    /* FuncTorchVmapMode off: the thread's sets are back to the defaults */
+    PyObject *result = NULL;
+    Py_ssize_t pending = PyList_GET_SIZE(tls_nondefault);
+    if (PyDict_SetItem(state_values, s_included, tls_default_included) == 0
+        && (pending == 0 || PyList_SetSlice(tls_nondefault, pending - 1, pending, NULL) == 0)) {
+        PyObject *call[ROUTE_MAX_ARGS] = {value};
+        Py_ssize_t count = 1;
+        if (kind != ROUTE_POINTWISE) {
+            for (Py_ssize_t i = 1; i < n; i++) {
+                call[count++] = PyTuple_GET_ITEM(values, i);
+            }
+        }
+        result = route_call(plan, call, count);
+    }
+    /* the `finally`: mode back on, keeping the call's exception if any */
+    PyObject *type, *error, *traceback;
+    PyErr_Fetch(&type, &error, &traceback);
+    int restored = 0;
+    int defaults = tls_is(state_values, s_included, tls_default_included);
+    if (defaults > 0) {
+        defaults = tls_is(state_values, s_excluded, tls_default_excluded);
+    }
+    if (defaults > 0) {
+        restored = PyList_Append(tls_nondefault, Py_None) == 0
+                   && PyDict_SetItem(state_values, s_included, vm_included) == 0;
+    } else if (defaults == 0) {
+        PyObject *excluded = tls_get(tls_state, state_values, s_excluded);
+        PyObject *done = excluded ? PyObject_CallFunctionObjArgs(vm_set, vm_included, excluded,
+                                                                 NULL) : NULL;
+        Py_XDECREF(excluded);
+        restored = done != NULL;
+        Py_XDECREF(done);
+    }
+    Py_DECREF(state_values);
+    Py_DECREF(value);
+    Py_DECREF(plan);
+    if (!restored) {
+        Py_XDECREF(result);
+        Py_XDECREF(type);
+        Py_XDECREF(error);
+        Py_XDECREF(traceback);
+        Py_DECREF(level);
+        return NULL;
+    }
+    PyErr_Restore(type, error, traceback);
+    if (result == NULL) {
+        Py_DECREF(level);
+        return NULL;
+    }
+    PyObject *wrapped = make_batched_of(result, level);
+    Py_DECREF(result);
+    Py_DECREF(level);
+    return wrapped;
+}
+
 static PyMethodDef accel_methods[] = {
     {"setup_core", setup_core, METH_VARARGS,
      "setup_core(Tensor, Storage, VersionCounter, cpu): the classes whose objects it makes."},
@@ -2583,6 +3141,15 @@ static PyMethodDef accel_methods[] = {
      "TensorGeometry.__init__)"},
     {"grad_accumulator", grad_accumulator, METH_O,
      "grad_accumulator(t): the one AccumulateGrad of leaf t."},
+    {"setup_batched", setup_batched, METH_VARARGS,
+     "setup_batched(BatchedTensor, BATCHED_KEYS, make_batched_reference)."},
+    {"setup_route", setup_route, METH_VARARGS,
+     "setup_route(vmap_included, PLAIN_CPU, PLAIN_KEY, trace_globals, general_path_only, "
+     "binding_route_off, STACK, GRAD, route_plan, route_kernel_ok, tls_set)."},
+    {"make_batched", (PyCFunction)(void (*)(void))make_batched, METH_FASTCALL,
+     "make_batched(value, level): func._batched._make_batched."},
+    {"vmap_route", (PyCFunction)(void (*)(void))vmap_route, METH_FASTCALL,
+     "vmap_route(entry, values): func._key.binding_route."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2618,6 +3185,22 @@ PyInit__accel(void)
     s_excluded = PyUnicode_InternFromString("excluded");
     s_keep = PyUnicode_InternFromString("keep");
     s_dict = PyUnicode_InternFromString("__dict__");
+    s_ACTIVE = PyUnicode_InternFromString("ACTIVE");
+    s_on = PyUnicode_InternFromString("on");
+    s_levels = PyUnicode_InternFromString("levels");
+    s_enabled = PyUnicode_InternFromString("enabled");
+    s_level = PyUnicode_InternFromString("level");
+    s_vmap_c = PyUnicode_InternFromString("_vmap_c");
+    s_cache = PyUnicode_InternFromString("_cache");
+    s_vmap_route = PyUnicode_InternFromString("_vmap_route");
+    s_checked = PyUnicode_InternFromString("checked");
+    s_fast = PyUnicode_InternFromString("fast");
+    s_check = PyUnicode_InternFromString("check");
+    s_itemsize = PyUnicode_InternFromString("itemsize");
+    if (!s_ACTIVE || !s_on || !s_levels || !s_enabled || !s_level || !s_vmap_c || !s_cache
+        || !s_vmap_route || !s_checked || !s_fast || !s_check || !s_itemsize) {
+        return NULL;
+    }
     if (!s_keyset || !s_cpu || !s_context || !s_item || !s_numpy || !s_version_counter || !s_value
         || !kw_out || !one || !zero || !empty_tuple || !s_included || !s_excluded
         || !s_keep || !s_dict) {

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import pyaten
 import pyaten.func as pf
 from pyaten.dispatch import trace
-from pyaten.func._key import binding_route_off, general_path_only
+from pyaten.func._key import binding_route_off, binding_route_reference, general_path_only
+from pyaten.native.gen_support import Direct
 from pyaten.utils import _python_dispatch as python_dispatch
 from tests.test_python_dispatch import _log_mode
 from tests.test_vmap_fast import _close_to_torch, _mlp, _mlp_params, _names_mode, _pair
@@ -24,13 +25,28 @@ UNARY = ["relu", "sigmoid", "tanh", "exp", "neg", "abs"]
 BINARY = ["mul", "div", "maximum", "sub", "gt"]
 
 
+class python_route:  # noqa: N801 - a context manager, like the route's own switches
+    """The bindings call the route's Python reference instead of its C version."""
+
+    def __enter__(self) -> None:
+        self._was = Direct.vmap_route
+        Direct.vmap_route = binding_route_reference
+
+    def __exit__(self, *exc: object) -> None:
+        Direct.vmap_route = self._was
+
+
 def _three_ways(run):
-    """`run()` with the route, without it, and with every call on the general path."""
+    """`run()` with the route (and with its Python reference, where the C version is the
+    route), without it, and with every call on the general path."""
     routed = run()
+    with python_route():
+        referenced = run()
     with binding_route_off():
         dispatched = run()
     with general_path_only():
         general = run()
+    _same(routed, referenced)
     return routed, dispatched, general
 
 
@@ -271,3 +287,93 @@ def test_the_compiled_wrapper_constructor_matches_the_python_one() -> None:
         ACCEL.make_dataless(int, *shape)
     with pytest.raises(TypeError, match="8 arguments"):
         ACCEL.make_dataless(BatchedTensor)
+
+
+def test_the_compiled_batched_wrapper_matches_the_python_one() -> None:
+    from pyaten.core.accel import ACCEL
+    from pyaten.core.tensor import Tensor
+    from pyaten.func._batched import make_batched_reference
+
+    if ACCEL is None:
+        pytest.skip("the accelerator is not loaded (PYATEN_NO_ACCEL=1 or not built)")
+    base = pyaten.randn(4, 3, 2)
+    for value in (base, base.transpose(0, 2), base[:, 1], base[:, :0], base[:, 0, 0],
+                  pyaten.randn(4, 3, dtype=pyaten.float64).t(), pyaten.ones(2, 3, device="meta")):
+        made, want = ACCEL.make_batched(value, 2), make_batched_reference(value, 2)
+        assert type(made) is type(want)
+        assert made.value is value and made.level == want.level == 2
+        for name in Tensor.__slots__:
+            if name in ("_storage", "__weakref__", "__dict__"):
+                continue
+            assert getattr(made, name, "unset") == getattr(want, name, "unset"), name
+        for name in ("data", "nbytes", "device", "resizable"):
+            assert getattr(made._storage, name) == getattr(want._storage, name), name
+    nested = ACCEL.make_batched(ACCEL.make_batched(base, 1), 2)
+    assert nested.value.value is base and tuple(nested.shape) == (2,)
+    with pytest.raises(TypeError, match="2 arguments"):
+        ACCEL.make_batched(base)
+
+
+def test_the_compiled_route_declines_where_the_reference_does() -> None:
+    """Direct calls of both routes, case by case: the same result, or NotImplemented for
+    both (grad, forward grads, other tensor kinds, the pair's broadcast and dtype cases)."""
+    from pyaten.core.accel import ACCEL
+
+    if ACCEL is None:
+        pytest.skip("the accelerator is not loaded (PYATEN_NO_ACCEL=1 or not built)")
+    entries = {}
+    record = Direct.vmap_route
+
+    def recording(entry, values):
+        entries.setdefault(entry.name, entry)
+        return record(entry, values)
+
+    Direct.vmap_route = recording
+    try:
+        x = pyaten.randn(3, 4)
+        pf.vmap(lambda a: (a.relu(), pyaten.mul(a, x[0]), pyaten.nn.functional.linear(a, x[:2])))(x)
+    finally:
+        Direct.vmap_route = record
+    relu, mul, linear = (entries[n] for n in ("aten::relu", "aten::mul.Tensor", "aten::linear"))
+    grad_weight = pyaten.randn(4, 4, requires_grad=True)
+    r = {name: pyaten.randn(shape, dtype=dtype) for name, shape, dtype in (
+        ("vec", (4,), pyaten.float32), ("mat", (3, 4), pyaten.float32),
+        ("vec64", (4,), pyaten.float64), ("scalar64", (), pyaten.float64),
+        ("weight", (2, 4), pyaten.float32), ("bias", (2,), pyaten.float32))}
+    meta = pyaten.empty(4, device="meta")
+
+    def cases(a):
+        yield relu, (a,)
+        yield mul, (a, r["vec"])
+        yield mul, (a, r["mat"])  # the sample has fewer dims: declined
+        yield mul, (a, None)
+        yield mul, (a, grad_weight)  # needs grad: declined
+        yield mul, (a, r["vec64"])
+        yield mul, (a, meta)  # not plain CPU: declined
+        yield mul, (a.sum(), r["scalar64"])  # 0-dim, another dtype: declined
+        yield linear, (a, r["weight"], None)
+        yield linear, (a, r["weight"], r["bias"])
+        yield linear, (a, grad_weight, None)
+
+    def both(a):
+        for entry, values in cases(a):
+            ours, theirs = ACCEL.vmap_route(entry, values), binding_route_reference(entry, values)
+            if theirs is NotImplemented:
+                assert ours is NotImplemented, (entry.name, values)
+            else:
+                assert type(ours) is type(theirs) and ours.level == theirs.level
+                assert ours.shape == theirs.shape and ours.stride() == theirs.stride()
+                _same(ours.value, theirs.value)
+        with pyaten.no_grad():
+            assert ACCEL.vmap_route(linear, (a, grad_weight, None)) is not NotImplemented
+        with trace():
+            assert ACCEL.vmap_route(relu, (a,)) is NotImplemented
+        with binding_route_off():
+            assert ACCEL.vmap_route(relu, (a,)) is NotImplemented
+        return a
+
+    pf.vmap(both)(pyaten.randn(5, 4))
+    # outside vmap (the thread's sets are the defaults), and a plain first tensor: declined
+    outside = ACCEL.make_batched(pyaten.randn(5, 4), 1)
+    assert ACCEL.vmap_route(relu, (outside,)) is NotImplemented
+    assert ACCEL.vmap_route(relu, (pyaten.randn(4),)) is NotImplemented

@@ -17,7 +17,9 @@ Note: the accelerator
     - the recording path (Note: the accelerated recording path, in pyaten/autograd/graph.py):
       `call_below_autograd` (dispatch/tls.py) for the default thread-local sets,
       `Node.__init__`, `AccumulateGrad.__init__` and `grad_accumulator`;
-    - `make_dataless` (core/tensor.py's): vmap's BatchedTensor wrapper (func/_batched.py).
+    - `make_dataless` (core/tensor.py's): vmap's BatchedTensor wrapper (func/_batched.py);
+      `make_batched` (func/_batched.py's `_make_batched`) and `vmap_route` (func/_key.py's
+      binding route: the checks and the fast entry's call on the values, per operator's plan).
 
     Each replaces its Python layer when loaded; it does not stack another layer on top. The
     Python functions stay the reference, and the fallback for every case the C code does not
@@ -56,5 +58,5 @@ def load_extension(name: str, source: str, version: int) -> tuple[ModuleType | N
     return module, None
 
 
-VERSION = 4  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
+VERSION = 5  # the csrc/accel.c API this module drives (its ACCEL_VERSION)
 ACCEL, LOAD_ERROR = load_extension("_accel", "csrc/accel.c", VERSION)

@@ -121,11 +121,12 @@ class BatchedTensor(pyaten.Tensor):
 
 # The per-call constructor (Note: the FuncTorchBatched key, in _key.py): the fields
 # `_make_wrapper_subclass` would set, without its argument checks; one sample's geometry.
-# The accelerator's `make_dataless` (csrc/accel.c) is core.tensor's in C: the same slots.
+# With the accelerator loaded, `_make_batched` is its C version (csrc/accel.c), the same
+# slots and attributes; `make_batched_reference` stays the reference.
 _dataless = make_dataless if ACCEL is None else ACCEL.make_dataless
 
 
-def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
+def make_batched_reference(value: pyaten.Tensor, level: int) -> BatchedTensor:
     sizes = value._sizes[1:]
     strides = value._strides[1:]
     device = value._device
@@ -140,6 +141,12 @@ def _make_batched(value: pyaten.Tensor, level: int) -> BatchedTensor:
     t.value = value
     t.level = level
     return t
+
+
+_make_batched = make_batched_reference
+if ACCEL is not None:
+    ACCEL.setup_batched(BatchedTensor, BATCHED_KEYS, make_batched_reference)
+    _make_batched = ACCEL.make_batched
 
 
 def is_batched_at(x: Any, level: int) -> bool:

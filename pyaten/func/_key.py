@@ -44,6 +44,7 @@ from typing import Any
 
 import pyaten
 from pyaten.autograd.grad_mode import GRAD
+from pyaten.core.accel import ACCEL
 from pyaten.core.tensor import Tensor
 from pyaten.dispatch import tls, trace
 from pyaten.dispatch.fallbacks import (
@@ -62,15 +63,18 @@ from pyaten.func._batched import (
 )
 from pyaten.func._composite_rules import COMPOSITE_RULES
 from pyaten.func._rules import (
+    _DIRECTS as DIRECTS,
+)
+from pyaten.func._rules import (
     BatchedCall,
     call_plain,
     dispatch_batched,
     pointwise_tensor_count,
 )
-from pyaten.native.gen_support import PLAIN_CPU, Direct
+from pyaten.native.gen_support import PLAIN_CPU, PLAIN_KEY, Direct
 from pyaten.native.python_dispatch import overload_of, python_arguments
 
-__all__ = ["batched_kernel", "binding_route", "layer_back_kernel"]
+__all__ = ["batched_kernel", "binding_route", "binding_route_reference", "layer_back_kernel"]
 
 _BELOW = full_after("FuncTorchBatched").raw
 _AUTOGRAD_CPU_SLOT = RUNTIME_KEYS.index(KEY_BY_NAME["AutogradCPU"])
@@ -100,36 +104,48 @@ def _writes(schema: Any) -> bool:
     return any(a.annotation is not None and a.annotation.is_write for a in schema.arguments)
 
 
-def _plan(op: Any) -> tuple[Any, Any, bool, bool, Any]:
+def _plan(op: Any) -> tuple[Any, Any, bool, bool, Any, int]:
     """(OpOverload, whole-operator rule, decomposes, writes an argument, the fast entry's
-    function or None), once per op."""
+    function or None, its kind), once per op."""
     plan = op.__dict__.get("_vmap_plan")
     if plan is None:
         table = op.table
         decomposes = bool(table) and table[_AUTOGRAD_CPU_SLOT].rule == "math kernel"
         func, whole, writes = overload_of(op), COMPOSITE_RULES.get(op.name), _writes(op.schema)
-        plan = (func, whole, decomposes, writes, _fast_rule(func, whole, decomposes, writes))
+        kind = _fast_kind(func, whole, decomposes, writes)
+        plan = (func, whole, decomposes, writes, _fast_rule(func, kind), kind)
         op._vmap_plan = plan
     return plan
 
 
-def _fast_rule(func: Any, whole: Any, decomposes: bool, writes: bool) -> Any:
+# The fast entry's cases (`_fast_kind`), numbered as csrc/accel.c's vmap route numbers them
+ROUTE_NONE, ROUTE_LINEAR, ROUTE_POINTWISE, ROUTE_POINTWISE_PAIR = 0, 1, 2, 3
+
+
+def _fast_kind(func: Any, whole: Any, decomposes: bool, writes: bool) -> int:
+    """Which case of its rule the fast entry runs for an operator (Note: the fast entry)."""
+    if writes or func is None:
+        return ROUTE_NONE
+    if whole is COMPOSITE_RULES["aten::linear"]:
+        return ROUTE_LINEAR
+    count = 0 if whole is not None or decomposes or func is _DETACH else (
+        pointwise_tensor_count(func))
+    return {1: ROUTE_POINTWISE, 2: ROUTE_POINTWISE_PAIR}.get(count, ROUTE_NONE)
+
+
+def _fast_rule(func: Any, kind: int) -> Any:
     """The rule's case that the fast entry runs (Note: the fast entry), as a function of the
     values whose first is batched and the others plain tensors or None; None if the
     operator has none."""
-    if writes or func is None:
-        return None
-    if whole is COMPOSITE_RULES["aten::linear"]:
+    if kind == ROUTE_LINEAR:
         def linear(values: tuple) -> Any:  # `_linear` with the weight and bias unbatched
             return call_plain(func, (values[0].value, *values[1:]))
         return linear
-    count = 0 if whole is not None or decomposes or func is _DETACH else (
-        pointwise_tensor_count(func))
-    if count == 1:
+    if kind == ROUTE_POINTWISE:
         def pointwise(values: tuple) -> Any:  # the pointwise rule on one batched tensor
             return call_plain(func, (values[0].value,))
         return pointwise
-    if count == 2:
+    if kind == ROUTE_POINTWISE_PAIR:
         def pointwise_pair(values: tuple) -> Any:
             # the pointwise rule's case where the batched sample has the most dims (the
             # other broadcasts against the batch as it is, nothing to pad) and no 0-dim sample
@@ -295,7 +311,7 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
         out = _run_fast(fast, values)
         if out is not NotImplemented:
             return out
-    func, whole, decomposes, writes, _ = plan
+    func, whole, decomposes, writes = plan[:4]
     if func is _DETACH and len(values) == 1:
         x = values[0]
         if isinstance(x, BatchedTensor) and x._fw_grad is None:
@@ -332,14 +348,29 @@ def batched_kernel(op: Any, keyset: Any, *values: Any) -> Any:
 #     the route runs the fast entry (`_run_fast`) as `batched_kernel` would, without the
 #     dispatcher's hops; anything else answers NotImplemented and the binding calls the
 #     dispatcher, whose path stays the reference. `binding_route_off()` turns the route off
-#     (tests/test_vmap_route.py compares both ways, mode logs included).
+#     (tests/test_vmap_route.py compares both ways, mode logs included). With the accelerator
+#     loaded the route is `_accel.vmap_route` (csrc/accel.c): `binding_route_reference` in C,
+#     reading the operator's case from `_route_plan` (kept on the entry as `_vmap_c`); the
+#     tests run the Python reference beside it.
 _VMAP_INCLUDED = _DEFAULT_INCLUDED | VMAP_MODE_BIT
 _STATE = tls.STATE
 
 
-def binding_route(entry: Any, values: tuple) -> Any:
+def _route_kernel_ok(entry: Any, kernel: Any) -> bool:
+    """Whether the dispatcher's cached kernel `kernel` for a batched call of `entry` is vmap's
+    fallback itself (not a kernel of the user's above or at the key); remembered per entry."""
+    if (kernel is None or kernel.__class__ is not partial
+            or kernel.func is not functorch_batched_fallback or kernel.args[0] is not entry):
+        return False
+    entry._vmap_route = kernel
+    return True
+
+
+def binding_route_reference(entry: Any, values: tuple) -> Any:
     """The binding route (Note: the binding route): the fast entry's result, or
-    NotImplemented for the binding to call the dispatcher."""
+    NotImplemented for the binding to call the dispatcher. With the accelerator loaded the
+    route is its C version (`_accel.vmap_route`, reading `_route_plan`); this is the
+    reference."""
     plan = entry.__dict__.get("_vmap_plan") or _plan(entry)
     state = _STATE
     first = values[0]  # (the binding tested its first tensor: the schema's first, mostly)
@@ -348,12 +379,9 @@ def binding_route(entry: Any, values: tuple) -> Any:
             or trace.ACTIVE or general_path_only.on or binding_route_off.on):
         return NotImplemented
     kernel = entry._cache.get((first._keyset | _VMAP_INCLUDED) & state.keep)
-    if kernel is None or kernel is not entry.__dict__.get("_vmap_route"):
-        # the dispatcher's answer, checked once per cached kernel
-        if (kernel is None or kernel.__class__ is not partial
-                or kernel.func is not functorch_batched_fallback or kernel.args[0] is not entry):
-            return NotImplemented
-        entry._vmap_route = kernel
+    if kernel is None or (kernel is not entry.__dict__.get("_vmap_route")
+                          and not _route_kernel_ok(entry, kernel)):
+        return NotImplemented  # (the dispatcher's answer, checked once per cached kernel)
     # `_run_fast` and `_outside_vmap_mode` inlined: the thread's sets are those of a vmapped
     # function, so FuncTorchVmapMode off puts them back to the defaults
     grad = GRAD.enabled
@@ -377,6 +405,23 @@ def binding_route(entry: Any, values: tuple) -> Any:
     if out is NotImplemented:
         return out
     return _make_batched(out, first.level)
+
+
+def _route_plan(entry: Any) -> tuple:
+    """The C route's plan of `entry` (kept on it as `_vmap_c`): (kind, OpOverload, its
+    `Direct`, its entry, its positional argument count), the kind ROUTE_NONE where the fast
+    entry has no case."""
+    plan = entry.__dict__.get("_vmap_plan") or _plan(entry)
+    func, kind = plan[0], plan[5]
+    if kind == ROUTE_NONE:
+        route = (ROUTE_NONE, None, None, None, 0)
+    else:
+        direct = DIRECTS.get(func)
+        if direct is None:
+            direct = DIRECTS[func] = Direct()
+        route = (kind, func, direct, func._entry, func._nargs)
+    entry._vmap_c = route
+    return route
 
 
 class binding_route_off:  # noqa: N801 - used as a context manager, like torch's guards
@@ -412,6 +457,11 @@ def _arguments(op: Any, values: tuple) -> tuple[tuple, dict, int]:
     return args, kwargs, 0
 
 
+binding_route = binding_route_reference
+if ACCEL is not None:
+    ACCEL.setup_route(_VMAP_INCLUDED, PLAIN_CPU, PLAIN_KEY, vars(trace), general_path_only,
+                      binding_route_off, _STACK, GRAD, _route_plan, _route_kernel_ok, tls._set)
+    binding_route = ACCEL.vmap_route
 set_batched_kernel(batched_kernel)
 Direct.vmap_class, Direct.vmap_route = BatchedTensor, binding_route
 set_layer_back_kernel(layer_back_kernel)
