@@ -241,6 +241,7 @@ READING_FORMULAS = [
     ("prod.dim_keepdim", lambda lib, x: x.reshape(2, 2).prod(0, keepdim=True)),
     ("cumprod", lambda lib, x: x.cumprod(0)),
     ("cumprod.2d", lambda lib, x: x.reshape(2, 2).cumprod(1)),
+    ("det", lambda lib, x: lib.linalg.det(x.reshape(2, 2))),  # the third is singular
     ("max", lambda lib, x: x.max()),
     ("min", lambda lib, x: x.min()),
     ("median", lambda lib, x: x.median()),
@@ -258,11 +259,13 @@ def test_vmap_grad_of_value_reading_formulas(case) -> None:
 
     want = tf.vmap(tf.grad(loss(torch)))(torch.tensor(rows))
     got = pf.vmap(pf.grad(loss(pyaten)))(pyaten.tensor(rows))
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12,
+                               equal_nan=True)
     # and the same gradients one sample at a time, outside vmap (the value-reading path)
     for i in range(len(rows)):
         one = pf.grad(loss(pyaten))(pyaten.tensor(rows[i]))
-        np.testing.assert_allclose(one.numpy(), want[i].numpy(), rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(one.numpy(), want[i].numpy(), rtol=1e-12, atol=1e-12,
+                                   equal_nan=True)
 
 
 def test_vmap_grad_of_quantile_composition() -> None:
@@ -322,3 +325,41 @@ def test_vmap_of_info_checked_linalg_error_names_the_sample(name) -> None:
         pf.vmap(getattr(pyaten.linalg, name))(pyaten.tensor(a))
     assert str(got.value) == str(want.value)
     assert "(Batch element 1)" in str(got.value)
+
+
+@pytest.mark.parametrize("shapes", [((4,), (4,)), ((2, 4), (2, 4)), ((2, 4), (4,)),
+                                    ((4,), (2, 4)), ((1, 4), (3, 1))])
+def test_masked_select_with_an_unbatched_mask(shapes) -> None:
+    x_shape, mask_shape = shapes
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, *x_shape))
+    mask = rng.standard_normal(mask_shape) > 0
+    mask.reshape(-1)[0] = True
+    tm, pm = torch.tensor(mask), pyaten.tensor(mask)
+    want = tf.vmap(lambda t: t.masked_select(tm))(torch.tensor(x))
+    got = pf.vmap(lambda t: t.masked_select(pm))(pyaten.tensor(x))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = tf.vmap(tf.grad(lambda t: (t.masked_select(tm) ** 2).sum()))(torch.tensor(x))
+        got = pf.vmap(pf.grad(lambda t: (t.masked_select(pm) ** 2).sum()))(pyaten.tensor(x))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_masked_select_with_a_batched_mask_is_refused_as_torch() -> None:
+    x, mask = np.ones((3, 4)), np.ones((3, 4), dtype=bool)
+    with pytest.raises(RuntimeError) as want:
+        tf.vmap(torch.masked_select)(torch.tensor(x), torch.tensor(mask))
+    with pytest.raises(RuntimeError) as got:
+        pf.vmap(pyaten.masked_select)(pyaten.tensor(x), pyaten.tensor(mask))
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("r,with_replacement", [(0, False), (1, False), (2, False), (3, True)])
+def test_combinations_batches_through_masked_select(r, with_replacement) -> None:
+    x = np.random.default_rng(6).standard_normal((3, 4))
+    want = tf.vmap(lambda t: torch.combinations(t, r, with_replacement))(torch.tensor(x))
+    got = pf.vmap(lambda t: pyaten.combinations(t, r, with_replacement))(pyaten.tensor(x))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

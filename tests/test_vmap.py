@@ -402,19 +402,6 @@ def test_property_chains(shape, batch, where, ops, seed) -> None:
 
 NOT_DIFFERENTIABLE = {"eq", "argmax", "argmax_flat", "count_nonzero", "new_zeros",
                       "floor_divide"}
-# pyaten's derivative formulas of these read a value with .item() (counting zeros or ties),
-# which vmap refuses as PyTorch does; PyTorch's formulas stay in tensors.
-ITEM_IN_BACKWARD = {"det", "max_all", "prod"}
-
-
-@pytest.mark.parametrize("name", sorted(ITEM_IN_BACKWARD))
-def test_vmap_of_grad_refuses_item_in_a_formula(name: str) -> None:
-    fn, specs = OPS[name]
-    arrays = _batched_inputs(specs, (0,) * len(specs), [B1], np.random.default_rng(4))
-    with pytest.raises(RuntimeError, match="calling .item"):
-        pf.vmap(pf.grad(lambda *a: _scalar(pyaten, fn(pyaten, *a))))(*_to(pyaten, arrays))
-
-
 def _scalar(m, out):
     flat = (tree_flatten(out)[0] if m is pyaten else torch.utils._pytree.tree_flatten(out)[0])
     total = None
@@ -427,7 +414,7 @@ def _scalar(m, out):
 
 @pytest.mark.parametrize("name", sorted(n for n, (_, specs) in OPS.items()
                                         if specs[0][0] == "f"
-                                        and n not in NOT_DIFFERENTIABLE | ITEM_IN_BACKWARD))
+                                        and n not in NOT_DIFFERENTIABLE))
 def test_vmap_of_grad(name: str) -> None:
     fn, specs = OPS[name]
     rng = np.random.default_rng(abs(hash(name)) % 2**32 + 2)

@@ -36,16 +36,13 @@ KNOWN = {
     ("one", "as_strided", ""): _AS_STRIDED,
     ("one", "as_strided_copy", ""): _AS_STRIDED,
     ("one", "empty_like", ""): "the values are uninitialised",
-    ("one", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
     ("one", "stft", ""): "the stft rule does not fold the batch into the frames",
     ("two", "as_strided", ""): _AS_STRIDED,
     ("two", "as_strided_copy", ""): _AS_STRIDED,
     ("two", "empty_like", ""): "the values are uninitialised",
-    ("two", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
     ("two", "stft", ""): "the stft rule does not fold the batch into the frames",
     ("grad", "as_strided", ""): _AS_STRIDED,
     ("grad", "as_strided_copy", ""): _AS_STRIDED,
-    ("grad", "combinations", ""): "refused as a dynamic-shape operator (torch batches it)",
 }
 
 

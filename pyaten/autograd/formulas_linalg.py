@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyaten
+from pyaten.autograd.formulas_reduce import subclass_like
 from pyaten.core.tensor import Tensor
 
 __all__ = [
@@ -123,10 +124,11 @@ def _prod_of_others(s: Tensor) -> Tensor:
 def linalg_det_backward(grad: Tensor | None, det: Tensor, A: Tensor) -> Tensor | None:  # noqa: N803
     """d det(A) = tr(adj(A) dA): gA = grad adj(A)^H, which is (grad det^*) A^{-H} for an
     invertible A and, through A = U diag(S) Vh, grad (det U det Vh)^* U diag(prod_{j!=i}
-    S_j) Vh for a singular one."""
+    S_j) Vh for a singular one, and for every one on tensors whose values it cannot read
+    (`subclass_like`: a BatchedTensor under vmap(grad))."""
     if grad is None:
         return None
-    if A.numel() and not bool((det == 0).any()):
+    if A.numel() and not subclass_like(grad, det, A) and not bool((det == 0).any()):
         c = (grad * det.conj()).unsqueeze(-1).unsqueeze(-1)
         return pyaten.linalg.solve(A.mH, c * _eye_like(A))
     U, S, Vh = pyaten.linalg.svd(A)  # noqa: N806

@@ -68,7 +68,7 @@ _SUBCLASS_LIKE_KEYS = (functionality_bit("Python") | functionality_bit("FuncTorc
                        | functionality_bit("Functionalize"))
 
 
-def _subclass_like(*tensors: Tensor) -> bool:
+def subclass_like(*tensors: Tensor) -> bool:
     return any(t._keyset & _SUBCLASS_LIKE_KEYS for t in tensors)
 
 
@@ -146,11 +146,11 @@ def prod_backward(grad: Tensor, inp: Tensor, result: Tensor, dim: int | None = N
                   keepdim: bool = False) -> Tensor:
     """The gradient of `prod` (over everything when `dim` is None): result / input where the
     input has no zero, the zero-safe exclusive products otherwise (and on tensors whose
-    values it cannot read, `_subclass_like`)."""
+    values it cannot read, `subclass_like`)."""
     if inp.dim() == 0:
         return grad
     if dim is None:
-        if _subclass_like(inp):
+        if subclass_like(inp):
             return prod_safe_zeros_backward(grad, inp.contiguous().view(-1), 0).view(
                 tuple(inp.shape))
         zeros = int((inp == 0).sum())
@@ -164,7 +164,7 @@ def prod_backward(grad: Tensor, inp: Tensor, result: Tensor, dim: int | None = N
     if not keepdim:
         grad = grad.unsqueeze(dim)
         result = result.unsqueeze(dim)
-    if _subclass_like(inp):
+    if subclass_like(inp):
         return prod_safe_zeros_backward(grad, inp, dim)
     if not bool((inp == 0).any()):
         return grad * (result / inp).conj()
@@ -353,7 +353,7 @@ def _reversed_cumsum(w: Tensor, dim: int) -> Tensor:
 def cumprod_backward(grad: Tensor, inp: Tensor, dim: int, output: Tensor) -> Tensor:
     """The gradient of cumprod (PyTorch's cumprod_backward): reversed cumsum of
     grad * output over the input where no input is zero; otherwise, with a graph being
-    recorded or on tensors whose values it cannot read (`_subclass_like`), the O(n^2) sum of
+    recorded or on tensors whose values it cannot read (`subclass_like`), the O(n^2) sum of
     omitted products (itself differentiable), and without one the O(n) form around the
     first zero of each slice."""
     if inp.numel() <= 1:
@@ -366,10 +366,10 @@ def cumprod_backward(grad: Tensor, inp: Tensor, dim: int, output: Tensor) -> Ten
     out_c = output.conj()
     w = out_c * grad
     is_zero = inp == 0
-    subclass_like = _subclass_like(inp, grad, output)  # the O(n^2) form reads no value
-    if not subclass_like and not bool(is_zero.any()):
+    unreadable = subclass_like(inp, grad, output)  # the O(n^2) form reads no value
+    if not unreadable and not bool(is_zero.any()):
         return _reversed_cumsum(w, dim).div(inp_c)
-    if not subclass_like and not pyaten.is_grad_enabled():
+    if not unreadable and not pyaten.is_grad_enabled():
         return _cumprod_backward_zeros(grad, inp_c, out_c, w, is_zero, dim)
     ones_size = list(inp.shape)
     ones_size[dim] = 1

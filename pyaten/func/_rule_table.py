@@ -684,3 +684,15 @@ def linalg_check_errors(call: BatchedCall) -> Any:
     of matrices ("(Batch element i): ", as PyTorch's rule)."""
     info, api_name = call.args[:2]
     call.func(call.physical(info), api_name, is_matrix=False)
+
+
+@rule("masked_select")
+def masked_select(call: BatchedCall) -> Any:
+    """An unbatched mask (a batched one is refused before): each sample broadcast with the
+    mask selects the same count, so the batch selects at once, one row per sample."""
+    self, mask = call.args
+    shape = pyaten.broadcast_shapes(tuple(self.shape), tuple(mask.shape))
+    value = _pad_to(call.physical(self), self.dim(), len(shape))
+    value = value.expand(call.batch_size, *shape)
+    selected = value.masked_select(mask.expand(*shape).expand(call.batch_size, *shape))
+    return selected.view(call.batch_size, -1)

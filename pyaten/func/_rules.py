@@ -200,6 +200,15 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict, level: int = 0) -> An
 def _refuse_dynamic_shape(call: BatchedCall) -> None:
     """Operators whose output shape depends on the data cannot be batched (PyTorch's errors);
     indexing with integer tensors has a static shape and goes on."""
+    if call.name == "masked_select":  # an unbatched mask selects as many from each sample
+        if not call.batched(call.args[1]):
+            return
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot "
+            "support this because for each batch this would return a differently shaped "
+            "Tensor. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
+            "need this feature."
+        )
     if call.name == "index":
         masks = [i for i in call.args[1] if i is not None and i.dtype in (pyaten.bool,
                                                                           pyaten.uint8)]
