@@ -3094,6 +3094,207 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return wrapped;
 }
 
+/* --- vmap's call: func/_vmap.py's `_vmap_once` (`vmap_once_reference`) ---------------------
+ *
+ * The common case in C: `in_dims` an int or one int/None per argument, every mapped
+ * argument a tensor mapped over dimension 0, the sizes equal. The level is pushed and
+ * FuncTorchVmapMode switched on as the reference does, the inputs wrapped (`make_batched`),
+ * the function called, one batched output of the level unwrapped for `out_dims=0` (any
+ * other output through the reference's `_unbatch`), and everything restored. Any other
+ * case is the reference's, called before anything changes. */
+
+static PyObject *vc_reference = NULL, *vc_unbatch = NULL, *vc_push = NULL, *vc_mode_bit = NULL,
+    *vc_stack = NULL, *vc_set = NULL;
+
+static PyObject *
+setup_vmap_call(PyObject *module, PyObject *args)
+{
+    PyObject *reference, *unbatch, *push, *mode_bit, *stack, *set;
+    if (!PyArg_ParseTuple(args, "OOOOOO:setup_vmap_call", &reference, &unbatch, &push,
+                          &mode_bit, &stack, &set)) {
+        return NULL;
+    }
+    if (batched_type == NULL || tls_state == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "_accel.setup_vmap_call: setup_batched/setup_tls not run");
+        return NULL;
+    }
+    PyObject **fields[] = {&vc_reference, &vc_unbatch, &vc_push, &vc_mode_bit, &vc_stack,
+                           &vc_set};
+    PyObject *given[] = {reference, unbatch, push, mode_bit, stack, set};
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+        Py_INCREF(given[i]);
+        Py_XSETREF(*fields[i], given[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+/* The batch size of the common case (a new reference), or NULL without an error for the
+ * reference's case. */
+static PyObject *
+flat_batch_size(PyObject *in_dims, PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    int per_argument = PyTuple_CheckExact(in_dims);
+    if (per_argument ? PyTuple_GET_SIZE(in_dims) != n : !PyLong_CheckExact(in_dims)) {
+        return NULL;
+    }
+    PyObject *size = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = per_argument ? PyTuple_GET_ITEM(in_dims, i) : in_dims;
+        if (d == Py_None) {
+            continue;
+        }
+        PyObject *x = PyTuple_GET_ITEM(args, i);
+        if (!PyLong_CheckExact(d) || PyLong_AsLong(d) != 0 || !PyObject_TypeCheck(x, tensor_type)
+            || !PyTuple_CheckExact(SLOT(x, T_sizes)) || PyTuple_GET_SIZE(SLOT(x, T_sizes)) < 1) {
+            PyErr_Clear();
+            return NULL;
+        }
+        PyObject *here = PyTuple_GET_ITEM(SLOT(x, T_sizes), 0);
+        if (!PyLong_CheckExact(here)) {
+            return NULL;
+        }
+        if (size == NULL) {
+            size = here;
+        } else if (PyObject_RichCompareBool(size, here, Py_EQ) != 1) {
+            PyErr_Clear();
+            return NULL;  /* (the reference raises the error) */
+        }
+    }
+    Py_XINCREF(size);
+    return size;
+}
+
+static PyObject *
+vmap_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (vc_reference == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_accel.vmap_call: setup_vmap_call not run");
+        return NULL;
+    }
+    if (nargs != 6 || !PyTuple_Check(args[4]) || !PyDict_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "vmap_call(func, in_dims, out_dims, randomness, args, kwargs)");
+        return NULL;
+    }
+    PyObject *func = args[0], *in_dims = args[1], *out_dims = args[2], *inputs = args[4],
+             *kwargs = args[5];
+    PyObject *batch_size = flat_batch_size(in_dims, inputs);
+    PyObject *state_values = batch_size ? PyObject_GetAttr(tls_state, s_dict) : NULL;
+    if (state_values == NULL || !PyDict_Check(state_values)) {
+        Py_XDECREF(batch_size);
+        Py_XDECREF(state_values);
+        return PyErr_Occurred() ? NULL : PyObject_Vectorcall(vc_reference, args, nargs, NULL);
+    }
+    PyObject *push_args[2] = {batch_size, args[3]};
+    PyObject *entry = PyObject_Vectorcall(vc_push, push_args, 2, NULL);
+    PyObject *level = entry ? PyObject_GetAttr(entry, s_level) : NULL;
+    Py_XDECREF(entry);
+    if (level == NULL) {
+        Py_DECREF(batch_size);
+        Py_DECREF(state_values);
+        return NULL;  /* (push_level failed: nothing pushed) */
+    }
+    /* FuncTorchVmapMode on */
+    PyObject *included = tls_get(tls_state, state_values, s_included);
+    PyObject *excluded = included ? tls_get(tls_state, state_values, s_excluded) : NULL;
+    PyObject *on = excluded ? PyNumber_Or(included, vc_mode_bit) : NULL;
+    PyObject *result = NULL;
+    int was_default = -1;
+    if (on != NULL) {
+        was_default = same_value(included, tls_default_included);
+        if (was_default > 0) {
+            was_default = same_value(excluded, tls_default_excluded);
+        }
+    }
+    if (was_default >= 0 && PyDict_SetItem(state_values, s_included, on) == 0
+        && (!was_default || PyList_Append(tls_nondefault, Py_None) == 0)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+        PyObject *wrapped = PyTuple_New(n);
+        int per_argument = PyTuple_CheckExact(in_dims);
+        for (Py_ssize_t i = 0; wrapped != NULL && i < n; i++) {
+            PyObject *x = PyTuple_GET_ITEM(inputs, i);
+            PyObject *d = per_argument ? PyTuple_GET_ITEM(in_dims, i) : in_dims;
+            PyObject *item = d == Py_None ? (Py_INCREF(x), x) : make_batched_of(x, level);
+            if (item == NULL) {
+                Py_CLEAR(wrapped);
+                break;
+            }
+            PyTuple_SET_ITEM(wrapped, i, item);
+        }
+        PyObject *out = wrapped == NULL ? NULL
+                        : PyObject_Call(func, wrapped, PyDict_GET_SIZE(kwargs) ? kwargs : NULL);
+        Py_XDECREF(wrapped);
+        if (out != NULL) {
+            int simple = PyLong_CheckExact(out_dims) && PyLong_AsLong(out_dims) == 0
+                         && Py_TYPE(out) == batched_type;
+            PyObject *out_level = simple ? PyObject_GetAttr(out, s_level) : NULL;
+            if (out_level != NULL && same_value(out_level, level) == 1) {
+                result = PyObject_GetAttr(out, s_value);
+            } else if (!PyErr_Occurred()) {
+                result = PyObject_CallFunctionObjArgs(vc_unbatch, func, out, out_dims, level,
+                                                      batch_size, NULL);
+            }
+            Py_XDECREF(out_level);
+            Py_DECREF(out);
+        }
+    }
+    /* the `finally`: the thread's sets as they were, the level popped; the call's exception
+     * kept if any */
+    PyObject *type, *error, *traceback;
+    PyErr_Fetch(&type, &error, &traceback);
+    int failed = 0;
+    if (was_default >= 0) {
+        PyObject *now_included = tls_get(tls_state, state_values, s_included);
+        PyObject *now_excluded = now_included ? tls_get(tls_state, state_values, s_excluded)
+                                              : NULL;
+        int same = now_excluded == NULL ? -1 : was_default;
+        if (same > 0) {
+            same = same_value(now_included, on);
+        }
+        if (same > 0) {
+            same = same_value(now_excluded, excluded);
+        }
+        if (same > 0) {
+            Py_ssize_t pending = PyList_GET_SIZE(tls_nondefault);
+            failed = PyDict_SetItem(state_values, s_included, included) < 0
+                     || (pending > 0
+                         && PyList_SetSlice(tls_nondefault, pending - 1, pending, NULL) < 0);
+        } else if (same == 0) {
+            PyObject *done = PyObject_CallFunctionObjArgs(vc_set, included, excluded, NULL);
+            failed = done == NULL;
+            Py_XDECREF(done);
+        } else {
+            failed = 1;
+        }
+        Py_XDECREF(now_included);
+        Py_XDECREF(now_excluded);
+    }
+    PyObject *levels = PyObject_GetAttr(vc_stack, s_levels);
+    Py_ssize_t depth = levels && PyList_Check(levels) ? PyList_GET_SIZE(levels) : 0;
+    failed = failed || depth < 1 || PyList_SetSlice(levels, depth - 1, depth, NULL) < 0;
+    Py_XDECREF(levels);
+    Py_XDECREF(included);
+    Py_XDECREF(excluded);
+    Py_XDECREF(on);
+    Py_DECREF(state_values);
+    Py_DECREF(level);
+    Py_DECREF(batch_size);
+    if (failed) {
+        Py_XDECREF(result);
+        Py_XDECREF(type);
+        Py_XDECREF(error);
+        Py_XDECREF(traceback);
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "vmap: the level stack was changed inside vmap");
+        }
+        return NULL;
+    }
+    PyErr_Restore(type, error, traceback);
+    return result;
+}
+
 static PyMethodDef accel_methods[] = {
     {"setup_core", setup_core, METH_VARARGS,
      "setup_core(Tensor, Storage, VersionCounter, cpu): the classes whose objects it makes."},
@@ -3150,6 +3351,10 @@ static PyMethodDef accel_methods[] = {
      "make_batched(value, level): func._batched._make_batched."},
     {"vmap_route", (PyCFunction)(void (*)(void))vmap_route, METH_FASTCALL,
      "vmap_route(entry, values): func._key.binding_route."},
+    {"setup_vmap_call", setup_vmap_call, METH_VARARGS,
+     "setup_vmap_call(vmap_once_reference, unbatch, push_level, VMAP_MODE_BIT, STACK, tls_set)."},
+    {"vmap_call", (PyCFunction)(void (*)(void))vmap_call, METH_FASTCALL,
+     "vmap_call(func, in_dims, out_dims, randomness, args, kwargs): func._vmap._vmap_once."},
     {NULL, NULL, 0, NULL},
 };
 

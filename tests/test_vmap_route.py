@@ -377,3 +377,47 @@ def test_the_compiled_route_declines_where_the_reference_does() -> None:
     outside = ACCEL.make_batched(pyaten.randn(5, 4), 1)
     assert ACCEL.vmap_route(relu, (outside,)) is NotImplemented
     assert ACCEL.vmap_route(relu, (pyaten.randn(4),)) is NotImplemented
+
+
+def test_the_compiled_vmap_call_matches_the_reference() -> None:
+    """`_vmap._vmap_once` (C where the accelerator is loaded) against its Python reference:
+    the same results and errors, and the thread's key sets and level stack restored after
+    every call, a failing one included."""
+    from pyaten.dispatch import tls
+    from pyaten.func import _vmap
+    from pyaten.func._batched import current_levels
+
+    x, w = pyaten.randn(4, 3), pyaten.randn(2, 3)
+    calls = [
+        (lambda a: a.relu(), 0, 0, (x,), {}),
+        (lambda a, b: pyaten.nn.functional.linear(a, b), (0, None), 0, (x, w), {}),
+        (lambda a: a.sum(), 0, 0, (x,), {}),
+        (lambda a: (a, a * 2), 0, (0, 1), (x,), {}),
+        (lambda a: a * 2, 1, 0, (x,), {}),  # in_dims 1: the reference's case
+        (lambda a: a + 1, -1, 1, (x,), {}),
+        (lambda a, *, k: a * k, 0, 0, (x,), {"k": 3}),
+        (lambda a: w, 0, 0, (x,), {}),  # an output that does not depend on the batch
+        (lambda a: pf.vmap(lambda b: b.exp())(a), 0, 0, (pyaten.randn(2, 3, 4),), {}),
+        (lambda a, b: a - b, 0, 0, (x, pyaten.randn(5, 3)), {}),  # mismatched sizes
+        (lambda a: a, (0, 0), 0, (x,), {}),  # in_dims of another length
+        (lambda a: 3, 0, 0, (x,), {}),  # not a tensor
+        (lambda a: a.item(), 0, 0, (x,), {}),  # an error inside
+        (lambda a: a, None, 0, (x,), {}),  # no mapped input
+    ]
+    before = (tls.STATE.included, tls.STATE.excluded, len(tls.NONDEFAULT))
+    for func, in_dims, out_dims, args, kwargs in calls:
+        outcomes = []
+        for once in (_vmap._vmap_once, _vmap.vmap_once_reference):
+            try:
+                outcomes.append(once(func, in_dims, out_dims, "error", args, kwargs))
+            except Exception as error:  # noqa: BLE001 - compared below, class and text
+                outcomes.append((type(error), str(error)))
+            assert (tls.STATE.included, tls.STATE.excluded, len(tls.NONDEFAULT)) == before
+            assert current_levels() == []
+        _same(*outcomes)
+    # inside a mode's key sets (not the defaults): restored too
+    with tls.ExcludeDispatchKeyGuard("AutocastCPU"):
+        inside = (tls.STATE.included, tls.STATE.excluded)
+        out = _vmap._vmap_once(lambda a: a.relu(), 0, 0, "error", (x,), {})
+        _same(out, x.relu())
+        assert (tls.STATE.included, tls.STATE.excluded) == inside

@@ -19,7 +19,8 @@ Note: the accelerator
       `Node.__init__`, `AccumulateGrad.__init__` and `grad_accumulator`;
     - `make_dataless` (core/tensor.py's): vmap's BatchedTensor wrapper (func/_batched.py);
       `make_batched` (func/_batched.py's `_make_batched`) and `vmap_route` (func/_key.py's
-      binding route: the checks and the fast entry's call on the values, per operator's plan).
+      binding route: the checks and the fast entry's call on the values, per operator's plan);
+      `vmap_call` (func/_vmap.py's `_vmap_once` for in_dims of ints or None, mapped at 0).
 
     Each replaces its Python layer when loaded; it does not stack another layer on top. The
     Python functions stay the reference, and the fallback for every case the C code does not

@@ -12,8 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pyaten
+from pyaten.core.accel import ACCEL
 from pyaten.dispatch import tls
-from pyaten.func._batched import VMAP_MODE_BIT, BatchedTensor, _make_batched, pop_level, push_level
+from pyaten.func._batched import (
+    _STACK,
+    VMAP_MODE_BIT,
+    BatchedTensor,
+    _make_batched,
+    pop_level,
+    push_level,
+)
 from pyaten.utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]
@@ -202,9 +210,12 @@ def _flat_inputs(in_dims: Any, args: tuple) -> tuple[tuple, int] | None:
     return None if size is None else (dims, size)
 
 
-def _vmap_once(
+def vmap_once_reference(
     func: Callable, in_dims: Any, out_dims: Any, randomness: str, args: tuple, kwargs: dict
 ) -> Any:
+    """One vmapped call of `func` (no chunks). With the accelerator loaded `_vmap_once` is
+    its C version (`_accel.vmap_call`), which takes the common case (ints or None for
+    `in_dims`, every mapped dimension 0) itself and hands every other to this reference."""
     flat_case = _flat_inputs(in_dims, args)
     if flat_case is None:
         flat, spec, flat_dims, batch_size = _batch_inputs(func, in_dims, args)
@@ -236,6 +247,13 @@ def _vmap_once(
         else:
             tls._set(included, excluded)
         pop_level()
+
+
+_vmap_once = vmap_once_reference
+if ACCEL is not None:
+    ACCEL.setup_vmap_call(vmap_once_reference, _unbatch, push_level, VMAP_MODE_BIT, _STACK,
+                          tls._set)
+    _vmap_once = ACCEL.vmap_call
 
 
 def _chunks(flat: list, flat_dims: list, batch_size: int, chunk_size: int) -> list[list]:
