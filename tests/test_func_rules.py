@@ -363,3 +363,31 @@ def test_combinations_batches_through_masked_select(r, with_replacement) -> None
     got = pf.vmap(lambda t: pyaten.combinations(t, r, with_replacement))(pyaten.tensor(x))
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unfold_moves_its_dimension_past_the_batch(dim) -> None:
+    x = np.random.default_rng(7).standard_normal((3, 5, 12))
+    want = tf.vmap(lambda t: t.unfold(dim, 3, 2))(torch.tensor(x))
+    got = pf.vmap(lambda t: t.unfold(dim, 3, 2))(pyaten.tensor(x))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_stft_frames_each_sample(center) -> None:
+    # stft's composite frames the signal with `unfold` (its `dimension` past the batch)
+    x = np.random.default_rng(8).standard_normal((3, 2, 40))
+    window = np.sin(np.pi * np.arange(8) / 8) ** 2  # a Hann window
+    tw, pw = torch.tensor(window), pyaten.tensor(window)
+
+    def run(lib, window):
+        return lambda t: lib.stft(t, 16, hop_length=4, win_length=8, window=window,
+                                  center=center, return_complex=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = tf.vmap(run(torch, tw))(torch.tensor(x))
+        got = pf.vmap(run(pyaten, pw))(pyaten.tensor(x))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)

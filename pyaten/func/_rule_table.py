@@ -77,7 +77,7 @@ def pointwise(call: BatchedCall) -> Any:
 # --- reductions, scans and operators with a `dim` argument --------------------------------
 
 _DIM_ARGS = ("dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source",
-             "destination")
+             "destination", "dimension")
 
 
 # reductions for which an empty dim list means every dim (as PyTorch's sum(x, []))
