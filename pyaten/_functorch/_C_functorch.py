@@ -3,8 +3,9 @@ of the transforms, read from the one level stack (Note: one level stack, in leve
 
 A tensor's wrapper is what torch would wrap it in at the innermost level it belongs to: a
 BatchedTensor's vmap level, or the autograd layer whose inputs it was computed from
-(`levels.grad_level`). pyaten keeps a batch in dimension 0, so `maybe_get_bdim` of a
-BatchedTensor is 0 where torch may report the `in_dims` it was given.
+(`levels.grad_level`) or inside which it was made (`levels.made_inside_level`, Note: tensors
+made inside a transform, in levels.py). pyaten keeps a batch in dimension 0, so
+`maybe_get_bdim` of a BatchedTensor is 0 where torch may report the `in_dims` it was given.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ import pyaten
 from pyaten._functorch.levels import (
     current_level as _depth,
 )
-from pyaten._functorch.levels import grad_level, pyaten_vmap_level, torch_level
+from pyaten._functorch.levels import (
+    grad_level,
+    is_input,
+    made_inside_level,
+    pyaten_vmap_level,
+    torch_level,
+)
 from pyaten._functorch.pyfunctorch import (
     FuncTorchInterpreter,
     RandomnessType,
@@ -71,6 +78,10 @@ def _wrapper(x: Any) -> tuple[str, int] | None:
     if below is not None:
         grad = grad_level(x, below)
         batched = batched if batched < below else 0
+    elif not is_input(x):
+        # made while an inner layer was the innermost: wrapped there, as torch wraps every
+        # result (Note: tensors made inside a transform, in levels.py)
+        grad = max(grad, made_inside_level(x))
     if not batched and not grad:
         return None
     return ("batched", batched) if batched > grad else ("grad", grad)

@@ -12,23 +12,39 @@ Note: one level stack
     from the two. `torch_level(vmap_level)` converts a BatchedTensor's level; if vmap's push
     ever numbers its levels from this stack (`next_level()`), the conversion becomes the
     identity.
+
+Note: tensors made inside a transform
+    torch wraps every tensor an operator makes while an autograd transform (grad, vjp, jvp,
+    jacrev, jacfwd's jvp) is the innermost one in a GradTrackingTensor of that level, a
+    factory's result included, as it wraps the transform's arguments; a tensor the function
+    captured from outside (a closure, a global) stays unwrapped. pyaten records nothing per
+    operator call: a tensor's level is found when `pyaten._C._functorch` asks, from each
+    live layer's function (`captures`). A tensor that the function of the layer at level L
+    reaches (through closures, defaults, the globals its code names, containers and
+    objects' attributes) was made before L began, so it belongs to the autograd layer
+    outside L; one that no live layer's function reaches was made inside the innermost.
+    (A tensor made inside and then stored where the function reaches it, an outer list,
+    counts as made before.) A transform's own inputs keep the level `mark_input` gave them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyaten
 from pyaten.autograd.grad_mode import GRAD
 from pyaten.dispatch.tls import ExcludeDispatchKeyGuard
 from pyaten.func._batched import VmapLevel, current_levels
 
 __all__ = ["AutogradLayer", "push_autograd_layer", "pop_autograd_layer", "mark_input",
            "layers", "current_level", "torch_level", "pyaten_vmap_level", "next_level",
-           "lowered", "grad_level"]
+           "lowered", "grad_level", "is_input", "made_inside_level"]
 
 
 @dataclass
@@ -41,6 +57,8 @@ class AutogradLayer:
     # ids of the autograd nodes of its inputs that are views (a leaf input carries
     # `_func_level` itself): how `wrapper_level` finds the layer a result belongs to
     roots: set = field(default_factory=set)
+    # the layer's function (Note: tensors made inside a transform)
+    captures: Any = None
 
 
 class _Layers(threading.local):
@@ -51,10 +69,11 @@ class _Layers(threading.local):
 _LAYERS = _Layers()
 
 
-def push_autograd_layer(kind: str, batch_size: int = 0, randomness: str = "error") -> int:
+def push_autograd_layer(kind: str, batch_size: int = 0, randomness: str = "error",
+                        captures: Any = None) -> int:
     """Push a grad/jvp layer; its level (torch's number)."""
     _LAYERS.autograd.append(AutogradLayer(kind, len(current_levels()), GRAD.enabled,
-                                          batch_size, randomness))
+                                          batch_size, randomness, captures=captures))
     return current_level()
 
 
@@ -168,3 +187,85 @@ def lowered(level: int) -> Iterator[None]:
     finally:
         vmaps.extend(kept_vmaps)
         grads.extend(kept_grads)
+
+
+def is_input(t: Any) -> bool:
+    """Whether `t` is the input of a live autograd layer, as `mark_input` marked it."""
+    autograd = _LAYERS.autograd
+    if not autograd:
+        return False
+    level = t.__dict__.get("_func_level")
+    if level is not None:
+        stack = layers()
+        return 1 <= level <= len(stack) and isinstance(stack[level - 1], AutogradLayer)
+    node = t.grad_fn
+    return node is not None and any(id(node) in layer.roots for layer in autograd)
+
+
+def made_inside_level(t: Any) -> int:
+    """The level of the live autograd layer `t` was made inside: the innermost one whose
+    function does not reach it (0: made outside them all). Note: tensors made inside a
+    transform."""
+    made = 0
+    for i, layer in enumerate(layers()):
+        if not isinstance(layer, AutogradLayer):
+            continue
+        if _reaches(layer.captures, t):
+            return made
+        made = i + 1
+    return made
+
+
+_SKIPPED = (types.ModuleType, type, str, bytes, int, float, complex, bool, type(None),
+            types.BuiltinFunctionType)
+_BUDGET = 20000  # objects one search visits at most (a captured tensor is rarely deep)
+
+
+def _reaches(root: Any, target: Any) -> bool:
+    """Whether `target` is reachable from `root`: through functions' closures, defaults,
+    the globals their code names, methods' objects, partials, containers and attributes."""
+    todo = [root]
+    seen: set[int] = set()
+    while todo and len(seen) < _BUDGET:
+        x = todo.pop()
+        if x is target:
+            return True
+        if id(x) in seen or isinstance(x, _SKIPPED) or isinstance(x, pyaten.Tensor):
+            continue
+        seen.add(id(x))
+        if isinstance(x, (list, tuple, set, frozenset)):
+            todo.extend(x)
+        elif isinstance(x, dict):
+            todo.extend(x.values())
+        elif isinstance(x, types.FunctionType):
+            todo.extend(c.cell_contents for c in x.__closure__ or () if _filled(c))
+            todo.extend(x.__defaults__ or ())
+            todo.extend((x.__kwdefaults__ or {}).values())
+            names = _names(x.__code__)
+            todo.extend(v for k, v in x.__globals__.items() if k in names)
+        elif isinstance(x, types.MethodType):
+            todo.extend((x.__func__, x.__self__))
+        elif isinstance(x, functools.partial):
+            todo.extend((x.func, x.args, x.keywords))
+        else:
+            attributes = getattr(x, "__dict__", None)
+            if isinstance(attributes, dict):
+                todo.extend(attributes.values())
+    return False
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global names `code` and the functions defined in it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names

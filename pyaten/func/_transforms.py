@@ -61,12 +61,16 @@ class _Depth(threading.local):
 _DEPTH = _Depth()
 
 
-def _enter(kind: str = "grad", batch_size: int = 0, randomness: str = "error") -> None:
+def _enter(kind: str = "grad", batch_size: int = 0, randomness: str = "error",
+           captures: Any = None) -> None:
+    """Push an autograd layer; `captures` (the transformed function) reaches what
+    the function captured from outside it (Note: tensors made inside a transform, in
+    pyaten/_functorch/levels.py)."""
     if _DEPTH.value == 0:
         _DEPTH.outer_grad = GRAD.enabled
     _DEPTH.value += 1
     # its place on the one level stack (Note: one level stack, in pyaten/_functorch/levels.py)
-    push_autograd_layer(kind, batch_size, randomness)
+    push_autograd_layer(kind, batch_size, randomness, captures)
 
 
 def _exit() -> None:
@@ -75,11 +79,12 @@ def _exit() -> None:
 
 
 class _Enter:
-    def __init__(self, kind: str = "grad") -> None:
+    def __init__(self, kind: str, captures: Any) -> None:
         self.kind = kind
+        self.captures = captures
 
     def __enter__(self) -> None:
-        _enter(self.kind)
+        _enter(self.kind, captures=self.captures)
 
     def __exit__(self, *exc: Any) -> None:
         _exit()
@@ -200,7 +205,7 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums_tuple(argnums, len(args), "grad_and_value")
-        with _Enter(), pyaten.enable_grad():
+        with _Enter("grad", func), pyaten.enable_grad():
             args = list(args)
             for n in nums:
                 args[n] = tree_map(_alias_input, args[n])
@@ -249,7 +254,7 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
 
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """`(func(*primals), vjp_fn)`: vjp_fn(cotangents) is the vector-Jacobian product."""
-    _enter()
+    _enter(captures=func)
     try:
         with pyaten.enable_grad():
             inputs = tree_map(_alias_input, primals)
@@ -337,7 +342,7 @@ def jvp(
             f"be. Got primals with structure {tree_flatten(primals)[1]} and tangents with "
             f"structure {tree_flatten(tangents)[1]}"
         )
-    with _Enter("jvp"), pyaten.enable_grad():
+    with _Enter("jvp", func), pyaten.enable_grad():
         inputs = tree_map(_alias_input, primals)
         out = func(*inputs)
         out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
@@ -393,7 +398,7 @@ def jacrev(
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums_tuple(argnums, len(args), "jacrev")
-        with _Enter(), pyaten.enable_grad():
+        with _Enter("grad", func), pyaten.enable_grad():
             args = list(args)
             for n in nums:
                 args[n] = tree_map(_alias_input, args[n])
@@ -459,7 +464,7 @@ def jacfwd(
             jac = tree_unflatten(per_output, out_spec)
             return (jac, tree_map(_finish, aux)) if has_aux else jac
         _enter("jacfwd", sum(x.numel() for x in flat_in if isinstance(x, pyaten.Tensor)),
-               randomness)
+               randomness, func)
         try:
             # random calls follow `randomness` (pyaten/func/_random.py)
             with IncludeDispatchKeyGuard(VMAP_MODE_KEY):
