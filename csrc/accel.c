@@ -2558,7 +2558,7 @@ static PyObject *vm_plain_key = NULL;       /* gen_support.PLAIN_KEY */
 static PyObject *vm_trace_globals = NULL;   /* pyaten.dispatch.trace's module dict */
 static PyObject *vm_general = NULL;         /* _key.general_path_only */
 static PyObject *vm_route_off = NULL;       /* _key.binding_route_off */
-static PyObject *vm_stack = NULL;           /* _batched._STACK */
+static PyObject *vc_stack = NULL;           /* _batched._STACK */
 static PyObject *vm_grad = NULL;            /* grad_mode.GRAD */
 static PyObject *vm_plan = NULL;            /* _key._route_plan */
 static PyObject *vm_kernel_ok = NULL;       /* _key._route_kernel_ok */
@@ -2616,7 +2616,7 @@ setup_route(PyObject *module, PyObject *args)
         return NULL;
     }
     PyObject **fields[] = {&vm_included, &vm_plain_cpu, &vm_plain_key, &vm_trace_globals,
-                           &vm_general, &vm_route_off, &vm_stack, &vm_grad, &vm_plan,
+                           &vm_general, &vm_route_off, &vc_stack, &vm_grad, &vm_plan,
                            &vm_kernel_ok, &vm_set};
     PyObject *given[] = {included, plain_cpu, plain_key, trace_globals, general, route_off,
                          stack, grad, plan, kernel_ok, set};
@@ -2785,13 +2785,7 @@ route_call(PyObject *plan, PyObject **call, Py_ssize_t count)
         return NULL;
     }
     if (plain) {
-        PyObject *cache = PyObject_GetAttr(func_entry, s_cache);
-        if (cache == NULL) {
-            return NULL;
-        }
-        PyObject *kernel = PyDict_Check(cache) ? PyDict_GetItemWithError(cache, vm_plain_key)
-                                               : NULL;
-        Py_DECREF(cache);  /* (the entry holds the dict, the dict the kernel) */
+        PyObject *kernel = PyDict_GetItemWithError(PyTuple_GET_ITEM(plan, 6), vm_plain_key);
         if (kernel == NULL && PyErr_Occurred()) {
             return NULL;
         }
@@ -2818,6 +2812,37 @@ route_call(PyObject *plan, PyObject **call, Py_ssize_t count)
         }
     }
     return PyObject_Vectorcall(func, call, count, NULL);
+}
+
+/* This thread's dicts of the threading.locals vmap reads (the key sets, grad mode, the level
+ * stack), borrowed: fetched once per thread (a threading.local keeps one dict per thread for
+ * its life), by the thread's unique id. */
+static unsigned long long td_thread = 0;
+static PyObject *td_state = NULL, *td_grad = NULL, *td_stack = NULL;
+
+static int
+thread_dicts(void)
+{
+    unsigned long long id = PyThreadState_GetID(PyThreadState_Get());
+    if (id == td_thread && td_state != NULL) {
+        return 0;
+    }
+    PyObject *locals[3] = {tls_state, vm_grad, vc_stack};
+    PyObject **dicts[3] = {&td_state, &td_grad, &td_stack};
+    for (int i = 0; i < 3; i++) {
+        PyObject *d = locals[i] != NULL ? PyObject_GetAttr(locals[i], s_dict) : NULL;
+        if (d == NULL || !PyDict_Check(d)) {
+            if (d != NULL || !PyErr_Occurred()) {
+                PyErr_SetString(PyExc_RuntimeError, "vmap: a thread-local without its dict");
+            }
+            Py_XDECREF(d);
+            Py_CLEAR(td_state);
+            return -1;
+        }
+        Py_XSETREF(*dicts[i], d);
+    }
+    td_thread = id;
+    return 0;
 }
 
 /* 1 where `binding_route` takes the call (the plan's checks before its call), 0 where it
@@ -2875,26 +2900,13 @@ route_takes(PyObject *entry, PyObject *plan, PyObject *values, PyObject *state_v
         Py_XSETREF(vm_key_out, key);
     }
     Py_DECREF(keep);
-    PyObject *cache = PyObject_GetAttr(entry, s_cache);
-    if (cache == NULL) {
-        return -1;
-    }
-    PyObject *kernel = PyDict_Check(cache) ? PyDict_GetItemWithError(cache, vm_key_out) : NULL;
-    Py_XINCREF(kernel);
-    Py_DECREF(cache);
+    PyObject *cache = PyTuple_GET_ITEM(plan, 5), *box = PyTuple_GET_ITEM(plan, 7);
+    PyObject *kernel = PyDict_GetItemWithError(cache, vm_key_out);
     if (kernel == NULL) {
         return PyErr_Occurred() ? -1 : 0;
     }
-    PyObject *route = PyObject_GetAttr(entry, s_vmap_route);
-    if (route == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            Py_DECREF(kernel);
-            return -1;
-        }
-        PyErr_Clear();
-    }
-    Py_XDECREF(route);  /* (compared by identity only; the entry keeps it) */
-    if (route != kernel) {
+    if (kernel != PyList_GET_ITEM(box, 0)) {
+        Py_INCREF(kernel);
         PyObject *checked = PyObject_CallFunctionObjArgs(vm_kernel_ok, entry, kernel, NULL);
         Py_DECREF(kernel);
         if (checked == NULL) {
@@ -2905,11 +2917,9 @@ route_takes(PyObject *entry, PyObject *plan, PyObject *values, PyObject *state_v
         if (ok <= 0) {
             return ok;
         }
-    } else {
-        Py_DECREF(kernel);
     }
     /* nothing that autograd must record, at a live level */
-    PyObject *enabled = PyObject_GetAttr(vm_grad, s_enabled);
+    PyObject *enabled = tls_get(vm_grad, td_grad, s_enabled);
     if (enabled == NULL) {
         return -1;
     }
@@ -2928,7 +2938,7 @@ route_takes(PyObject *entry, PyObject *plan, PyObject *values, PyObject *state_v
     if (first_level == NULL) {
         return -1;
     }
-    PyObject *levels = PyObject_GetAttr(vm_stack, s_levels);
+    PyObject *levels = tls_get(vc_stack, td_stack, s_levels);
     if (levels == NULL) {
         Py_DECREF(first_level);
         return -1;
@@ -2973,7 +2983,8 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (Py_TYPE(first) != batched_type) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    /* the plan: (kind, func, Direct, func's entry, func's argument count) */
+    /* the plan: (kind, func, Direct, func's entry, func's argument count, the entry's kernel
+     * cache, func's entry's, [the entry's kernel checked by `_route_kernel_ok`]) */
     PyObject *plan = PyObject_GetAttr(entry, s_vmap_c);
     if (plan == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
@@ -2985,9 +2996,11 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
     }
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 8
+        || !PyDict_Check(PyTuple_GET_ITEM(plan, 5)) || !PyDict_Check(PyTuple_GET_ITEM(plan, 6))
+        || !PyList_Check(PyTuple_GET_ITEM(plan, 7)) || PyList_GET_SIZE(PyTuple_GET_ITEM(plan, 7)) != 1) {
         Py_DECREF(plan);
-        PyErr_SetString(PyExc_TypeError, "vmap_route: a plan must be a 5-tuple");
+        PyErr_SetString(PyExc_TypeError, "vmap_route: a plan must be _route_plan's 8-tuple");
         return NULL;
     }
     long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0));
@@ -2998,11 +3011,12 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_RETURN_NOTIMPLEMENTED;
     }
-    PyObject *state_values = PyObject_GetAttr(tls_state, s_dict);
-    if (state_values == NULL) {
+    if (thread_dicts() < 0) {
         Py_DECREF(plan);
         return NULL;
     }
+    PyObject *state_values = td_state;
+    Py_INCREF(state_values);
     PyObject *level = NULL;
     int takes = PyDict_Check(state_values)
                     ? route_takes(entry, plan, values, state_values, &level) : 0;
@@ -3103,15 +3117,16 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * other output through the reference's `_unbatch`), and everything restored. Any other
  * case is the reference's, called before anything changes. */
 
-static PyObject *vc_reference = NULL, *vc_unbatch = NULL, *vc_push = NULL, *vc_mode_bit = NULL,
-    *vc_stack = NULL, *vc_set = NULL;
+static PyObject *vc_reference = NULL, *vc_unbatch = NULL, *vc_mode_bit = NULL, *vc_set = NULL;
+static PyTypeObject *level_type = NULL;
+static Py_ssize_t L_level, L_batch_size, L_randomness;
 
 static PyObject *
 setup_vmap_call(PyObject *module, PyObject *args)
 {
-    PyObject *reference, *unbatch, *push, *mode_bit, *stack, *set;
-    if (!PyArg_ParseTuple(args, "OOOOOO:setup_vmap_call", &reference, &unbatch, &push,
-                          &mode_bit, &stack, &set)) {
+    PyObject *reference, *unbatch, *level, *mode_bit, *stack, *set;
+    if (!PyArg_ParseTuple(args, "OOO!OOO:setup_vmap_call", &reference, &unbatch, &PyType_Type,
+                          &level, &mode_bit, &stack, &set)) {
         return NULL;
     }
     if (batched_type == NULL || tls_state == NULL) {
@@ -3119,13 +3134,21 @@ setup_vmap_call(PyObject *module, PyObject *args)
                         "_accel.setup_vmap_call: setup_batched/setup_tls not run");
         return NULL;
     }
-    PyObject **fields[] = {&vc_reference, &vc_unbatch, &vc_push, &vc_mode_bit, &vc_stack,
-                           &vc_set};
-    PyObject *given[] = {reference, unbatch, push, mode_bit, stack, set};
+    PyTypeObject *l = (PyTypeObject *)level;
+    if (slot_offset(l, "level", &L_level) || slot_offset(l, "batch_size", &L_batch_size)
+        || slot_offset(l, "randomness", &L_randomness)) {
+        return NULL;
+    }
+    Py_INCREF(level);
+    Py_XSETREF(level_type, l);
+    PyObject **fields[] = {&vc_reference, &vc_unbatch, &vc_mode_bit, &vc_stack, &vc_set};
+    PyObject *given[] = {reference, unbatch, mode_bit, stack, set};
     for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
         Py_INCREF(given[i]);
         Py_XSETREF(*fields[i], given[i]);
     }
+    td_thread = 0;
+    Py_CLEAR(td_state);
     Py_RETURN_NONE;
 }
 
@@ -3181,21 +3204,36 @@ vmap_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *func = args[0], *in_dims = args[1], *out_dims = args[2], *inputs = args[4],
              *kwargs = args[5];
     PyObject *batch_size = flat_batch_size(in_dims, inputs);
-    PyObject *state_values = batch_size ? PyObject_GetAttr(tls_state, s_dict) : NULL;
-    if (state_values == NULL || !PyDict_Check(state_values)) {
-        Py_XDECREF(batch_size);
-        Py_XDECREF(state_values);
+    if (batch_size == NULL) {
         return PyErr_Occurred() ? NULL : PyObject_Vectorcall(vc_reference, args, nargs, NULL);
     }
-    PyObject *push_args[2] = {batch_size, args[3]};
-    PyObject *entry = PyObject_Vectorcall(vc_push, push_args, 2, NULL);
-    PyObject *level = entry ? PyObject_GetAttr(entry, s_level) : NULL;
-    Py_XDECREF(entry);
-    if (level == NULL) {
+    if (thread_dicts() < 0) {
+        Py_DECREF(batch_size);
+        return NULL;
+    }
+    PyObject *state_values = td_state;
+    Py_INCREF(state_values);
+    /* `push_level(batch_size, randomness)` */
+    PyObject *levels = PyDict_GetItemWithError(td_stack, s_levels);
+    PyObject *level = levels && PyList_CheckExact(levels)
+                          ? PyLong_FromSsize_t(PyList_GET_SIZE(levels) + 1) : NULL;
+    PyObject *entry = level ? level_type->tp_alloc(level_type, 0) : NULL;
+    if (entry != NULL) {
+        set_slot(entry, L_level, level);
+        set_slot(entry, L_batch_size, batch_size);
+        set_slot(entry, L_randomness, args[3]);
+    }
+    if (entry == NULL || PyList_Append(levels, entry) < 0) {
+        Py_XDECREF(entry);
+        Py_XDECREF(level);
         Py_DECREF(batch_size);
         Py_DECREF(state_values);
-        return NULL;  /* (push_level failed: nothing pushed) */
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "vmap: the level stack is not a list");
+        }
+        return NULL;  /* (nothing pushed) */
     }
+    Py_DECREF(entry);
     /* FuncTorchVmapMode on */
     PyObject *included = tls_get(tls_state, state_values, s_included);
     PyObject *excluded = included ? tls_get(tls_state, state_values, s_excluded) : NULL;
@@ -3271,10 +3309,9 @@ vmap_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_XDECREF(now_included);
         Py_XDECREF(now_excluded);
     }
-    PyObject *levels = PyObject_GetAttr(vc_stack, s_levels);
+    levels = PyDict_GetItem(td_stack, s_levels);  /* (the list pushed on, unless replaced) */
     Py_ssize_t depth = levels && PyList_Check(levels) ? PyList_GET_SIZE(levels) : 0;
     failed = failed || depth < 1 || PyList_SetSlice(levels, depth - 1, depth, NULL) < 0;
-    Py_XDECREF(levels);
     Py_XDECREF(included);
     Py_XDECREF(excluded);
     Py_XDECREF(on);
@@ -3352,7 +3389,7 @@ static PyMethodDef accel_methods[] = {
     {"vmap_route", (PyCFunction)(void (*)(void))vmap_route, METH_FASTCALL,
      "vmap_route(entry, values): func._key.binding_route."},
     {"setup_vmap_call", setup_vmap_call, METH_VARARGS,
-     "setup_vmap_call(vmap_once_reference, unbatch, push_level, VMAP_MODE_BIT, STACK, tls_set)."},
+     "setup_vmap_call(vmap_once_reference, unbatch, VmapLevel, VMAP_MODE_BIT, STACK, tls_set)."},
     {"vmap_call", (PyCFunction)(void (*)(void))vmap_call, METH_FASTCALL,
      "vmap_call(func, in_dims, out_dims, randomness, args, kwargs): func._vmap._vmap_once."},
     {NULL, NULL, 0, NULL},

@@ -79,6 +79,7 @@ def test_the_route_runs_for_the_mlp() -> None:
     px, tx = _pair((5, 8), 9)
     entry = pyaten.ops.aten.linear.default._entry
     entry.__dict__.pop("_vmap_route", None)
+    entry.__dict__.pop("_vmap_c", None)
     results = _three_ways(lambda: pf.vmap(_mlp(pyaten), in_dims=(None, 0))(pp, px))
     _all_same(results)
     _close_to_torch(results[0], tf.vmap(_mlp(torch), in_dims=(None, 0))(tp, tx))
@@ -421,3 +422,55 @@ def test_the_compiled_vmap_call_matches_the_reference() -> None:
         out = _vmap._vmap_once(lambda a: a.relu(), 0, 0, "error", (x,), {})
         _same(out, x.relu())
         assert (tls.STATE.included, tls.STATE.excluded) == inside
+
+
+def test_threads_keep_their_own_grad_mode_and_levels() -> None:
+    """The C route and call read each thread's own key sets, grad mode and level stack (they
+    keep one thread's dicts at a time): threads alternating calls get their own answers."""
+    import threading
+
+    w = pyaten.randn(2, 3, requires_grad=True)
+    x = pyaten.randn(4, 3)
+    mapped = pf.vmap(lambda a: pyaten.nn.functional.linear(a, w).relu(), in_dims=0)
+    want = pyaten.nn.functional.linear(x, w).relu()
+    barrier = threading.Barrier(2, timeout=30)
+    failures: list[str] = []
+
+    def worker(grad: bool) -> None:
+        try:
+            with pyaten.set_grad_enabled(grad):
+                for _ in range(20):
+                    barrier.wait()
+                    out = mapped(x)
+                    if out.requires_grad != grad:
+                        failures.append(f"requires_grad {out.requires_grad} with grad={grad}")
+                    if not pyaten.allclose(out.detach(), want.detach()):
+                        failures.append("values")
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+            barrier.abort()
+
+    threads = [threading.Thread(target=worker, args=(g,)) for g in (True, False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    assert failures == []
+
+
+def test_never_overloads_registers_only_disabled_handlers() -> None:
+    from pyaten.core.torch_function import _PLAIN, never_overloads
+    from pyaten.func._batched import BatchedTensor
+
+    assert BatchedTensor in _PLAIN
+
+    class Custom(pyaten.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs)
+
+    for cls in (Custom, int, type("Inherits", (BatchedTensor,), {})):
+        with pytest.raises(TypeError, match="never_overloads"):
+            never_overloads(cls)
+    assert Custom not in _PLAIN

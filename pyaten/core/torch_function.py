@@ -164,11 +164,23 @@ def _get_function_stack_at(index: int) -> Any:
 
 # --- which arguments overload a call ------------------------------------------------------------
 
-# Classes never asked for `__torch_function__` (PyTorch's is_basic_python_type, and Tensor).
-_PLAIN = frozenset({
+# Classes never asked for `__torch_function__` (PyTorch's is_basic_python_type, and Tensor),
+# and the Tensor subclasses registered by `never_overloads` (a set, read by generated code).
+_PLAIN = {
     Tensor, bool, int, float, complex, str, bytes, dict, set, frozenset, slice, type(None),
     type(Ellipsis), type(NotImplemented), ModuleType, Size, _dtype, _device,
-})
+}
+
+
+def never_overloads(cls: type) -> None:
+    """Register `cls`, a Tensor subclass whose own `__torch_function__` is the disabled one
+    and stays so (vmap's BatchedTensor), among the classes the argument checks skip without
+    looking its handler up: what `_has_handler` would answer, once instead of per call."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)
+            and cls.__dict__.get("__torch_function__") is DISABLED):
+        raise TypeError(f"never_overloads({cls!r}): not a Tensor subclass whose own "
+                        "__torch_function__ is the disabled one")
+    _PLAIN.add(cls)
 
 
 def _has_handler(cls: type) -> bool:

@@ -31,6 +31,7 @@ import pyaten
 from pyaten._C import _disabled_torch_function_impl
 from pyaten.core.accel import ACCEL
 from pyaten.core.tensor import make_dataless
+from pyaten.core.torch_function import never_overloads
 from pyaten.core.views import storage_nbytes_needed
 from pyaten.dispatch.keys import functionality_bit
 from pyaten.dispatch.python_key import PYTHON_BIT
@@ -38,7 +39,7 @@ from pyaten.dispatch.python_key import PYTHON_BIT
 __all__ = ["BatchedTensor", "VmapLevel", "current_levels", "push_level", "pop_level"]
 
 
-@dataclass
+@dataclass(slots=True)  # (slots: csrc/accel.c's vmap call makes them)
 class VmapLevel:
     level: int
     batch_size: int
@@ -117,6 +118,9 @@ class BatchedTensor(pyaten.Tensor):
         # wrapper subclass's), which runs with the keys above Python excluded: the calls on
         # the values run with that handler's key sets.
         return dispatch_batched(func, args, kwargs or {})
+
+
+never_overloads(BatchedTensor)  # its handler is the disabled one: skipped without a lookup
 
 
 # The per-call constructor (Note: the FuncTorchBatched key, in _key.py): the fields

@@ -363,6 +363,9 @@ def _route_kernel_ok(entry: Any, kernel: Any) -> bool:
             or kernel.func is not functorch_batched_fallback or kernel.args[0] is not entry):
         return False
     entry._vmap_route = kernel
+    route = entry.__dict__.get("_vmap_c")
+    if route is not None:
+        route[7][0] = kernel  # (the C route's copy)
     return True
 
 
@@ -409,17 +412,20 @@ def binding_route_reference(entry: Any, values: tuple) -> Any:
 
 def _route_plan(entry: Any) -> tuple:
     """The C route's plan of `entry` (kept on it as `_vmap_c`): (kind, OpOverload, its
-    `Direct`, its entry, its positional argument count), the kind ROUTE_NONE where the fast
-    entry has no case."""
+    `Direct`, its entry, its positional argument count, `entry`'s kernel cache, the
+    OpOverload's entry's, a one-item list holding the kernel `_route_kernel_ok` accepted);
+    the kind ROUTE_NONE where the fast entry has no case."""
     plan = entry.__dict__.get("_vmap_plan") or _plan(entry)
     func, kind = plan[0], plan[5]
+    checked = [entry.__dict__.get("_vmap_route")]
     if kind == ROUTE_NONE:
-        route = (ROUTE_NONE, None, None, None, 0)
+        route = (ROUTE_NONE, None, None, None, 0, entry._cache, entry._cache, checked)
     else:
         direct = DIRECTS.get(func)
         if direct is None:
             direct = DIRECTS[func] = Direct()
-        route = (kind, func, direct, func._entry, func._nargs)
+        route = (kind, func, direct, func._entry, func._nargs, entry._cache,
+                 func._entry._cache, checked)
     entry._vmap_c = route
     return route
 

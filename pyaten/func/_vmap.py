@@ -18,6 +18,7 @@ from pyaten.func._batched import (
     _STACK,
     VMAP_MODE_BIT,
     BatchedTensor,
+    VmapLevel,
     _make_batched,
     pop_level,
     push_level,
@@ -251,7 +252,7 @@ def vmap_once_reference(
 
 _vmap_once = vmap_once_reference
 if ACCEL is not None:
-    ACCEL.setup_vmap_call(vmap_once_reference, _unbatch, push_level, VMAP_MODE_BIT, _STACK,
+    ACCEL.setup_vmap_call(vmap_once_reference, _unbatch, VmapLevel, VMAP_MODE_BIT, _STACK,
                           tls._set)
     _vmap_once = ACCEL.vmap_call
 
