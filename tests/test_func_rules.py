@@ -391,3 +391,52 @@ def test_stft_frames_each_sample(center) -> None:
         got = pf.vmap(run(pyaten, pw))(pyaten.tensor(x))
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+_GRID = np.arange(12.0).reshape(3, 4)
+AS_STRIDED = [  # (id, the view, the batch as the sample sees it, in_dims)
+    ("offset0", lambda t: t.as_strided((2,), (1,), 0), lambda a: a, 0),
+    ("offset1", lambda t: t.as_strided((2,), (1,), 1), lambda a: a, 0),
+    ("no_offset", lambda t: t.as_strided((2,), (2,)), lambda a: a, 0),
+    ("sliced", lambda t: t.as_strided((2,), (1,), 1), lambda a: a[:, 1:], 0),
+    ("batch_not_in_front", lambda t: t.as_strided((2,), (1,), 0),
+     lambda a: a.t().contiguous().t(), 0),
+    ("in_dims_1", lambda t: t.as_strided((2,), (1,), 1), lambda a: a, 1),
+    ("fresh", lambda t: (t * 2).as_strided((2, 2), (1, 2), 1), lambda a: a, 0),
+    ("outside", lambda t: t.as_strided((3,), (2,), 0), lambda a: a, 0),
+    ("before_the_sample", lambda t: t.as_strided((2,), (1,), 0), lambda a: a[:, 1:], 0),
+    ("lengths", lambda t: t.as_strided((2, 2), (1,)), lambda a: a, 0),
+]
+
+
+def _result_or_error(fn):
+    try:
+        return fn().detach().numpy()
+    except RuntimeError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("case", AS_STRIDED, ids=[c[0] for c in AS_STRIDED])
+def test_as_strided_views_each_sample_from_its_batch_stride(case) -> None:
+    _, view, batch, in_dims = case
+    want = _result_or_error(lambda: tf.vmap(view, in_dims=in_dims)(batch(torch.tensor(_GRID))))
+    got = _result_or_error(lambda: pf.vmap(view, in_dims=in_dims)(batch(pyaten.tensor(_GRID))))
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_as_strided_over_two_levels_and_under_grad() -> None:
+    cube = np.arange(24.0).reshape(2, 3, 4)
+    for in_dims in (0, 1):
+        want = tf.vmap(tf.vmap(lambda t: t.as_strided((2,), (1,), 1)), in_dims=in_dims)(
+            torch.tensor(cube))
+        got = pf.vmap(pf.vmap(lambda t: t.as_strided((2,), (1,), 1)), in_dims=in_dims)(
+            pyaten.tensor(cube))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    want = tf.vmap(tf.grad(lambda t: (t.as_strided((2, 2), (1, 2), 0) ** 2).sum()))(
+        torch.tensor(_GRID))
+    got = pf.vmap(pf.grad(lambda t: (t.as_strided((2, 2), (1, 2), 0) ** 2).sum()))(
+        pyaten.tensor(_GRID))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

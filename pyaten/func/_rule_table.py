@@ -8,6 +8,7 @@ from typing import Any
 
 import pyaten
 from pyaten.core.tensor import Tensor
+from pyaten.func._batched import BatchedTensor
 from pyaten.func._rules import BatchedCall, call_plain, rule
 from pyaten.utils._pytree import tree_map
 
@@ -696,3 +697,44 @@ def masked_select(call: BatchedCall) -> Any:
     value = value.expand(call.batch_size, *shape)
     selected = value.masked_select(mask.expand(*shape).expand(call.batch_size, *shape))
     return selected.view(call.batch_size, -1)
+
+
+def _reach(sizes: Any, strides: Any, offset: int) -> int | None:
+    """The last storage element a view reaches (None when it has no element)."""
+    if any(s == 0 for s in sizes):
+        return None
+    return offset + sum((s - 1) * st for s, st in zip(sizes, strides, strict=True))
+
+
+@rule("as_strided", "as_strided_copy")
+def as_strided(call: BatchedCall) -> Any:
+    """Sample i's view starts at `storage_offset + i * (the batch's stride)`: as if each
+    sample's storage began where the batch's does (PyTorch's rule; a loop over the samples
+    would give every sample the same absolute offset). The view must stay within the
+    memory the sample itself can reach."""
+    self, size, stride = call.args[:3]
+    offset = call.args[3] if len(call.args) > 3 else call.kwargs.get("storage_offset")
+    if not call.batched(self) or call.kwargs.keys() - {"storage_offset"}:
+        return NotImplemented
+    size, stride = list(size), list(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(
+            "Tensor.as_strided(size, stride, ...): size and stride must have the same length! "
+            f"Got size {size} and stride {stride}")
+    value = self.value
+    physical = value
+    while isinstance(physical, BatchedTensor):  # a lower level's wrapper: its batch's offset
+        physical = physical.value
+    base = physical.storage_offset()
+    offset = base if offset is None else offset
+    reach = _reach(size, stride, offset)
+    sample_reach = _reach(value.shape[1:], value.stride()[1:], base)
+    if reach is not None and sample_reach is not None and (offset < base
+                                                           or reach > sample_reach):
+        raise RuntimeError(
+            f"result = tensor.as_strided({size}, {stride}, {offset}) can access memory "
+            f"outside of `tensor`. `result` can access some memory in range [{offset}, "
+            f"{reach + 1}], but `tensor` can only access some memory in range [{base}, "
+            f"{sample_reach + 1}]. This is not supported inside of vmap, please try to "
+            "rewrite the `as_strided` call as a sequence of PyTorch view operations")
+    return call.func(value, [call.batch_size, *size], [value.stride(0), *stride], offset)
