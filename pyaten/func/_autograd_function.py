@@ -4,6 +4,8 @@ Note: autograd.Function under the transforms
     `Function.apply` asks `functorch_apply` first (installed by `set_functorch_hook`). Outside
     every transform it steps aside. Inside one:
     - a Function whose `forward` takes `ctx` raises torch's setup_context error;
+    - under any vmap (jacfwd's included) a Function with neither a `vmap` staticmethod nor
+      `generate_vmap_rule` raises torch's error, batched inputs or not;
     - under a forward-mode transform (jvp, jacfwd, hessian) a Function without a `jvp`
       staticmethod raises torch's NotImplementedError;
     - the grad transforms share autograd's graph (Note: transforms over the autograd graph, in
@@ -71,6 +73,11 @@ def functorch_apply(cls: type[Function], args: tuple, kwargs: dict) -> Any:
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
             f"jacrev, ...), it must override the setup_context staticmethod. {_DOCS}"
         )
+    if cls.vmap is Function.vmap and not cls.generate_vmap_rule and any(
+            isinstance(x, VmapLevel) or x.kind == "jacfwd" for x in stack):
+        # torch runs the call through every layer: any vmap on the stack (jacfwd's too)
+        # needs a rule, whether or not this call's inputs are batched
+        raise RuntimeError(_no_vmap_support(cls))
     flat = tree_flatten(args)[0]
     needs_grad = GRAD.enabled and any(
         isinstance(x, pyaten.Tensor) and x.requires_grad for x in flat
@@ -179,11 +186,7 @@ def _vmap_rule(cls: type[Function], entry: VmapLevel, number: int, args: tuple,
             )
         return _generated_rule(cls, entry, number, args, kwargs)
     if not overridden:
-        raise RuntimeError(
-            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
-            "Please override and implement the vmap staticmethod or set "
-            f"generate_vmap_rule=True. {_DOCS}"
-        )
+        raise RuntimeError(_no_vmap_support(cls))
     level = entry.level
     values, in_dims = _unwrap(args, level)
     with lowered(number):
@@ -197,6 +200,12 @@ def _vmap_rule(cls: type[Function], entry: VmapLevel, number: int, args: tuple,
         raise RuntimeError(base + f"Got {len(result)} returns instead")
     outputs, out_dims = result
     return _wrap_outputs(outputs, out_dims, values, args, level)
+
+
+def _no_vmap_support(cls: type[Function]) -> str:
+    return (f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            f"override and implement the vmap staticmethod or set generate_vmap_rule=True. "
+            f"{_DOCS}")
 
 
 def _unwrap(args: tuple, level: int) -> tuple[tuple, tuple]:
