@@ -158,7 +158,9 @@ def _batched_inputs(specs, in_dims, sizes, rng):
 
 
 def _to(m, arrays):
-    return [m.tensor(a) for a in arrays]
+    # a copy in the arrays' own layout, as torch.tensor keeps it (a view of a sample is
+    # possible, or refused, for the same strides in both)
+    return [m.from_numpy(np.array(a, order="K")) for a in arrays]
 
 
 def _same(ours, theirs):

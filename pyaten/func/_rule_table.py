@@ -212,6 +212,8 @@ def view(call: BatchedCall) -> Any:
     try:
         return call.func(value, size)
     except RuntimeError:
+        if call.name == "view":  # torch's view refuses strides it cannot view, as here
+            raise
         # A sample that is contiguous but whose batch is not in front of it (in_dims=-1):
         # its samples are views no single stride describes, so the batch is copied.
         return value.reshape(size)
