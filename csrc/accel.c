@@ -2081,7 +2081,9 @@ tls_is(PyObject *values, PyObject *name, PyObject *expected)
     if (PyErr_Occurred()) {
         return -1;
     }
-    value = PyObject_GetAttr(tls_state, name);
+    /* never stored on this thread: the class default (plain ints, no descriptors), read from
+     * the class (the threading.local's own lookup costs several times more) */
+    value = PyObject_GetAttr((PyObject *)Py_TYPE(tls_state), name);
     if (value == NULL) {
         return -1;
     }
@@ -2564,7 +2566,8 @@ static PyObject *vm_plan = NULL;            /* _key._route_plan */
 static PyObject *vm_kernel_ok = NULL;       /* _key._route_kernel_ok */
 static PyObject *vm_set = NULL;             /* tls._set */
 static PyObject *vm_make_reference = NULL;  /* _batched.make_batched_reference */
-static PyObject *vm_key_in = NULL, *vm_keep_in = NULL, *vm_key_out = NULL;  /* last cache key */
+static PyObject *vm_key_in = NULL, *vm_key_out = NULL;  /* the last cache key computed */
+static Py_ssize_t B_value, B_level;         /* BatchedTensor's slots */
 static PyObject *s_ACTIVE, *s_on, *s_levels, *s_enabled, *s_level, *s_vmap_c, *s_cache,
     *s_vmap_route, *s_checked, *s_fast, *s_check, *s_itemsize;
 
@@ -2583,6 +2586,10 @@ setup_batched(PyObject *module, PyObject *args)
     }
     if (!PyType_IsSubtype((PyTypeObject *)batched, tensor_type)) {
         PyErr_SetString(PyExc_TypeError, "setup_batched(): the wrapper must be a Tensor subclass");
+        return NULL;
+    }
+    if (slot_offset((PyTypeObject *)batched, "value", &B_value)
+        || slot_offset((PyTypeObject *)batched, "level", &B_level)) {
         return NULL;
     }
     PyObject *cpu_keys = PyNumber_Or(cpu_keyset, batched_keys);
@@ -2625,7 +2632,6 @@ setup_route(PyObject *module, PyObject *args)
         Py_XSETREF(*fields[i], given[i]);
     }
     Py_CLEAR(vm_key_in);
-    Py_CLEAR(vm_keep_in);
     Py_CLEAR(vm_key_out);
     Py_RETURN_NONE;
 }
@@ -2708,10 +2714,8 @@ make_batched_of(PyObject *value, PyObject *level)
     if (t == NULL) {
         return NULL;
     }
-    if (PyObject_SetAttr(t, s_value, value) < 0 || PyObject_SetAttr(t, s_level, level) < 0) {
-        Py_DECREF(t);
-        return NULL;
-    }
+    set_slot(t, B_value, value);
+    set_slot(t, B_level, level);
     return t;
 }
 
@@ -2730,7 +2734,8 @@ make_batched(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* The thread's value of the threading.local attribute `name` (`values` its dict for this
- * thread), or the class default; a new reference. */
+ * thread), or the class default; a new reference. (Every attribute read so is a plain value
+ * on the class: no descriptors.) */
 static PyObject *
 tls_get(PyObject *local, PyObject *values, PyObject *name)
 {
@@ -2739,7 +2744,8 @@ tls_get(PyObject *local, PyObject *values, PyObject *name)
         Py_INCREF(value);
         return value;
     }
-    return PyErr_Occurred() ? NULL : PyObject_GetAttr(local, name);
+    /* never stored on this thread: the class default (a plain value), read from the class */
+    return PyErr_Occurred() ? NULL : PyObject_GetAttr((PyObject *)Py_TYPE(local), name);
 }
 
 static int
@@ -2879,27 +2885,21 @@ route_takes(PyObject *entry, PyObject *plan, PyObject *values, PyObject *state_v
             return ok;
         }
     }
-    /* the dispatcher's cached kernel for this call's key set: vmap's fallback itself */
-    PyObject *keep = tls_get(tls_state, state_values, s_keep);
-    if (keep == NULL) {
-        return -1;
-    }
+    /* the dispatcher's cached kernel for this call's key set: vmap's fallback itself (the
+     * thread's `keep` is the default one: every writer of `excluded` writes `keep` from it,
+     * and `excluded` is the default here) */
     PyObject *keys = SLOT(first, T_keyset);
-    if (!(vm_key_in != NULL && keys == vm_key_in && keep == vm_keep_in)) {
+    if (!(vm_key_in != NULL && keys == vm_key_in)) {
         PyObject *with_mode = PyNumber_Or(keys, vm_included);
-        PyObject *key = with_mode ? PyNumber_And(with_mode, keep) : NULL;
+        PyObject *key = with_mode ? PyNumber_And(with_mode, tls_default_keep) : NULL;
         Py_XDECREF(with_mode);
         if (key == NULL) {
-            Py_DECREF(keep);
             return -1;
         }
         Py_INCREF(keys);
         Py_XSETREF(vm_key_in, keys);
-        Py_INCREF(keep);
-        Py_XSETREF(vm_keep_in, keep);
         Py_XSETREF(vm_key_out, key);
     }
-    Py_DECREF(keep);
     PyObject *cache = PyTuple_GET_ITEM(plan, 5), *box = PyTuple_GET_ITEM(plan, 7);
     PyObject *kernel = PyDict_GetItemWithError(cache, vm_key_out);
     if (kernel == NULL) {
@@ -2934,10 +2934,12 @@ route_takes(PyObject *entry, PyObject *plan, PyObject *values, PyObject *state_v
     if (grad && (ok = is_true_slot(first, T_requires_grad)) != 0) {
         return ok < 0 ? -1 : 0;
     }
-    PyObject *first_level = PyObject_GetAttr(first, s_level);
+    PyObject *first_level = SLOT(first, B_level);
     if (first_level == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "level");
         return -1;
     }
+    Py_INCREF(first_level);
     PyObject *levels = tls_get(vc_stack, td_stack, s_levels);
     if (levels == NULL) {
         Py_DECREF(first_level);
@@ -3046,13 +3048,15 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_RETURN_NOTIMPLEMENTED;
     }
-    PyObject *value = PyObject_GetAttr(first, s_value);
+    PyObject *value = SLOT(first, B_value);
     if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "value");
         Py_DECREF(plan);
         Py_DECREF(state_values);
         Py_DECREF(level);
         return NULL;
     }
+    Py_INCREF(value);
     /* FuncTorchVmapMode off: the thread's sets are back to the defaults */
     PyObject *result = NULL;
     Py_ssize_t pending = PyList_GET_SIZE(tls_nondefault);
@@ -3267,14 +3271,16 @@ vmap_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (out != NULL) {
             int simple = PyLong_CheckExact(out_dims) && PyLong_AsLong(out_dims) == 0
                          && Py_TYPE(out) == batched_type;
-            PyObject *out_level = simple ? PyObject_GetAttr(out, s_level) : NULL;
-            if (out_level != NULL && same_value(out_level, level) == 1) {
-                result = PyObject_GetAttr(out, s_value);
-            } else if (!PyErr_Occurred()) {
+            PyObject *out_level = simple ? SLOT(out, B_level) : NULL;
+            int same = out_level != NULL && SLOT(out, B_value) != NULL
+                       ? same_value(out_level, level) : 0;
+            if (same > 0) {
+                result = SLOT(out, B_value);
+                Py_INCREF(result);
+            } else if (same == 0) {
                 result = PyObject_CallFunctionObjArgs(vc_unbatch, func, out, out_dims, level,
                                                       batch_size, NULL);
             }
-            Py_XDECREF(out_level);
             Py_DECREF(out);
         }
     }

@@ -296,9 +296,34 @@ def _alias_without_history(t: Tensor, differentiable: bool = True) -> Tensor:
         sub = object.__new__(cls)
         for name in Tensor.__slots__[:-2]:
             setattr(sub, name, getattr(alias, name))
+        for name in _subclass_slots(cls):  # the subclass's own fields, where set
+            value = getattr(t, name, _UNSET)
+            if value is not _UNSET:
+                setattr(sub, name, value)
         sub.__dict__.update(t.__dict__)
         alias = sub
     return alias
+
+
+_UNSET = object()
+_SUBCLASS_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _subclass_slots(cls: type) -> tuple[str, ...]:
+    """The slot names the classes between `cls` and Tensor declare (their instance fields
+    outside `__dict__`), once per class."""
+    names = _SUBCLASS_SLOTS.get(cls)
+    if names is None:
+        found: list[str] = []
+        for klass in cls.__mro__:
+            if klass is Tensor:
+                break
+            slots = klass.__dict__.get("__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                if name not in ("__dict__", "__weakref__") and name not in found:
+                    found.append(name)
+        names = _SUBCLASS_SLOTS[cls] = tuple(found)
+    return names
 
 
 class SavedTensor:

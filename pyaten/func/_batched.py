@@ -91,6 +91,9 @@ def level_info(level: int) -> VmapLevel:
 class BatchedTensor(pyaten.Tensor):
     """One sample's view of a batch: `value` holds the batch in dimension 0."""
 
+    # slots, not the instance dict: csrc/accel.c's wrapper constructor and route read and
+    # write them at their offsets
+    __slots__ = ("value", "level")
     value: pyaten.Tensor
     level: int
     # Only the ATen calls matter to vmap: the public API runs as on a plain tensor.
