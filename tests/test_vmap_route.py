@@ -474,3 +474,21 @@ def test_never_overloads_registers_only_disabled_handlers() -> None:
         with pytest.raises(TypeError, match="never_overloads"):
             never_overloads(cls)
     assert Custom not in _PLAIN
+
+
+def test_an_autograd_alias_keeps_the_wrapper_slots() -> None:
+    """Autograd's alias of a saved output keeps a subclass's slot fields (BatchedTensor's
+    value and level): what vmap(grad) reads back when it unpacks a saved wrapper."""
+    from pyaten.autograd.graph import _alias_without_history
+    from pyaten.func._batched import BatchedTensor
+
+    value = pyaten.randn(3, 2)
+    wrapper = BatchedTensor(value, 3)
+    alias = _alias_without_history(wrapper, differentiable=False)
+    assert type(alias) is BatchedTensor and alias is not wrapper
+    assert alias.value is value and alias.level == 3 and tuple(alias.shape) == (2,)
+    # and end to end: per-sample gradients, where the saved wrappers are unpacked
+    w = pyaten.randn(2)
+    grads = pf.vmap(pf.grad(lambda x: (x * w).sin().sum()))(value)
+    want = [pf.grad(lambda x: (x * w).sin().sum())(value[i]) for i in range(3)]
+    _same(grads, pyaten.stack(want))
