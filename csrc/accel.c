@@ -2092,6 +2092,20 @@ tls_is(PyObject *values, PyObject *name, PyObject *expected)
     return same;
 }
 
+/* `NONDEFAULT.pop()` (its items are all None): 0, or -1 when it is empty */
+static int
+nondefault_pop(void)
+{
+    Py_ssize_t n = PyList_GET_SIZE(tls_nondefault);
+    if (n < 1) {
+        return -1;
+    }
+    PyObject *last = PyList_GET_ITEM(tls_nondefault, n - 1);
+    Py_SET_SIZE(tls_nondefault, n - 1);  /* (the list keeps its allocation, as pop does) */
+    Py_DECREF(last);
+    return 0;
+}
+
 static PyObject *
 call_below_autograd(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2139,7 +2153,7 @@ call_below_autograd(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     failed = failed || PyDict_SetItem(values, s_keep, tls_default_keep) < 0;
     Py_DECREF(values);
     Py_ssize_t n = PyList_GET_SIZE(tls_nondefault);
-    failed = failed || (n > 0 && PyList_SetSlice(tls_nondefault, n - 1, n, NULL) < 0);
+    failed = failed || (n > 0 && nondefault_pop() < 0);
     if (failed) {
         Py_XDECREF(result);
         Py_XDECREF(type);
@@ -2568,6 +2582,8 @@ static PyObject *vm_set = NULL;             /* tls._set */
 static PyObject *vm_make_reference = NULL;  /* _batched.make_batched_reference */
 static PyObject *vm_key_in = NULL, *vm_key_out = NULL;  /* the last cache key computed */
 static Py_ssize_t B_value, B_level;         /* BatchedTensor's slots */
+static PyTypeObject *direct_type = NULL;    /* gen_support.Direct */
+static Py_ssize_t D_checked, D_fast;        /* its slots */
 static PyObject *s_ACTIVE, *s_on, *s_levels, *s_enabled, *s_level, *s_vmap_c, *s_cache,
     *s_vmap_route, *s_checked, *s_fast, *s_check, *s_itemsize;
 
@@ -2612,12 +2628,18 @@ static PyObject *
 setup_route(PyObject *module, PyObject *args)
 {
     PyObject *included, *plain_cpu, *plain_key, *trace_globals, *general, *route_off, *stack,
-        *grad, *plan, *kernel_ok, *set;
-    if (!PyArg_ParseTuple(args, "OOOO!OOOOOOO:setup_route", &included, &plain_cpu, &plain_key,
-                          &PyDict_Type, &trace_globals, &general, &route_off, &stack, &grad,
-                          &plan, &kernel_ok, &set)) {
+        *grad, *plan, *kernel_ok, *set, *direct;
+    if (!PyArg_ParseTuple(args, "OOOO!OOOOOOOO!:setup_route", &included, &plain_cpu,
+                          &plain_key, &PyDict_Type, &trace_globals, &general, &route_off,
+                          &stack, &grad, &plan, &kernel_ok, &set, &PyType_Type, &direct)) {
         return NULL;
     }
+    if (slot_offset((PyTypeObject *)direct, "checked", &D_checked)
+        || slot_offset((PyTypeObject *)direct, "fast", &D_fast)) {
+        return NULL;
+    }
+    Py_INCREF(direct);
+    Py_XSETREF(direct_type, (PyTypeObject *)direct);
     if (batched_type == NULL || tls_state == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_accel.setup_route: setup_batched/setup_tls not run");
         return NULL;
@@ -2795,16 +2817,15 @@ route_call(PyObject *plan, PyObject **call, Py_ssize_t count)
         if (kernel == NULL && PyErr_Occurred()) {
             return NULL;
         }
-        PyObject *checked = PyObject_GetAttr(direct, s_checked);
-        if (checked == NULL) {
-            return NULL;
-        }
-        PyObject *fast = (kernel != NULL ? kernel : Py_None) == checked
-                             ? PyObject_GetAttr(direct, s_fast)
-                             : PyObject_CallMethodOneArg(direct, s_check, func_entry);
-        Py_DECREF(checked);
-        if (fast == NULL) {
-            return NULL;
+        PyObject *checked = Py_TYPE(direct) == direct_type ? SLOT(direct, D_checked) : NULL;
+        PyObject *fast = checked != NULL ? SLOT(direct, D_fast) : NULL;
+        if (checked != NULL && fast != NULL && (kernel != NULL ? kernel : Py_None) == checked) {
+            Py_INCREF(fast);
+        } else {
+            fast = PyObject_CallMethodOneArg(direct, s_check, func_entry);
+            if (fast == NULL) {
+                return NULL;
+            }
         }
         if (fast != Py_None) {
             PyObject *result = PyObject_Vectorcall(fast, call, count, NULL);
@@ -3061,7 +3082,7 @@ vmap_route(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *result = NULL;
     Py_ssize_t pending = PyList_GET_SIZE(tls_nondefault);
     if (PyDict_SetItem(state_values, s_included, tls_default_included) == 0
-        && (pending == 0 || PyList_SetSlice(tls_nondefault, pending - 1, pending, NULL) == 0)) {
+        && (pending == 0 || nondefault_pop() == 0)) {
         PyObject *call[ROUTE_MAX_ARGS] = {value};
         Py_ssize_t count = 1;
         if (kind != ROUTE_POINTWISE) {
@@ -3304,7 +3325,7 @@ vmap_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_ssize_t pending = PyList_GET_SIZE(tls_nondefault);
             failed = PyDict_SetItem(state_values, s_included, included) < 0
                      || (pending > 0
-                         && PyList_SetSlice(tls_nondefault, pending - 1, pending, NULL) < 0);
+                         && nondefault_pop() < 0);
         } else if (same == 0) {
             PyObject *done = PyObject_CallFunctionObjArgs(vc_set, included, excluded, NULL);
             failed = done == NULL;
@@ -3389,7 +3410,7 @@ static PyMethodDef accel_methods[] = {
      "setup_batched(BatchedTensor, BATCHED_KEYS, make_batched_reference)."},
     {"setup_route", setup_route, METH_VARARGS,
      "setup_route(vmap_included, PLAIN_CPU, PLAIN_KEY, trace_globals, general_path_only, "
-     "binding_route_off, STACK, GRAD, route_plan, route_kernel_ok, tls_set)."},
+     "binding_route_off, STACK, GRAD, route_plan, route_kernel_ok, tls_set, Direct)."},
     {"make_batched", (PyCFunction)(void (*)(void))make_batched, METH_FASTCALL,
      "make_batched(value, level): func._batched._make_batched."},
     {"vmap_route", (PyCFunction)(void (*)(void))vmap_route, METH_FASTCALL,

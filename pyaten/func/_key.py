@@ -466,7 +466,8 @@ def _arguments(op: Any, values: tuple) -> tuple[tuple, dict, int]:
 binding_route = binding_route_reference
 if ACCEL is not None:
     ACCEL.setup_route(_VMAP_INCLUDED, PLAIN_CPU, PLAIN_KEY, vars(trace), general_path_only,
-                      binding_route_off, _STACK, GRAD, _route_plan, _route_kernel_ok, tls._set)
+                      binding_route_off, _STACK, GRAD, _route_plan, _route_kernel_ok, tls._set,
+                      Direct)
     binding_route = ACCEL.vmap_route
 set_batched_kernel(batched_kernel)
 Direct.vmap_class, Direct.vmap_route = BatchedTensor, binding_route
