@@ -462,8 +462,9 @@ def test_threads_keep_their_own_grad_mode_and_levels() -> None:
 def test_never_overloads_registers_only_disabled_handlers() -> None:
     from pyaten.core.torch_function import _PLAIN, never_overloads
     from pyaten.func._batched import BatchedTensor
+    from pyaten.nn.functional._torch_function import _PLAIN as functional_plain
 
-    assert BatchedTensor in _PLAIN
+    assert BatchedTensor in _PLAIN and BatchedTensor in functional_plain
 
     class Custom(pyaten.Tensor):
         @classmethod

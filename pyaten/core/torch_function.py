@@ -172,6 +172,18 @@ _PLAIN = {
 }
 
 
+_PLAIN_SETS: list[set[type]] = [_PLAIN]  # every such set, `never_overloads` adds to each
+_NEVER_OVERLOADING: list[type] = []
+
+
+def plain_classes(classes: set[type]) -> set[type]:
+    """`classes` as a set of classes a layer's argument check passes over, kept up to date
+    with the classes `never_overloads` registers (now and later)."""
+    kept = set(classes) | set(_NEVER_OVERLOADING)
+    _PLAIN_SETS.append(kept)
+    return kept
+
+
 def never_overloads(cls: type) -> None:
     """Register `cls`, a Tensor subclass whose own `__torch_function__` is the disabled one
     and stays so (vmap's BatchedTensor), among the classes the argument checks skip without
@@ -180,7 +192,9 @@ def never_overloads(cls: type) -> None:
             and cls.__dict__.get("__torch_function__") is DISABLED):
         raise TypeError(f"never_overloads({cls!r}): not a Tensor subclass whose own "
                         "__torch_function__ is the disabled one")
-    _PLAIN.add(cls)
+    _NEVER_OVERLOADING.append(cls)
+    for kept in _PLAIN_SETS:
+        kept.add(cls)
 
 
 def _has_handler(cls: type) -> bool:

@@ -19,9 +19,9 @@ from pyaten.core.dtypes import dtype as _dtype
 from pyaten.core.tensor import Size, Tensor
 
 # Values that never carry `__torch_function__`; as in PyTorch's functions, tensors inside
-# lists are not looked at.
-_PLAIN = frozenset({Tensor, int, float, bool, type(None), str, tuple, list, Size, _dtype,
-                    _device})
+# lists are not looked at. (A set the core keeps up to date: `torch_function.never_overloads`.)
+_PLAIN = _tf.plain_classes({Tensor, int, float, bool, type(None), str, tuple, list, Size,
+                            _dtype, _device})
 
 
 def overridable(fn: Callable[..., Any]) -> Callable[..., Any]:
