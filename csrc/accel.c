@@ -226,6 +226,20 @@ new_tensor(PyObject *storage, PyObject *sizes, PyObject *strides, PyObject *offs
     return new_tensor_of(tensor_type, storage, sizes, strides, offset, dtype, device, keyset);
 }
 
+/* A Storage of `nbytes` on `device` that holds no bytes (a new reference) */
+static PyObject *
+dataless_storage(PyObject *nbytes, PyObject *device)
+{
+    PyObject *storage = storage_type->tp_alloc(storage_type, 0);
+    if (storage != NULL) {
+        set_slot(storage, S_data, Py_None);
+        set_slot(storage, S_nbytes, nbytes);
+        set_slot(storage, S_device, device);
+        set_slot(storage, S_resizable, Py_True);
+    }
+    return storage;
+}
+
 /* make_dataless(cls, sizes, strides, offset, dtype, device, keyset, nbytes): core/tensor.py's
  * `make_dataless`, an instance of the Tensor subclass `cls` over a Storage of `nbytes` that
  * holds no bytes (a wrapper's: vmap's BatchedTensor); the Python function is the reference. */
@@ -245,14 +259,10 @@ make_dataless(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "make_dataless(): cls must be a Tensor subclass");
         return NULL;
     }
-    PyObject *storage = storage_type->tp_alloc(storage_type, 0);
+    PyObject *storage = dataless_storage(args[7], args[5]);
     if (storage == NULL) {
         return NULL;
     }
-    set_slot(storage, S_data, Py_None);
-    set_slot(storage, S_nbytes, args[7]);
-    set_slot(storage, S_device, args[5]);
-    set_slot(storage, S_resizable, Py_True);
     Py_INCREF(args[2]);
     return new_tensor_of((PyTypeObject *)cls, storage, args[1], args[2], args[3], args[4],
                          args[5], args[6]);
@@ -2715,20 +2725,15 @@ make_batched_of(PyObject *value, PyObject *level)
     PyObject *nbytes = PyLong_FromSsize_t(empty ? 0 : extent * itemsize);
     PyObject *sample_sizes = PyTuple_GetSlice(sizes, 1, n);
     PyObject *sample_strides = PyTuple_GetSlice(strides, 1, n);
-    PyObject *storage = storage_type->tp_alloc(storage_type, 0);
-    if (nbytes == NULL || sample_sizes == NULL || sample_strides == NULL || storage == NULL) {
-        Py_XDECREF(nbytes);
+    PyObject *storage = nbytes != NULL ? dataless_storage(nbytes, device) : NULL;
+    Py_XDECREF(nbytes);
+    if (sample_sizes == NULL || sample_strides == NULL || storage == NULL) {
         Py_XDECREF(sample_sizes);
         Py_XDECREF(sample_strides);
         Py_XDECREF(storage);
         Py_DECREF(keys);
         return NULL;
     }
-    set_slot(storage, S_data, Py_None);
-    set_slot(storage, S_nbytes, nbytes);
-    Py_DECREF(nbytes);
-    set_slot(storage, S_device, device);
-    set_slot(storage, S_resizable, Py_True);
     PyObject *t = new_tensor_of(batched_type, storage, sample_sizes, sample_strides, zero, dtype,
                                 device, keys);
     Py_DECREF(sample_sizes);

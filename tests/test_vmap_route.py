@@ -265,6 +265,18 @@ def test_property_route_equals_dispatcher(batch, rows, cols, in_dim, name, metho
     _close_to_torch(results[0], tf.vmap(fn(torch), in_dims=in_dim)(tx))
 
 
+def _same_fields(made, want) -> None:
+    """Every Tensor slot and storage field of two data-less tensors equal."""
+    from pyaten.core.tensor import Tensor
+
+    for name in Tensor.__slots__:
+        if name in ("_storage", "__weakref__", "__dict__"):
+            continue
+        assert getattr(made, name, "unset") == getattr(want, name, "unset"), name
+    for name in ("data", "nbytes", "device", "resizable"):
+        assert getattr(made._storage, name) == getattr(want._storage, name), name
+
+
 def test_the_compiled_wrapper_constructor_matches_the_python_one() -> None:
     from pyaten.core.accel import ACCEL
     from pyaten.core.tensor import Tensor, make_dataless
@@ -278,12 +290,7 @@ def test_the_compiled_wrapper_constructor_matches_the_python_one() -> None:
     for cls in (BatchedTensor, Tensor):
         made, want = ACCEL.make_dataless(cls, *shape), make_dataless(cls, *shape)
         assert type(made) is cls
-        for name in Tensor.__slots__:
-            if name in ("_storage", "__weakref__", "__dict__"):
-                continue
-            assert getattr(made, name, "unset") == getattr(want, name, "unset"), name
-        for name in ("data", "nbytes", "device", "resizable"):
-            assert getattr(made._storage, name) == getattr(want._storage, name), name
+        _same_fields(made, want)
     with pytest.raises(TypeError, match="make_dataless"):
         ACCEL.make_dataless(int, *shape)
     with pytest.raises(TypeError, match="8 arguments"):
@@ -292,7 +299,6 @@ def test_the_compiled_wrapper_constructor_matches_the_python_one() -> None:
 
 def test_the_compiled_batched_wrapper_matches_the_python_one() -> None:
     from pyaten.core.accel import ACCEL
-    from pyaten.core.tensor import Tensor
     from pyaten.func._batched import make_batched_reference
 
     if ACCEL is None:
@@ -303,12 +309,7 @@ def test_the_compiled_batched_wrapper_matches_the_python_one() -> None:
         made, want = ACCEL.make_batched(value, 2), make_batched_reference(value, 2)
         assert type(made) is type(want)
         assert made.value is value and made.level == want.level == 2
-        for name in Tensor.__slots__:
-            if name in ("_storage", "__weakref__", "__dict__"):
-                continue
-            assert getattr(made, name, "unset") == getattr(want, name, "unset"), name
-        for name in ("data", "nbytes", "device", "resizable"):
-            assert getattr(made._storage, name) == getattr(want._storage, name), name
+        _same_fields(made, want)
     nested = ACCEL.make_batched(ACCEL.make_batched(base, 1), 2)
     assert nested.value.value is base and tuple(nested.shape) == (2,)
     with pytest.raises(TypeError, match="2 arguments"):
