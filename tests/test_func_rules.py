@@ -440,3 +440,106 @@ def test_as_strided_over_two_levels_and_under_grad() -> None:
     got = pf.vmap(pf.grad(lambda t: (t.as_strided((2, 2), (1, 2), 0) ** 2).sum()))(
         pyaten.tensor(_GRID))
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _outcome(fn):
+    try:
+        out = fn()
+    except RuntimeError as e:
+        return str(e).replace("pyaten.", "torch.")
+    return [t.detach().numpy() for t in (out if isinstance(out, tuple) else (out,))]
+
+
+def _same_outcome(got, want) -> None:
+    if isinstance(want, str) or isinstance(got, str):
+        assert got == want
+        return
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+LSTSQ = [  # (A's shape, b's shape, in_dims, driver): batched and unbatched, vector and matrix
+    ((3, 5, 3), (3, 5, 2), (0, 0), None), ((3, 5, 3), (5, 2), (0, None), None),
+    ((5, 3), (3, 5, 2), (None, 0), None), ((3, 5, 3), (3, 5, 2), (0, 0), "gelsd"),
+    ((3, 2, 5, 3), (3, 2, 5, 1), (0, 0), "gels"), ((3, 5, 3), (5,), (0, None), None),
+    ((3, 5, 3), (3, 5), (0, 0), None), ((3, 5), (3, 5), (0, 0), None),
+    ((3, 2, 5, 3), (3, 5, 2), (0, 0), None),
+]
+
+
+@pytest.mark.parametrize("case", LSTSQ, ids=[str(i) for i in range(len(LSTSQ))])
+def test_lstsq_batches_as_torch(case) -> None:
+    a_shape, b_shape, in_dims, driver = case
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+
+    def run(lib, vmap):
+        return _outcome(lambda: vmap(lambda x, y: lib.linalg.lstsq(x, y, driver=driver),
+                                     in_dims=in_dims)(lib.tensor(a), lib.tensor(b)))
+
+    _same_outcome(run(pyaten, pf.vmap), run(torch, tf.vmap))
+
+
+def test_ctc_loss_folds_the_batch_into_its_own() -> None:
+    t, n, c, s = 12, 2, 5, 4
+    rng = np.random.default_rng(10)
+    logits = rng.standard_normal((3, t, n, c))
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    targets = rng.integers(1, c, (3, n, s))
+    for reduction in ("none", "sum"):  # (torch's "mean" reads the lengths' data: refused)
+        def loss(lib, reduction=reduction):
+            return lambda lp, tg: lib.nn.functional.ctc_loss(lp, tg, [t] * n, [s, 3],
+                                                             reduction=reduction)
+        for in_dims in ((0, 0), (0, None)):
+            tg_t = torch.tensor(targets if in_dims[1] == 0 else targets[0])
+            tg_p = pyaten.tensor(targets if in_dims[1] == 0 else targets[0])
+            want = tf.vmap(loss(torch), in_dims=in_dims)(torch.tensor(log_probs), tg_t)
+            got = pf.vmap(loss(pyaten), in_dims=in_dims)(pyaten.tensor(log_probs), tg_p)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = tf.vmap(tf.grad(loss(torch)), in_dims=(0, None))(torch.tensor(log_probs),
+                                                                 torch.tensor(targets[0]))
+        got = pf.vmap(pf.grad(loss(pyaten)), in_dims=(0, None))(pyaten.tensor(log_probs),
+                                                                pyaten.tensor(targets[0]))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("in_dims", [(0, 0), (0, None), (None, 0)])
+def test_householder_product_with_one_side_batched(in_dims) -> None:
+    rng = np.random.default_rng(11)
+    a, tau = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 4))
+    a = a if in_dims[0] == 0 else a[0]
+    tau = tau if in_dims[1] == 0 else tau[0]
+    want = tf.vmap(torch.linalg.householder_product, in_dims=in_dims)(torch.tensor(a),
+                                                                     torch.tensor(tau))
+    got = pf.vmap(pyaten.linalg.householder_product, in_dims=in_dims)(pyaten.tensor(a),
+                                                                      pyaten.tensor(tau))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_real_of_a_conjugate_marked_batch_under_grad() -> None:
+    # hfft's derivative takes the real part of a conjugate-marked (ifft) result
+    x = np.random.default_rng(12).standard_normal((3, 5, 6))
+
+    def f(lib):
+        return lambda t: (lib.fft.hfft(t, n=8, dim=1, norm="ortho") ** 2).sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = tf.vmap(tf.grad(f(torch)))(torch.tensor(x))
+        got = pf.vmap(pf.grad(f(pyaten)))(pyaten.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_vander_of_scalars() -> None:
+    # linalg.vander takes a 0-dim x as one point (as torch), so it batches over scalars
+    x = np.array([1.0, 2.0, 3.0])
+    for n in (2, 4):
+        want = tf.vmap(lambda t, n=n: torch.linalg.vander(t, N=n))(torch.tensor(x))
+        got = pf.vmap(lambda t, n=n: pyaten.linalg.vander(t, N=n))(pyaten.tensor(x))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        pyaten.linalg.vander(pyaten.tensor(2.0))

@@ -35,11 +35,20 @@ B1, B2 = 3, 2
 _NOT_A_LOOP = {"as_strided", "as_strided_copy"}
 # operators whose values are uninitialised: only shapes and dtypes compare
 _NO_VALUES = {"empty_like"}
+# operators whose pyaten kernels differ from torch's outside vmap too (by up to 1e-6
+# relative, more near their zeros): their (rtol, atol)
+_TOLERANCE = {"special.bessel_j0": (1e-5, 1e-6), "special.bessel_y1": (1e-5, 1e-6),
+              "special.airy_ai": (1e-5, 1e-6)}
+# eigenvectors are unique up to a phase per column, which LAPACK's calls pick differently:
+# the output that holds them, compared after fixing each column's phase
+_EIGENVECTORS = {"linalg.eig": 1, "linalg.eigh": 1}
 # (test, OpInfo name, variant) -> why pyaten's vmap still differs from torch.func's there
 KNOWN: dict[tuple[str, str, str], str] = {}
 
 
 def _to_pyaten(x):
+    if isinstance(x, torch.nn.PairwiseDistance):  # a distance function argument
+        return pyaten.nn.PairwiseDistance(x.norm, x.eps, x.keepdim)
     if isinstance(x, torch.Tensor):
         return pyaten.tensor(x.detach().numpy().copy())
     if isinstance(x, torch.dtype):
@@ -57,13 +66,23 @@ def _batch(t: torch.Tensor, size: int) -> torch.Tensor:
     return torch.stack([t] * size)
 
 
+def _resolve(lib, name: str):
+    """`lib.linalg.inv` for "linalg.inv"; None where `lib` lacks it."""
+    obj = lib
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
 def _cases():
     cases, seen = [], set()
     for info in op_db:
         key = (info.name, info.variant_test_name)
-        if key in seen or not hasattr(pyaten, info.name):
+        if key in seen or info.name.startswith("sparse.") or _resolve(pyaten, info.name) is None:
             continue
-        if info.op is not getattr(torch, info.name, None):
+        if info.op is not _resolve(torch, info.name):
             continue  # OpInfo calls a lambda of its own
         if torch.float64 not in info.supported_dtypes("cpu"):
             continue
@@ -106,31 +125,43 @@ def _functions(info):
     args = [sample.input, *sample.args]
     tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     kwargs, p_kwargs = sample.kwargs, _to_pyaten(sample.kwargs)
-    name = info.name
+    their_op, our_op = info.op, _resolve(pyaten, info.name)
 
     def theirs(*a):
-        return getattr(torch, name)(*a, **kwargs)
+        return their_op(*a, **kwargs)
 
     def ours(*a):
-        return getattr(pyaten, name)(*a, **p_kwargs)
+        return our_op(*a, **p_kwargs)
 
     return args, tensors, theirs, ours
 
 
-def _same(got, want, values: bool = True) -> None:
+def _phase_fixed(a: np.ndarray) -> np.ndarray:
+    """Each column scaled so that its largest entry is real and positive."""
+    top = np.take_along_axis(a, np.abs(a).argmax(axis=-2)[..., None, :], axis=-2)
+    return a * (np.abs(top) / np.where(top == 0, 1, top))
+
+
+def _same(got, want, name: str = "", against_torch: bool = True) -> None:
     got_flat = got if isinstance(got, (tuple, list)) else [got]
     want_flat = want if isinstance(want, (tuple, list)) else [want]
     assert len(got_flat) == len(want_flat)
-    for g, w in zip(got_flat, want_flat, strict=True):
+    for k, (g, w) in enumerate(zip(got_flat, want_flat, strict=True)):
         if not isinstance(w, torch.Tensor):
             continue
         assert tuple(g.shape) == tuple(w.shape)
         assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
-        if not values:
+        if name in _NO_VALUES:
             continue
+        if against_torch:
+            assert g.is_conj() == w.is_conj()  # (ifft's result is conjugate-marked in both)
+        g_values = g.detach().resolve_conj().resolve_neg().numpy()
         # force: torch's gradient may be a ZeroTensor (sgn's), which NumPy cannot view
-        np.testing.assert_allclose(g.detach().numpy(), w.numpy(force=True), rtol=1e-6,
-                                   atol=1e-8, equal_nan=True)
+        w_values = w.numpy(force=True)
+        if _EIGENVECTORS.get(name) == k:
+            g_values, w_values = _phase_fixed(g_values), _phase_fixed(w_values)
+        rtol, atol = _TOLERANCE.get(name, (1e-6, 1e-8))
+        np.testing.assert_allclose(g_values, w_values, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def _torch_or_skip(fn):
@@ -168,9 +199,10 @@ def test_one_level(info) -> None:
             # the same as calling the operator once per sample
             loop = [ours(*[a if d is None else a.select(d, i) for a, d in
                            zip(p_batched, in_dims, strict=True)]) for i in range(B1)]
-        _same(got, want, info.name not in _NO_VALUES)
+        _same(got, want, info.name)
         if isinstance(got, pyaten.Tensor) and info.name not in _NOT_A_LOOP | _NO_VALUES:
-            _same(got, torch.stack([torch.from_numpy(r.numpy()) for r in loop]))
+            stacked = [torch.from_numpy(r.resolve_conj().resolve_neg().numpy()) for r in loop]
+            _same(got, torch.stack(stacked), info.name, against_torch=False)
 
 
 @pytest.mark.parametrize("info", _share(CASES, 1, "two"))
@@ -194,7 +226,7 @@ def test_two_levels(info) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = pf.vmap(pf.vmap(ours, in_dims=inner), in_dims=outer)(*_to_pyaten(batched))
-    _same(got, want, info.name not in _NO_VALUES)
+    _same(got, want, info.name)
 
 
 def _scalar(lib, out):

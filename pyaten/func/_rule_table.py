@@ -605,6 +605,8 @@ def nll_loss_backward(call: BatchedCall) -> Any:
 )
 def leading_batch(call: BatchedCall) -> Any:
     self = call.args[0]
+    if call.name == "linalg_householder_product":  # tau's batch dims must be the input's
+        return call.func(call.physical(self), call.physical(call.args[1]))
     rest = (*call.args[1:], *call.kwargs.values())
     if any(call.batched(x) for x in rest) or not call.batched(self):
         return NotImplemented
@@ -614,6 +616,11 @@ def leading_batch(call: BatchedCall) -> Any:
         return NotImplemented if len(call.args) > 2 else call.func(self.value, *call.args[1:])
     if call.name == "constant_pad_nd" and len(call.args[1]) > 2 * self.dim():
         return NotImplemented
+    if call.name == "view_as_real" and self.value.is_conj():
+        # the wrapper does not carry its value's conjugate bit (torch's does), so composites
+        # that check the bit (real, imag) call this on a conjugate-marked batch: the values
+        # resolved (a copy where they would view)
+        return call.func(self.value.resolve_conj())
     return call.func(self.value, *call.args[1:], **call.kwargs)
 
 
@@ -740,3 +747,38 @@ def as_strided(call: BatchedCall) -> Any:
             f"{sample_reach + 1}]. This is not supported inside of vmap, please try to "
             "rewrite the `as_strided` call as a sequence of PyTorch view operations")
     return call.func(value, [call.batch_size, *size], [value.stride(0), *stride], offset)
+
+
+@rule("linalg_lstsq")
+def linalg_lstsq(call: BatchedCall) -> Any:
+    """The batch solved at once, as PyTorch's rule: a batched argument of fewer dims gets
+    size-1 dims after the batch (so a batched vector `b` is a one-row matrix, which torch
+    refuses too; an unbatched one stays a vector). An output the batched call leaves empty
+    (residuals not computed, rank and singular values for `gels`) is empty per sample."""
+    a, b = call.args[:2]
+    if call.batched(a) and a.dim() < 2:
+        raise RuntimeError("pyaten.linalg.lstsq: input must have at least 2 dimensions.")
+    if call.batched(b) and b.dim() < 1:
+        raise RuntimeError("pyaten.linalg.lstsq: other must have at least 1 dimension.")
+    rank = max(a.dim(), b.dim())
+    a_, b_ = ((_pad_to(x.value, x.dim(), rank) if call.batched(x) else call.physical(x))
+              for x in (a, b))
+    out = call.func(a_, b_, *call.args[2:], **call.kwargs)
+    batch = call.batch_size
+    return tuple(t.new_empty((batch, *t.shape)) if t.dim() == 1 and t.shape[0] == 0 else t
+                 for t in out)
+
+
+@rule("_ctc_loss")
+def ctc_loss(call: BatchedCall) -> Any:
+    """Padded targets with shared lengths: the samples' sequences fold into the loss's own
+    batch, (T, B*N, C) log-probabilities against (B*N, S) targets."""
+    log_probs, targets, input_lengths, target_lengths = call.args[:4]
+    if log_probs.dim() != 3 or targets.dim() != 2:
+        return NotImplemented
+    batch, n = call.batch_size, log_probs.shape[1]
+    lp = call.physical(log_probs).movedim(0, 1).reshape(log_probs.shape[0], batch * n, -1)
+    tg = call.physical(targets).reshape(batch * n, targets.shape[1])
+    nll, log_alpha = call.func(lp, tg, list(input_lengths) * batch,
+                               list(target_lengths) * batch, *call.args[4:], **call.kwargs)
+    return nll.view(batch, n), log_alpha.view(batch, n, *log_alpha.shape[1:])

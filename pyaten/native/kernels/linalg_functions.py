@@ -455,8 +455,10 @@ def linalg_solve_triangular_out(self: Tensor, B: Tensor, upper: bool, left: bool
 @native
 def linalg_vander_symint(x: Tensor, N=None) -> Tensor:  # noqa: N803
     aten = _aten()
-    n = N if N is not None else (x._sizes[-1] if x._sizes else 0)
-    if n <= 1 or not x._sizes:
+    if not x._sizes:  # a 0-dim x is one point (PyTorch's: unsqueezed)
+        x = aten.unsqueeze.default(x, -1)
+    n = N if N is not None else x._sizes[-1]
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     shape = tuple(x._sizes) + (n - 1,)
     powers = aten.cumprod.default(aten.expand.default(aten.unsqueeze.default(x, -1), shape, False),
