@@ -34,7 +34,8 @@ B1, B2 = 3, 2
 # the sample's batch stride (torch's rule), where a loop gives every sample the same offset
 _NOT_A_LOOP = {"as_strided", "as_strided_copy"}
 # operators whose values are uninitialised: only shapes and dtypes compare
-_NO_VALUES = {"empty_like"}
+_NO_VALUES = {"empty_like", "new_empty", "new_empty_strided"}
+_LAYOUTS = {"to_sparse"}  # another layout: not vmap's
 # operators whose pyaten kernels differ from torch's outside vmap too (by up to 1e-6
 # relative, more near their zeros): their (rtol, atol)
 _TOLERANCE = {"special.bessel_j0": (1e-5, 1e-6), "special.bessel_y1": (1e-5, 1e-6),
@@ -82,8 +83,10 @@ def _cases():
         key = (info.name, info.variant_test_name)
         if key in seen or info.name.startswith("sparse.") or _resolve(pyaten, info.name) is None:
             continue
-        if info.op is not _resolve(torch, info.name):
-            continue  # OpInfo calls a lambda of its own
+        if info.op is not _resolve(torch, info.name) and (
+                info.method_variant is None or not hasattr(pyaten.Tensor, info.name)
+                or info.name in _LAYOUTS):
+            continue  # OpInfo calls a lambda of its own, with no method to call instead
         if torch.float64 not in info.supported_dtypes("cpu"):
             continue
         seen.add(key)
@@ -126,6 +129,8 @@ def _functions(info):
     tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     kwargs, p_kwargs = sample.kwargs, _to_pyaten(sample.kwargs)
     their_op, our_op = info.op, _resolve(pyaten, info.name)
+    if their_op is not _resolve(torch, info.name):  # the method (`x.view(...)`, `x.int()`)
+        their_op, our_op = info.method_variant, getattr(pyaten.Tensor, info.name)
 
     def theirs(*a):
         return their_op(*a, **kwargs)
@@ -155,6 +160,9 @@ def _same(got, want, name: str = "", against_torch: bool = True) -> None:
             continue
         if against_torch:
             assert g.is_conj() == w.is_conj()  # (ifft's result is conjugate-marked in both)
+        if w.dtype in (torch.bfloat16, torch.complex32):  # no NumPy dtype: compare widened
+            w = w.to(torch.complex64 if w.is_complex() else torch.float32)
+            g = g.to(pyaten.complex64 if g.is_complex() else pyaten.float32)
         g_values = g.detach().resolve_conj().resolve_neg().numpy()
         # force: torch's gradient may be a ZeroTensor (sgn's), which NumPy cannot view
         w_values = w.numpy(force=True)
@@ -162,6 +170,15 @@ def _same(got, want, name: str = "", against_torch: bool = True) -> None:
             g_values, w_values = _phase_fixed(g_values), _phase_fixed(w_values)
         rtol, atol = _TOLERANCE.get(name, (1e-6, 1e-8))
         np.testing.assert_allclose(g_values, w_values, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _as_torch(t: pyaten.Tensor) -> torch.Tensor:
+    """A torch copy of `t`'s values (bfloat16 and complex32 through their wider types)."""
+    wide = {pyaten.bfloat16: (pyaten.float32, torch.bfloat16),
+            pyaten.complex32: (pyaten.complex64, torch.complex32)}.get(t.dtype)
+    if wide is not None:
+        return torch.from_numpy(t.to(wide[0]).numpy()).to(wide[1])
+    return torch.from_numpy(t.resolve_conj().resolve_neg().numpy())
 
 
 def _torch_or_skip(fn):
@@ -201,8 +218,8 @@ def test_one_level(info) -> None:
                            zip(p_batched, in_dims, strict=True)]) for i in range(B1)]
         _same(got, want, info.name)
         if isinstance(got, pyaten.Tensor) and info.name not in _NOT_A_LOOP | _NO_VALUES:
-            stacked = [torch.from_numpy(r.resolve_conj().resolve_neg().numpy()) for r in loop]
-            _same(got, torch.stack(stacked), info.name, against_torch=False)
+            _same(got, torch.stack([_as_torch(r) for r in loop]), info.name,
+                  against_torch=False)
 
 
 @pytest.mark.parametrize("info", _share(CASES, 1, "two"))
