@@ -111,3 +111,24 @@ def test_jacfwd_without_random_calls_is_unchanged() -> None:
         theirs = torch.func.jacfwd(lambda x: x.sin() * x.sum(), randomness=mode)(
             torch.tensor(data))
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["dropout1d", "dropout2d", "feature_alpha_dropout"])
+@pytest.mark.parametrize("randomness", ["different", "same"])
+def test_feature_dropouts_draw_per_sample_as_torch(name, randomness) -> None:
+    """Feature dropout's noise is made with `new_empty`, as torch's: under vmap it is
+    batched, so 'different' draws a mask per sample; the values equal torch's, same seed."""
+    shape = (4, 3, 5) if name == "dropout1d" else (4, 3, 5, 2)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+    def run(lib, func):
+        lib.manual_seed(3)
+        fn = getattr(lib.nn.functional, name)
+        return func.vmap(lambda a: fn(a, 0.5, training=True), randomness=randomness)(
+            lib.tensor(x))
+
+    ours, theirs = run(pyaten, pyaten.func), run(torch, torch.func)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+    if "alpha" not in name:  # (alpha dropout sets dropped values to a constant, not 0)
+        masks = {tuple((ours[i] != 0).flatten().tolist()) for i in range(4)}
+        assert (len(masks) > 1) == (randomness == "different")

@@ -582,7 +582,7 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
         return mul(input, a.zeros.default([], dtype=input._dtype, device=input._device))
     if feature:
         sizes = list(input._sizes[:2]) + [1] * (input.dim() - 2)
-        noise = a.empty.memory_format(sizes, dtype=input._dtype, device=input._device)
+        noise = a.new_empty.default(input, sizes)  # (batched under vmap: torch's new_empty)
     else:
         noise = a.empty_like.default(input)
     a.bernoulli_.float(noise, 1 - p)
