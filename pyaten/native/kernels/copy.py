@@ -69,6 +69,7 @@ def _limits(dtype) -> tuple[float, float]:
 
 # dtype -> (lowest, highest) value a scalar may have; built once, read per fill_
 _LIMITS: dict = {}
+_EXACT = 1 << 53  # the ints a double holds exactly
 
 
 def _overflows(value, dtype) -> bool:
@@ -334,10 +335,12 @@ def _fill_value(self: Tensor, value):
 def fill_(self: Tensor, value) -> Tensor:
     dtype = self._dtype
     cls = value.__class__
-    if (cls is float and dtype.is_floating_point and dtype.itemsize >= 4) or (
-        cls is int and dtype.category == 1 and dtype.itemsize == 8
-    ):
-        # the common fills: a Python number that the dtype stores directly
+    if (cls is float and dtype.is_floating_point and dtype.itemsize >= 4) or (cls is int and (
+        (dtype.category == 1 and dtype.is_signed)
+        or (dtype.is_floating_point and dtype.itemsize >= 4 and -_EXACT <= value <= _EXACT)
+    )):
+        # the common fills: a Python number that the dtype stores directly (an int a double
+        # holds exactly rounds once, as ATen's int64 -> double -> float)
         low, high = _LIMITS.get(dtype) or _LIMITS.setdefault(dtype, _limits(dtype))
         if low <= value <= high:
             if self.numel() != 0:

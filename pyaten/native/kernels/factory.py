@@ -34,10 +34,13 @@ from pyaten.core.symbolic import SymInt, is_symbolic
 from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import empty_tensor, resize_tensor_, storage_nbytes_needed
 from pyaten.native.kernels.copy import (
+    fill_,
     like_strides,
     memory_format_name,
     strides_for_format,
+    zero_,
 )
+from pyaten.native.kernels.factory_steps import Step, cpu, plain, quiet
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -95,7 +98,9 @@ def _check_pin_memory(pin_memory) -> None:
 
 
 def _resolve(dtype, device):
-    device = _CPU if device is None else make_device(device)
+    if device is None or device is _CPU:
+        return get_default_dtype() if dtype is None else dtype, _CPU
+    device = make_device(device)
     if device.type == "cpu":
         device = _CPU  # a CPU tensor has no device index: `device="cpu:0"` makes a "cpu" one
     elif device.type == "meta" and device.index is not None:
@@ -169,8 +174,24 @@ def empty_strided(
 
 
 def _new(size, dtype, layout, device, pin_memory) -> Tensor:
+    if quiet() and cpu(device) and _EMPTY.ok():  # Note: the direct steps of a factory
+        return empty_memory_format(tuple(size), dtype, layout, device, pin_memory, None)
     # every argument positional, in schema order: the handle's fast path (no parsing)
     return _aten().empty.memory_format(tuple(size), dtype, layout, device, pin_memory, None)
+
+
+def _fill(fresh: Tensor, value) -> Tensor:
+    """`fill_(fresh, value)` on a tensor the factory just made, its version kept at 0."""
+    if quiet() and plain(fresh) and _FILL.ok():  # Note: the direct steps of a factory
+        return write_fresh(fill_, fresh, value)
+    return write_fresh(_aten().fill_.Scalar, fresh, value)
+
+
+def _zero(fresh: Tensor) -> Tensor:
+    """`zero_(fresh)` on a tensor the factory just made, its version kept at 0."""
+    if quiet() and plain(fresh) and _ZERO.ok():  # Note: the direct steps of a factory
+        return write_fresh(zero_, fresh)
+    return write_fresh(_aten().zero_.default, fresh)
 
 
 @native
@@ -178,7 +199,7 @@ def zeros(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) ->
     _check_int64_sizes(size, "zeros")
     if any(s < 0 for s in size):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return write_fresh(_aten().zero_.default, _new(size, dtype, layout, device, pin_memory))
+    return _zero(_new(size, dtype, layout, device, pin_memory))
 
 
 @native
@@ -191,7 +212,7 @@ def zeros_out(size: tuple, out: Tensor) -> Tensor:
 @native
 def ones(size: tuple, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor:
     _check_int64_sizes(size, "ones")
-    return write_fresh(_aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), 1)
+    return _fill(_new(size, dtype, layout, device, pin_memory), 1)
 
 
 @native
@@ -220,9 +241,7 @@ def full(
     check_scalar_int(fill_value)
     if dtype is None:
         dtype = full_dtype(fill_value)
-    return write_fresh(
-        _aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), fill_value
-    )
+    return _fill(_new(size, dtype, layout, device, pin_memory), fill_value)
 
 
 @native
@@ -232,35 +251,48 @@ def full_out(size: tuple, fill_value, out: Tensor) -> Tensor:
     return _aten().fill_.Scalar(out, fill_value)
 
 
-def _like(self: Tensor, dtype, device, memory_format) -> Tensor:
-    dtype = self.dtype if dtype is None else dtype
-    device = self.device if device is None else make_device(device)
-    if memory_format_name(memory_format) == "preserve_format" and self.device == device:
-        strides = like_strides(self, memory_format)
-        # every argument positional, in schema order: the handle's fast path (no parsing)
-        return _aten().empty_strided.default(self._sizes, strides, dtype, None, device, None)
-    return _aten().empty.memory_format(self._sizes, dtype, None, device, None, memory_format)
-
-
 @native
 def empty_like(
     self: Tensor, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
-    return _like(self, dtype, device, memory_format)
+    dtype = self._dtype if dtype is None else dtype
+    if device is None:
+        device = self._device
+        same_device = True
+    else:
+        device = make_device(device)
+        same_device = self._device == device
+    if same_device and (memory_format is None
+                        or memory_format_name(memory_format) == "preserve_format"):
+        strides = like_strides(self, memory_format)
+        if quiet() and device is _CPU and _EMPTY_STRIDED.ok():  # Note: the direct steps ...
+            return empty_strided(self._sizes, strides, dtype, None, device, None)
+        # every argument positional, in schema order: the handle's fast path (no parsing)
+        return _aten().empty_strided.default(self._sizes, strides, dtype, None, device, None)
+    if quiet() and device is _CPU and _EMPTY.ok():
+        return empty_memory_format(self._sizes, dtype, None, device, None, memory_format)
+    return _aten().empty.memory_format(self._sizes, dtype, None, device, None, memory_format)
+
+
+def _like(self: Tensor, dtype, layout, device, pin_memory, memory_format) -> Tensor:
+    """The *_like composites' first step, `empty_like` (as ATen's)."""
+    if quiet() and plain(self) and _EMPTY_LIKE.ok():  # Note: the direct steps of a factory
+        return empty_like(self, dtype, layout, device, pin_memory, memory_format)
+    return _aten().empty_like.default(self, dtype, layout, device, pin_memory, memory_format)
 
 
 @native
 def zeros_like(
     self: Tensor, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
-    return write_fresh(_aten().zero_.default, _like(self, dtype, device, memory_format))
+    return _zero(_like(self, dtype, layout, device, pin_memory, memory_format))
 
 
 @native
 def ones_like(
     self: Tensor, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ) -> Tensor:
-    return write_fresh(_aten().fill_.Scalar, _like(self, dtype, device, memory_format), 1)
+    return _fill(_like(self, dtype, layout, device, pin_memory, memory_format), 1)
 
 
 @native
@@ -269,7 +301,7 @@ def full_like(
     memory_format=None,
 ) -> Tensor:
     check_scalar_int(fill_value)
-    return write_fresh(_aten().fill_.Scalar, _like(self, dtype, device, memory_format), fill_value)
+    return _fill(_like(self, dtype, layout, device, pin_memory, memory_format), fill_value)
 
 
 def _new_options(self: Tensor, dtype, device):
@@ -295,13 +327,19 @@ def new_empty_strided(
                                           pin_memory)
 
 
+def _new_like(self: Tensor, size: tuple, dtype, layout, device, pin_memory) -> Tensor:
+    """The new_* composites' first step, `new_empty` (as ATen's)."""
+    if quiet() and plain(self) and _NEW_EMPTY.ok():  # Note: the direct steps of a factory
+        return new_empty(self, size, dtype, layout, device, pin_memory)
+    return _aten().new_empty.default(self, size, dtype, layout, device, pin_memory)
+
+
 @native
 def new_zeros(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     _check_int64_sizes(size, "new_zeros")
-    dtype, device = _new_options(self, dtype, device)
-    return write_fresh(_aten().zero_.default, _new(size, dtype, layout, device, pin_memory))
+    return _zero(_new_like(self, size, dtype, layout, device, pin_memory))
 
 
 @native
@@ -309,8 +347,7 @@ def new_ones(
     self: Tensor, size: tuple, dtype=None, layout=None, device=None, pin_memory=None
 ) -> Tensor:
     _check_int64_sizes(size, "new_ones")
-    dtype, device = _new_options(self, dtype, device)
-    return write_fresh(_aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), 1)
+    return _fill(_new_like(self, size, dtype, layout, device, pin_memory), 1)
 
 
 @native
@@ -319,10 +356,16 @@ def new_full(
 ) -> Tensor:
     _check_int64_sizes(size, "new_full")
     check_scalar_int(fill_value)
-    dtype, device = _new_options(self, dtype, device)
-    return write_fresh(
-        _aten().fill_.Scalar, _new(size, dtype, layout, device, pin_memory), fill_value
-    )
+    return _fill(_new_like(self, size, dtype, layout, device, pin_memory), fill_value)
+
+
+# The steps the composites above may call directly (Note: the direct steps of a factory).
+_EMPTY = Step("empty", "memory_format", empty_memory_format, tensorless=True)
+_EMPTY_STRIDED = Step("empty_strided", "default", empty_strided, tensorless=True)
+_EMPTY_LIKE = Step("empty_like", "default", empty_like)
+_NEW_EMPTY = Step("new_empty", "default", new_empty)
+_FILL = Step("fill_", "Scalar", fill_)
+_ZERO = Step("zero_", "default", zero_)
 
 
 # --- arange --------------------------------------------------------------------------------
