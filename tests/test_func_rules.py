@@ -543,3 +543,45 @@ def test_vander_of_scalars() -> None:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     with pytest.raises(RuntimeError, match="N must be greater than 1"):
         pyaten.linalg.vander(pyaten.tensor(2.0))
+
+
+SPACED = [(op, steps, dtype, form) for op in ("linspace", "logspace") for steps in (0, 1, 5)
+          for dtype in (None, "float32", "int64") for form in ("tensors", "end", "start")]
+
+
+@pytest.mark.parametrize("case", SPACED, ids=["-".join(map(str, c)) for c in SPACED])
+def test_linspace_logspace_from_batched_ends(case) -> None:
+    op, steps, dtype, form = case
+    starts, ends = [1.0, 2.0, -3.0], [4.0, 0.5, 2.0]
+
+    def run(lib, vmap):
+        kwargs = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        f = getattr(lib, op)
+        s, e = lib.tensor(starts, dtype=lib.float64), lib.tensor(ends, dtype=lib.float64)
+        if form == "tensors":
+            return vmap(lambda a, b: f(a, b, steps, **kwargs))(s, e)
+        if form == "end":  # start batched, end a number
+            return vmap(lambda a: f(a, 2.5, steps, **kwargs))(s)
+        return vmap(lambda b: f(-1, b, steps, **kwargs))(e)
+
+    want, got = run(torch, tf.vmap), run(pyaten, pf.vmap)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_zero_dim_samples_reduced_over_dim_0() -> None:
+    x = np.array([1.0, 5.0, 3.0])
+    for keepdim in (False, True):
+        want = tf.vmap(lambda t, k=keepdim: torch.aminmax(t, dim=0, keepdim=k))(torch.tensor(x))
+        got = pf.vmap(lambda t, k=keepdim: pyaten.aminmax(t, dim=0, keepdim=k))(
+            pyaten.tensor(x))
+        for g, w in zip(got, want, strict=True):
+            assert tuple(g.shape) == tuple(w.shape)
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        want = tf.vmap(lambda t, k=keepdim: torch.quantile(t, 0.5, dim=0, keepdim=k))(
+            torch.tensor(x))
+        got = pf.vmap(lambda t, k=keepdim: pyaten.quantile(t, 0.5, dim=0, keepdim=k))(
+            pyaten.tensor(x))
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -51,8 +51,8 @@ def _quantile(call: BatchedCall) -> Any:
         if not -max(rank, 1) <= dim < max(rank, 1):
             return NotImplemented  # the error, from one sample
         dim = dim + max(rank, 1) if dim < 0 else dim
-        if rank == 0:
-            value = value.unsqueeze(1)
+        if rank == 0:  # one element per sample: a 0-dim result, keepdim or not
+            value, keepdim = value.unsqueeze(1), False
         dim += 1
     out = call.func(value, q, dim, keepdim, **call.kwargs)
     if isinstance(q, Tensor) and q.dim() == 1:

@@ -185,6 +185,9 @@ def aminmax(call: BatchedCall) -> Any:
         if keepdim:
             return NotImplemented
         return call.func(self.value.reshape(call.batch_size, -1), dim=1)
+    if rank == 0:  # a 0-dim sample reduced over its one element: 0-dim results
+        _wrap_dim(dim, rank)
+        return call.func(self.value.unsqueeze(1), dim=1)
     return call.func(self.value, dim=_wrap_dim(dim, rank) + 1, keepdim=keepdim)
 
 
@@ -782,3 +785,36 @@ def ctc_loss(call: BatchedCall) -> Any:
     nll, log_alpha = call.func(lp, tg, list(input_lengths) * batch,
                                list(target_lengths) * batch, *call.args[4:], **call.kwargs)
     return nll.view(batch, n), log_alpha.view(batch, n, *log_alpha.shape[1:])
+
+
+# a Python number as a tensor of its own kind (ATen's wrapped scalar)
+_SCALAR_DTYPES = {bool: pyaten.bool, int: pyaten.int64, float: pyaten.float64,
+                  complex: pyaten.complex128}
+
+
+@rule("linspace.Tensor_Tensor", "linspace.Tensor_Scalar", "linspace.Scalar_Tensor",
+      "logspace.Tensor_Tensor", "logspace.Tensor_Scalar", "logspace.Scalar_Tensor")
+def spaced(call: BatchedCall) -> Any:
+    """Each sample's points from its own start and end, as PyTorch's rule computes them:
+    start + k * (end - start) / (steps - 1) for k in 0..steps-1 (then base ** that)."""
+    start, end, steps = call.args[:3]
+    base = call.args[3] if call.name == "logspace" and len(call.args) > 3 else (
+        10.0 if call.name == "logspace" else None)
+    dtype = call.kwargs.get("dtype")
+    batch = call.batch_size
+    # a 0-dim start or end per sample: (batch, 1), so the points run along dimension 1
+    start_ = call.physical(start).reshape(batch, 1) if isinstance(start, Tensor) else start
+    end_ = call.physical(end).reshape(batch, 1) if isinstance(end, Tensor) else end
+    if steps == 0:  # (an int fill: int64 unless `dtype` says otherwise, as torch's)
+        out = pyaten.full((batch, 0), 0, dtype=dtype)
+    elif steps == 1:  # the start, in its own dtype unless `dtype` says otherwise
+        first = start_ if isinstance(start_, Tensor) else pyaten.tensor(
+            start, dtype=_SCALAR_DTYPES[type(start)]).expand(batch, 1)
+        out = first.new_empty((batch, 1), dtype=dtype).copy_(first)
+    else:
+        out = start_ + pyaten.arange(0, steps, dtype=dtype) * (end_ - start_) / (steps - 1)
+    if base is not None:
+        out = pyaten.pow(base, out)
+    if dtype is not None and out.dtype != dtype:
+        out = out.to(dtype)
+    return out
