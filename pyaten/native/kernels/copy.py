@@ -331,8 +331,9 @@ def _fill_value(self: Tensor, value):
     return checked_scalar(value, self.dtype)
 
 
-@native
-def fill_(self: Tensor, value) -> Tensor:
+def fill_values(self: Tensor, value) -> None:
+    """`fill_`'s store without its version bump: what a factory does to the tensor it just
+    made (Note: a factory's fill is not a write, in factory.py)."""
     dtype = self._dtype
     cls = value.__class__
     if (cls is float and dtype.is_floating_point and dtype.itemsize >= 4) or (cls is int and (
@@ -345,11 +346,15 @@ def fill_(self: Tensor, value) -> Tensor:
         if low <= value <= high:
             if self.numel() != 0:
                 self._numpy()[...] = value
-            self._bump_version()
-            return self
+            return
     scalar = _fill_value(self, value)
     if self.numel() != 0:
         self._numpy()[...] = scalar
+
+
+@native
+def fill_(self: Tensor, value) -> Tensor:
+    fill_values(self, value)
     self._bump_version()
     return self
 
@@ -369,10 +374,15 @@ def fill_meta_(self: Tensor, value) -> Tensor:
     return self
 
 
-@native
-def zero_(self: Tensor) -> Tensor:
+def zero_values(self: Tensor) -> None:
+    """`zero_`'s store without its version bump (as `fill_values`)."""
     if self.numel() != 0:
         self._numpy()[...] = 0
+
+
+@native
+def zero_(self: Tensor) -> Tensor:
+    zero_values(self)
     self._bump_version()
     return self
 

@@ -35,10 +35,12 @@ from pyaten.core.tensor import Tensor, write_fresh
 from pyaten.core.views import empty_tensor, resize_tensor_, storage_nbytes_needed
 from pyaten.native.kernels.copy import (
     fill_,
+    fill_values,
     like_strides,
     memory_format_name,
     strides_for_format,
     zero_,
+    zero_values,
 )
 from pyaten.native.kernels.factory_steps import Step, cpu, plain, quiet
 from pyaten.native.kernels.shape import format_shape
@@ -183,14 +185,16 @@ def _new(size, dtype, layout, device, pin_memory) -> Tensor:
 def _fill(fresh: Tensor, value) -> Tensor:
     """`fill_(fresh, value)` on a tensor the factory just made, its version kept at 0."""
     if quiet() and plain(fresh) and _FILL.ok():  # Note: the direct steps of a factory
-        return write_fresh(fill_, fresh, value)
+        fill_values(fresh, value)  # fill_ less the bump that write_fresh would undo
+        return fresh
     return write_fresh(_aten().fill_.Scalar, fresh, value)
 
 
 def _zero(fresh: Tensor) -> Tensor:
     """`zero_(fresh)` on a tensor the factory just made, its version kept at 0."""
     if quiet() and plain(fresh) and _ZERO.ok():  # Note: the direct steps of a factory
-        return write_fresh(zero_, fresh)
+        zero_values(fresh)  # zero_ less the bump that write_fresh would undo
+        return fresh
     return write_fresh(_aten().zero_.default, fresh)
 
 
@@ -266,7 +270,9 @@ def empty_like(
                         or memory_format_name(memory_format) == "preserve_format"):
         strides = like_strides(self, memory_format)
         if quiet() and device is _CPU and _EMPTY_STRIDED.ok():  # Note: the direct steps ...
-            return empty_strided(self._sizes, strides, dtype, None, device, None)
+            # empty_strided's kernel, whose checks an existing tensor's sizes and dense
+            # strides pass
+            return empty_tensor(self._sizes, dtype, _CPU, strides)
         # every argument positional, in schema order: the handle's fast path (no parsing)
         return _aten().empty_strided.default(self._sizes, strides, dtype, None, device, None)
     if quiet() and device is _CPU and _EMPTY.ok():
