@@ -42,7 +42,7 @@ from pyaten.native.kernels.copy import (
     zero_,
     zero_values,
 )
-from pyaten.native.kernels.factory_steps import Step, cpu, plain, quiet
+from pyaten.native.kernels.factory_steps import Step
 from pyaten.native.kernels.shape import format_shape
 from pyaten.native.ops_handles import aten_ops as _aten
 from pyaten.native.registry import native
@@ -176,7 +176,7 @@ def empty_strided(
 
 
 def _new(size, dtype, layout, device, pin_memory) -> Tensor:
-    if quiet() and cpu(device) and _EMPTY.ok():  # Note: the direct steps of a factory
+    if _EMPTY.ready_on(device):  # Note: the direct steps of a factory
         return empty_memory_format(tuple(size), dtype, layout, device, pin_memory, None)
     # every argument positional, in schema order: the handle's fast path (no parsing)
     return _aten().empty.memory_format(tuple(size), dtype, layout, device, pin_memory, None)
@@ -184,7 +184,7 @@ def _new(size, dtype, layout, device, pin_memory) -> Tensor:
 
 def _fill(fresh: Tensor, value) -> Tensor:
     """`fill_(fresh, value)` on a tensor the factory just made, its version kept at 0."""
-    if quiet() and plain(fresh) and _FILL.ok():  # Note: the direct steps of a factory
+    if _FILL.ready(fresh):  # Note: the direct steps of a factory
         fill_values(fresh, value)  # fill_ less the bump that write_fresh would undo
         return fresh
     return write_fresh(_aten().fill_.Scalar, fresh, value)
@@ -192,7 +192,7 @@ def _fill(fresh: Tensor, value) -> Tensor:
 
 def _zero(fresh: Tensor) -> Tensor:
     """`zero_(fresh)` on a tensor the factory just made, its version kept at 0."""
-    if quiet() and plain(fresh) and _ZERO.ok():  # Note: the direct steps of a factory
+    if _ZERO.ready(fresh):  # Note: the direct steps of a factory
         zero_values(fresh)  # zero_ less the bump that write_fresh would undo
         return fresh
     return write_fresh(_aten().zero_.default, fresh)
@@ -269,20 +269,20 @@ def empty_like(
     if same_device and (memory_format is None
                         or memory_format_name(memory_format) == "preserve_format"):
         strides = like_strides(self, memory_format)
-        if quiet() and device is _CPU and _EMPTY_STRIDED.ok():  # Note: the direct steps ...
+        if _EMPTY_STRIDED.ready_on(device):  # Note: the direct steps of a factory
             # empty_strided's kernel, whose checks an existing tensor's sizes and dense
             # strides pass
             return empty_tensor(self._sizes, dtype, _CPU, strides)
         # every argument positional, in schema order: the handle's fast path (no parsing)
         return _aten().empty_strided.default(self._sizes, strides, dtype, None, device, None)
-    if quiet() and device is _CPU and _EMPTY.ok():
+    if _EMPTY.ready_on(device):
         return empty_memory_format(self._sizes, dtype, None, device, None, memory_format)
     return _aten().empty.memory_format(self._sizes, dtype, None, device, None, memory_format)
 
 
 def _like(self: Tensor, dtype, layout, device, pin_memory, memory_format) -> Tensor:
     """The *_like composites' first step, `empty_like` (as ATen's)."""
-    if quiet() and plain(self) and _EMPTY_LIKE.ok():  # Note: the direct steps of a factory
+    if _EMPTY_LIKE.ready(self):  # Note: the direct steps of a factory
         return empty_like(self, dtype, layout, device, pin_memory, memory_format)
     return _aten().empty_like.default(self, dtype, layout, device, pin_memory, memory_format)
 
@@ -335,7 +335,7 @@ def new_empty_strided(
 
 def _new_like(self: Tensor, size: tuple, dtype, layout, device, pin_memory) -> Tensor:
     """The new_* composites' first step, `new_empty` (as ATen's)."""
-    if quiet() and plain(self) and _NEW_EMPTY.ok():  # Note: the direct steps of a factory
+    if _NEW_EMPTY.ready(self):  # Note: the direct steps of a factory
         return new_empty(self, size, dtype, layout, device, pin_memory)
     return _aten().new_empty.default(self, size, dtype, layout, device, pin_memory)
 

@@ -45,23 +45,6 @@ _CPU_KEY = backend_select_keys(None)  # the key set BackendSelect redispatches a
 _UNSEEN = object()
 
 
-def quiet() -> bool:
-    """No trace, torch-function mode, or thread outside the default key sets (Note: the
-    direct steps of a factory)."""
-    return not NONDEFAULT and not TF.ACTIVE and not TRACE.ACTIVE
-
-
-def plain(t: Any) -> bool:
-    """A dense CPU tensor of the exact class: the steps' tensor arguments. It may require
-    grad: the steps record no graph for it (their outputs are not differentiable)."""
-    return t.__class__ is Tensor and t._keyset == PLAIN_CPU
-
-
-def cpu(device: Any) -> bool:
-    """A device argument a BackendSelect factory sends to the CPU kernel."""
-    return device is None or device is CPU
-
-
 def _own_below(kernel: Any, own: Any) -> bool:
     """Whether the cached `kernel` is `own`, or the generated autograd kernel around it."""
     if kernel is own:
@@ -86,7 +69,20 @@ class Step:
         self.seen: Any = _UNSEEN
         self.seen_below: Any = _UNSEEN
 
+    def ready(self, t: Any) -> bool:
+        """Whether the step may call its kernel directly with `t` (Note: the direct steps of
+        a factory): nothing watches, `t` is a dense CPU tensor of the exact class (it may
+        require grad: these steps record no graph) and the kernel is still this package's."""
+        return (not NONDEFAULT and not TF.ACTIVE and not TRACE.ACTIVE
+                and t.__class__ is Tensor and t._keyset == PLAIN_CPU and self.ok())
+
+    def ready_on(self, device: Any) -> bool:
+        """`ready` for a tensor-less factory: its `device` argument is the CPU (or None)."""
+        return (not NONDEFAULT and not TF.ACTIVE and not TRACE.ACTIVE
+                and (device is None or device is CPU) and self.ok())
+
     def ok(self) -> bool:
+        """Whether the dispatcher would call `own` for a plain CPU call now."""
         entry = self.entry
         if not DIRECT_ON[0]:  # set_direct_calls(False), PYATEN_NO_DIRECT_CALL=1
             return False
