@@ -11,9 +11,9 @@ import pytest
 import torch
 
 import pyaten
-import pyaten.utils._python_dispatch as pd
 from pyaten.dispatch import trace
 from pyaten.native.gen_support import set_direct_calls
+from test_direct_composite import _Log, _TorchLog  # dispatch modes that list what they see
 
 # name -> call(lib, x), the same code for torch and pyaten
 CALLS = {
@@ -142,27 +142,14 @@ def test_trace_lists_torchs_calls(name, kind):
     assert _our_calls(call, _input(pyaten, kind)) == _torch_calls(call, _input(torch, kind))
 
 
-def _logging_mode(base: type) -> type:
-    class Log(base):
-        def __init__(self) -> None:
-            super().__init__()
-            self.seen: list[str] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.seen.append(str(func).split(".")[0])
-            return func(*args, **(kwargs or {}))
-
-    return Log
-
-
 @pytest.mark.parametrize("name", ["ones_like", "zeros_like", "full_like", "new_zeros",
                                   "new_ones", "zeros", "ones"])
 def test_dispatch_mode_sees_what_torch_sees(name):
     call = CALLS[name]
     call(pyaten, _input(pyaten, "0-dim"))
-    with _logging_mode(pd.TorchDispatchMode)() as ours:
+    with _Log() as ours:
         got = call(pyaten, _input(pyaten, "0-dim"))
-    with _logging_mode(torch.utils._python_dispatch.TorchDispatchMode)() as theirs:
+    with _TorchLog() as theirs:
         want = call(torch, _input(torch, "0-dim"))
     assert ours.seen == theirs.seen
     _check_same(got, want, name)
