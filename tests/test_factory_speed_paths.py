@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_direct_composite import _Log, _TorchLog  # dispatch modes that list what they see
 
 import pyaten
 from pyaten.dispatch import trace
 from pyaten.native.gen_support import set_direct_calls
-from test_direct_composite import _Log, _TorchLog  # dispatch modes that list what they see
 
 # name -> call(lib, x), the same code for torch and pyaten
 CALLS = {
