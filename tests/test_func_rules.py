@@ -585,3 +585,33 @@ def test_zero_dim_samples_reduced_over_dim_0() -> None:
             pyaten.tensor(x))
         assert tuple(got.shape) == tuple(want.shape)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+_INDICES = [[1, 0, 2], [2, 1, 0]]
+DATA_DEPENDENT = [  # refused as torch refuses them, or batched/looped as torch's
+    ("unique", lambda lib: lambda t: lib.unique(t)),
+    ("unique_consecutive", lambda lib: lambda t: lib.unique_consecutive(t)),
+    ("nonzero", lambda lib: lambda t: lib.nonzero(t)),
+    ("bincount_same_sizes", lambda lib: lambda t: lib.bincount(t, minlength=3)),
+    ("bincount_other_sizes", lambda lib: lambda t: lib.bincount(t * t)),
+    ("repeat_interleave", lambda lib: lambda t: lib.repeat_interleave(t)),
+    ("one_hot", lambda lib: lambda t: lib.nn.functional.one_hot(t, 3)),
+    ("one_hot_no_count", lambda lib: lambda t: lib.nn.functional.one_hot(t)),
+    ("one_hot_float", lambda lib: lambda t: lib.nn.functional.one_hot(t.float(), 3)),
+]
+
+
+@pytest.mark.parametrize("case", DATA_DEPENDENT, ids=[c[0] for c in DATA_DEPENDENT])
+def test_data_dependent_operators_as_torch(case) -> None:
+    _, fn = case
+
+    def run(lib, vmap):
+        try:
+            out = vmap(fn(lib))(lib.tensor(_INDICES))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(out.shape), str(out.dtype).split(".")[-1], out.tolist()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(pyaten, pf.vmap) == run(torch, tf.vmap)

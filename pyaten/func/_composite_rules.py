@@ -60,6 +60,25 @@ def _quantile(call: BatchedCall) -> Any:
     return out
 
 
+def _one_hot(call: BatchedCall) -> Any:
+    """Zeros with a 1 scattered at each index, for the class count given (PyTorch's rule:
+    the count cannot come from the data, which differs per sample)."""
+    self = call.args[0]
+    num_classes = call.args[1] if len(call.args) > 1 else call.kwargs.get("num_classes", -1)
+    if self.dtype != pyaten.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor.")
+    value = call.physical(self)
+    shape = (*value.shape, num_classes)
+    if value.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return value.new_empty(shape)
+    if num_classes <= 0:
+        raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "
+                           "explicit positive num_classes argument.")
+    return value.new_zeros(shape).scatter(-1, value.unsqueeze(-1), 1)
+
+
 # Composite operators batched whole instead of decomposed (the matmul family's rule in the
 # rule table does not see matmul: it decomposes before the Python key; the others' kernels
 # read the data, which a BatchedTensor does not hold).
@@ -67,5 +86,5 @@ COMPOSITE_RULES = {
     "aten::linear": _linear, "aten::matmul": _matmul, "aten::isfinite": _elementwise,
     "aten::isreal": _elementwise, "aten::quantile": _quantile,
     "aten::quantile.scalar": _quantile, "aten::nanquantile": _quantile,
-    "aten::nanquantile.scalar": _quantile,
+    "aten::nanquantile.scalar": _quantile, "aten::one_hot": _one_hot,
 }

@@ -774,16 +774,23 @@ def linalg_lstsq(call: BatchedCall) -> Any:
 
 @rule("_ctc_loss")
 def ctc_loss(call: BatchedCall) -> Any:
-    """Padded targets with shared lengths: the samples' sequences fold into the loss's own
-    batch, (T, B*N, C) log-probabilities against (B*N, S) targets."""
+    """Padded targets and shared lengths (lists or tensors): the samples' sequences fold into
+    the loss's own batch, (T, B*N, C) log-probabilities against (B*N, S) targets."""
     log_probs, targets, input_lengths, target_lengths = call.args[:4]
-    if log_probs.dim() != 3 or targets.dim() != 2:
-        return NotImplemented
+    if log_probs.dim() != 3 or targets.dim() != 2 or call.batched(input_lengths) or (
+            call.batched(target_lengths)):
+        return NotImplemented  # per-sample lengths: the loop's (log_alpha's size differs)
     batch, n = call.batch_size, log_probs.shape[1]
     lp = call.physical(log_probs).movedim(0, 1).reshape(log_probs.shape[0], batch * n, -1)
     tg = call.physical(targets).reshape(batch * n, targets.shape[1])
-    nll, log_alpha = call.func(lp, tg, list(input_lengths) * batch,
-                               list(target_lengths) * batch, *call.args[4:], **call.kwargs)
+
+    def lengths(given: Any) -> Any:  # the shared lengths once per sample
+        if isinstance(given, Tensor):
+            return given.repeat(batch)
+        return list(given) * batch
+
+    nll, log_alpha = call.func(lp, tg, lengths(input_lengths), lengths(target_lengths),
+                               *call.args[4:], **call.kwargs)
     return nll.view(batch, n), log_alpha.view(batch, n, *log_alpha.shape[1:])
 
 

@@ -182,7 +182,7 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict, level: int = 0) -> An
         )
     if inplace:
         _check_inplace(call)
-    if dynamic and (fn is None or name in _DYNAMIC_CHECKED_FIRST):
+    if dynamic and name in _DYNAMIC_CHECKED:
         _refuse_dynamic_shape(call)
     if fn is not None:
         out = fn(call)
@@ -194,15 +194,16 @@ def dispatch_batched(func: Any, args: tuple, kwargs: dict, level: int = 0) -> An
             if isinstance(out, pyaten.Tensor):
                 return _make_batched(out, level)
             return _wrap_out(out, level)
-    if dynamic:  # a data-dependent shape the rule left to the loop
-        _refuse_dynamic_shape(call)
     return fallback(call)
 
 
-# Data-dependent operators whose rules need the arguments checked first (a boolean mask);
-# the others' rules batch them (their shape does not depend on the data across samples) and
-# only the loop refuses them, as PyTorch's fallback does.
-_DYNAMIC_CHECKED_FIRST = frozenset({"index", "masked_select"})
+# The data-dependent operators vmap refuses, as PyTorch's: these always (their shape depends
+# on each sample's values), indexing and masked_select with a batched boolean mask. The
+# others tagged so run their rules (lstsq, ctc_loss, one_hot) or the loop, whose stack
+# fails where the samples' shapes differ (bincount), as PyTorch's fallback does.
+_DYNAMIC_REFUSED = frozenset({"nonzero", "_unique", "_unique2", "unique_consecutive",
+                              "unique_dim", "unique_dim_consecutive"})
+_DYNAMIC_CHECKED = _DYNAMIC_REFUSED | {"index", "masked_select"}
 
 
 def _refuse_dynamic_shape(call: BatchedCall) -> None:
