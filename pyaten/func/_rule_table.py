@@ -36,6 +36,19 @@ def _pad_to(value: pyaten.Tensor, logical_rank: int, rank: int) -> pyaten.Tensor
 # --- pointwise: broadcasting with the batch dimension in front ---------------------------
 
 
+# the binary operators PyTorch's vmap computes in the common dtype of the logical operands
+# (a 0-dim sample promotes as a 0-dim tensor): arithmetic, comparisons, min/max, the others
+# of its binary pointwise rule
+_PROMOTED_BINARY = frozenset({
+    "add", "sub", "rsub", "mul", "div", "floor_divide", "pow", "float_power", "atan2",
+    "fmod", "remainder", "maximum", "minimum", "fmax", "fmin", "max", "min", "eq", "ne", "lt",
+    "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "__lshift__", "__rshift__", "logical_and", "logical_or",
+    "logical_xor", "heaviside", "hypot", "nextafter", "copysign", "xlogy", "special_xlog1py",
+    "special_zeta", "ldexp", "igamma", "igammac", "logaddexp", "logaddexp2", "gcd", "lcm",
+})
+
+
 @rule(
     "<pointwise>", "tanh_backward", "copy_", "fill_", "zero_", "ones_like", "zeros_like",
     "empty_like", "full_like", "_to_copy", "detach", "alias", "clone", "lift_fresh",
@@ -59,14 +72,23 @@ def pointwise(call: BatchedCall) -> Any:
         return call.func(args[0].value, *args[1:], **kwargs)  # one tensor, the batched one
     tensors += [x for x in kwargs.values() if isinstance(x, Tensor)]
     rank = max(len(t._sizes) for t in tensors)
+    common = None
     if len({t._dtype for t in tensors}) > 1 and any(
         call.batched(t) and not t._sizes for t in tensors
     ):
-        return NotImplemented  # a 0-dim sample would promote as a dimensioned tensor
+        # a 0-dim sample would promote as a dimensioned tensor: as PyTorch's binary rule,
+        # the operands are cast to the dtype of the logical ones first
+        if call.name not in _PROMOTED_BINARY or len(tensors) != 2 or any(
+            isinstance(v, Tensor) for v in kwargs.values()
+        ):
+            return NotImplemented
+        common = pyaten.result_type(*tensors)
 
     def physical(x: Any) -> Any:
         if call.batched(x):
-            return _pad_to(x.value, len(x._sizes), rank)
+            x = _pad_to(x.value, len(x._sizes), rank)
+        if common is not None and isinstance(x, Tensor) and x._dtype != common:
+            return x.to(common)
         return x
 
     if call.name == "mse_loss_backward" and call.args[3] != 0:
