@@ -87,3 +87,34 @@ def test_zero_dim_sample_inplace_and_where_keep_torch_behaviour():
     want = _run(torch, lambda: tf.vmap(lambda t: t.clone().add_(torch.tensor(x64[1])))(
         torch.tensor(s)))
     _same(got, want)
+
+
+def _spaced_cases(lib, vmap):
+    """linspace/logspace with a 0-dim tensor start or end (the Tensor_Scalar and
+    Scalar_Tensor overloads; `base` by keyword goes through the binding's general match)."""
+    s = lib.tensor([1.0, 4.0])
+    cases = []
+    for steps in (0, 1, 5):
+        for kw in ({}, {"dtype": lib.float64}, {"dtype": lib.int64}):
+            cases += [
+                lambda st=steps, k=kw: vmap(lambda t: lib.linspace(t, -3, st, **k))(s),
+                lambda st=steps, k=kw: vmap(lambda t: lib.linspace(-3, t, st, **k))(s),
+                lambda st=steps, k=kw: vmap(lambda t: lib.logspace(t, 0, st, base=2, **k))(s),
+                lambda st=steps, k=kw: vmap(lambda t: lib.logspace(0, t, st, 2.0, **k))(s),
+                lambda st=steps, k=kw: lib.linspace(s[1], -3, st, **k),
+                lambda st=steps, k=kw: lib.logspace(-3, s[1], st, base=3, **k),
+            ]
+    cases += [  # a tensor with dims: the overload's message
+        lambda: lib.linspace(lib.ones(2), -3, 4),
+        lambda: lib.linspace(-3, lib.ones(2), 4),
+        lambda: lib.logspace(lib.ones(2), lib.tensor(1.0), 4, base=2),
+        lambda: lib.logspace(lib.ones(2), lib.ones(1), 4),
+        lambda: vmap(lambda t: lib.add(t, t, alpha=t))(s),  # a Number read under vmap
+    ]
+    return cases
+
+
+def test_spaced_with_tensor_endpoints_matches_torch():
+    for got, want in zip(_spaced_cases(pyaten, pf.vmap), _spaced_cases(torch, tf.vmap),
+                         strict=True):
+        _same(_run(pyaten, got), _run(torch, want))

@@ -335,7 +335,7 @@ NUMPY_ALIASES: dict[str, tuple[str, ...]] = {
 
 class ParsedParam:
     __slots__ = ("name", "convert", "required", "default", "keyword_only", "type_name",
-                 "schema_name", "is_int_list", "aliases")
+                 "schema_name", "is_int_list", "aliases", "scalar")
 
     def __init__(self, param: PythonParam, numbers_as_tensors: bool) -> None:
         self.name = param.name
@@ -351,6 +351,10 @@ class ParsedParam:
         self.default = convert_default(param.type, param.default)
         t = param.type
         self.is_int_list = isinstance(t, ListType) and str(t.elem) in ("int", "SymInt")
+        # a Scalar (or Scalar?): a 0-dim tensor given for it is read only once the whole
+        # signature matched (Note: a tensor for a Number)
+        base = t.elem if isinstance(t, OptionalType) else t
+        self.scalar = isinstance(base, BaseType) and base.name == "Scalar"
 
 
 class ParsedSignature:
@@ -455,6 +459,7 @@ class ParsedSignature:
             return self._fail(why, raise_errors)
         values: list[object] = [None] * len(params)
         used = 0
+        later: tuple[int, ...] = ()
         for i, param in enumerate(params):
             if i < nargs and not param.keyword_only:
                 obj = args[i]
@@ -484,10 +489,21 @@ class ParsedSignature:
             if obj is None and not param.required and param.default is None:
                 values[i] = None
                 continue
-            try:
-                value = param.convert(obj)
-            except _IntOverflow:
-                raise self._overflow(param, obj) from None
+            if param.scalar and isinstance(obj, runtime.Tensor):
+                # Note: a tensor for a Number. PyTorch's parser checks a tensor given for a
+                # Number without reading it; its value is read for the signature that
+                # matched only (a later argument may reject this one: `linspace(t, 0, 3)`
+                # tries (Number start, Tensor end) first, where t is a batched sample)
+                if obj.dim() == 0 and not obj.requires_grad:
+                    values[i] = obj
+                    later = (*later, i) if later else (i,)
+                    continue
+                value = FAIL
+            else:
+                try:
+                    value = param.convert(obj)
+                except _IntOverflow:
+                    raise self._overflow(param, obj) from None
             if value is FAIL:
                 if param.is_int_list and positional and not isinstance(obj, (tuple, list)):
                     pass
@@ -504,6 +520,8 @@ class ParsedSignature:
                     return self._fail(
                         f"{self.name}() got an unexpected keyword argument '{key}'", raise_errors
                     )
+        for i in later:
+            values[i] = values[i].item()
         return values
 
     def _overflow(self, param: ParsedParam, obj: object) -> Exception:

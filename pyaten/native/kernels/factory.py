@@ -575,11 +575,12 @@ def eye_m_out(n: int, m: int, out: Tensor) -> Tensor:
 
 def _check_endpoints(op: str, start, end) -> tuple:
     if isinstance(start, Tensor) or isinstance(end, Tensor):
-        dims = [v.dim() if isinstance(v, Tensor) else 0 for v in (start, end)]
-        if dims != [0, 0]:
-            raise RuntimeError(
-                f"{op} only supports 0-dimensional start and end tensors, but got start with "
-                f"{dims[0]} dimension(s) and end with {dims[1]} dimension(s)."
+        given = [f"{name} with {v.dim()} dimension(s)"
+                 for name, v in (("start", start), ("end", end)) if isinstance(v, Tensor)]
+        if any(isinstance(v, Tensor) and v.dim() for v in (start, end)):
+            raise RuntimeError(  # names the tensors of the overload, as PyTorch's
+                f"{op} only supports 0-dimensional start and end tensors, but got "
+                f"{' and '.join(given)}."
             )
     # PyTorch accepts only 0-dim tensors: their values are the numbers
     return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
