@@ -118,3 +118,36 @@ def test_spaced_with_tensor_endpoints_matches_torch():
     for got, want in zip(_spaced_cases(pyaten, pf.vmap), _spaced_cases(torch, tf.vmap),
                          strict=True):
         _same(_run(pyaten, got), _run(torch, want))
+
+
+def _warned(fn):
+    """fn's result as _run gives it, and the vmap warnings it raised."""
+    _rules._WARNED.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _run(None, fn)
+    # (torch's adds where in its C++ sources the warning came from)
+    return got, [str(w.message).split(" (Triggered internally")[0] for w in caught
+                 if "batching rule" in str(w.message)]
+
+
+def test_argwhere_runs_per_sample_as_torch():
+    same = [[1.0, 0.0, 2.0], [0.0, 3.0, 4.0]]
+    differ = [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+    for data in (same, differ, [[0.0, 0.0], [0.0, 0.0]]):
+        got, got_w = _warned(lambda d=data: pf.vmap(pyaten.argwhere)(pyaten.tensor(d)))
+        want, want_w = _warned(lambda d=data: tf.vmap(torch.argwhere)(torch.tensor(d)))
+        _same(got, want)
+        assert got_w == want_w  # the fallback's warning names aten::argwhere as torch's
+    got = _run(None, lambda: pf.vmap(lambda t: t.argwhere())(pyaten.tensor(same)))
+    _same(got, _run(None, lambda: tf.vmap(lambda t: t.argwhere())(torch.tensor(same))))
+    for lib, vmap in ((pyaten, pf.vmap), (torch, tf.vmap)):  # its parts stay refused
+        assert _run(None, lambda lib=lib, vmap=vmap: vmap(lib.nonzero)(lib.tensor(same)))[
+            0] == "RuntimeError"
+
+
+def test_fallback_warning_names_the_operator_as_torch():
+    got, got_w = _warned(lambda: pf.vmap(lambda t: pyaten.histc(t, 3))(pyaten.ones(2, 3)))
+    want, want_w = _warned(lambda: tf.vmap(lambda t: torch.histc(t, 3))(torch.ones(2, 3)))
+    _same(got, want)
+    assert got_w == want_w

@@ -8,7 +8,7 @@ from typing import Any
 
 import pyaten
 from pyaten.core.tensor import Tensor
-from pyaten.func._rules import BatchedCall
+from pyaten.func._rules import BatchedCall, fallback
 
 __all__ = ["COMPOSITE_RULES"]
 
@@ -79,6 +79,12 @@ def _one_hot(call: BatchedCall) -> Any:
     return value.new_zeros(shape).scatter(-1, value.unsqueeze(-1), 1)
 
 
+def _per_sample(call: BatchedCall) -> Any:
+    """The per-sample loop on the whole operator, as PyTorch's fallback runs it (argwhere:
+    its parts, nonzero, are refused; the loop's stack fails where the counts differ)."""
+    return fallback(call).value
+
+
 # Composite operators batched whole instead of decomposed (the matmul family's rule in the
 # rule table does not see matmul: it decomposes before the Python key; the others' kernels
 # read the data, which a BatchedTensor does not hold).
@@ -87,4 +93,5 @@ COMPOSITE_RULES = {
     "aten::isreal": _elementwise, "aten::quantile": _quantile,
     "aten::quantile.scalar": _quantile, "aten::nanquantile": _quantile,
     "aten::nanquantile.scalar": _quantile, "aten::one_hot": _one_hot,
+    "aten::argwhere": _per_sample,
 }

@@ -280,7 +280,9 @@ def fallback(call: BatchedCall, *, warn: bool = True) -> Any:
         trace.note("vmap", level=call.level, ran="per-sample fallback loop")
     if warn and name not in _WARNED:
         _WARNED.add(name)
-        warnings.warn(_SAMPLE_WARNING.format(op=name), UserWarning, stacklevel=2)
+        # named as PyTorch names operators: aten::argwhere, aten::add.Tensor
+        warnings.warn(_SAMPLE_WARNING.format(op=call.func._schema.name), UserWarning,
+                      stacklevel=2)
     func = call.func
     results = [func(*args, **kwargs) for args, kwargs in _samples(call)]
     if _is_inplace(func):
