@@ -151,3 +151,75 @@ def test_fallback_warning_names_the_operator_as_torch():
     want, want_w = _warned(lambda: tf.vmap(lambda t: torch.histc(t, 3))(torch.ones(2, 3)))
     _same(got, want)
     assert got_w == want_w
+
+
+def _ctc_cases(lib, vmap, functional):
+    rng = np.random.default_rng(0)
+    lp = lib.tensor(rng.standard_normal((3, 6, 2, 4)).astype(np.float32)).log_softmax(-1)
+    tg = lib.tensor(rng.integers(1, 4, (3, 2, 3)))
+    il, tl = lib.tensor([6, 5]), lib.tensor([3, 2])
+    ilb, tlb = lib.tensor([[6, 5], [5, 5], [4, 6]]), lib.tensor([[3, 2], [2, 2], [3, 1]])
+    cases = []
+    for red in ("mean", "sum", "none"):
+        def loss(p, t, a, b, red=red):
+            return functional.ctc_loss(p, t, a, b, reduction=red)
+        cases += [
+            lambda loss=loss: vmap(loss)(lp, tg, ilb, tlb),  # every sample its own lengths
+            lambda loss=loss: vmap(lambda p, a: loss(p, tg[0], a, tl))(lp, ilb),
+            lambda loss=loss: vmap(lambda a, b: loss(lp[0], tg[0], a, b))(ilb, tlb),
+            lambda loss=loss: vmap(lambda p, t: loss(p, t, il, tl))(lp, tg),  # shared
+        ]
+    cases.append(lambda: vmap(lambda p, a: functional.ctc_loss(p, tg[0], a, tl))(
+        lp, lib.tensor([[6, 5], [7, 5], [4, 6]])))  # a length past the input: the error
+    return cases
+
+
+def test_ctc_loss_with_batched_lengths_as_torch():
+    import torch.nn.functional as tnf
+
+    import pyaten.nn.functional as pnf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for got, want in zip(_ctc_cases(pyaten, pf.vmap, pnf), _ctc_cases(torch, tf.vmap, tnf),
+                             strict=True):
+            _same(_run(None, got), _run(None, want))
+
+
+def _ctc_grad_cases(lib, vmap, grad, functional):
+    rng = np.random.default_rng(1)
+    lp = lib.tensor(rng.standard_normal((3, 6, 2, 4)).astype(np.float32))
+    tg = lib.tensor(rng.integers(1, 4, (3, 2, 3)))
+    il, tl = lib.tensor([6, 5]), lib.tensor([3, 2])
+    ilb, tlb = lib.tensor([[6, 5], [5, 5], [4, 6]]), lib.tensor([[3, 2], [2, 2], [3, 1]])
+
+    def loss(p, t, a, b):
+        return functional.ctc_loss(p.log_softmax(-1), t, a, b)
+
+    def backward():
+        x = lp.clone().requires_grad_()
+        vmap(loss)(x, tg, ilb, tlb).sum().backward()
+        return x.grad
+
+    return [
+        # the composite decomposes under grad: _ctc_loss.Tensor per sample, whose log_alpha
+        # differ in size (torch's stack error); shared lengths fold into one loss
+        lambda: vmap(grad(loss))(lp, tg, ilb, tlb),
+        lambda: vmap(grad(loss), in_dims=(0, 0, None, None))(lp, tg, il, tl),
+        backward,
+    ]
+
+
+def test_ctc_loss_grad_with_tensor_lengths_as_torch():
+    import torch.nn.functional as tnf
+
+    import pyaten.nn.functional as pnf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for got, want in zip(_ctc_grad_cases(pyaten, pf.vmap, pf.grad, pnf),
+                             _ctc_grad_cases(torch, tf.vmap, tf.grad, tnf), strict=True):
+            g, w = _run(None, got), _run(None, want)
+            assert g[:2] == w[:2], (g, w)
+            if len(w) == 3:
+                np.testing.assert_allclose(g[2], w[2], rtol=1e-4, atol=1e-6)

@@ -85,6 +85,15 @@ def _per_sample(call: BatchedCall) -> Any:
     return fallback(call).value
 
 
+def _ctc_loss(call: BatchedCall) -> Any:
+    """Lengths batched (each sample its own): the loop on the whole loss, as PyTorch's
+    fallback (the composite reads the lengths' values); shared ones decompose, into the
+    rule that folds the samples into the loss's batch."""
+    if any(call.batched(x) for x in call.args[2:4]):
+        return _per_sample(call)
+    return NotImplemented
+
+
 # Composite operators batched whole instead of decomposed (the matmul family's rule in the
 # rule table does not see matmul: it decomposes before the Python key; the others' kernels
 # read the data, which a BatchedTensor does not hold).
@@ -93,5 +102,5 @@ COMPOSITE_RULES = {
     "aten::isreal": _elementwise, "aten::quantile": _quantile,
     "aten::quantile.scalar": _quantile, "aten::nanquantile": _quantile,
     "aten::nanquantile.scalar": _quantile, "aten::one_hot": _one_hot,
-    "aten::argwhere": _per_sample,
+    "aten::argwhere": _per_sample, "aten::ctc_loss.Tensor": _ctc_loss,
 }

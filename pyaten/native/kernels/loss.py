@@ -1505,9 +1505,12 @@ def _ctc_reduce(res: Tensor, target_lengths, reduction: int, zero_infinity: bool
     if zero_infinity:
         res = a.masked_fill.Scalar(res, a.eq.Scalar(res, float("inf")), 0.0)
     if reduction == MEAN:
-        values = None if res._device.type == "meta" else np.asarray(target_lengths,
-                                                                    res._dtype.numpy)
-        lengths = _new((len(target_lengths),), res._dtype, res._device, values)
+        if isinstance(target_lengths, Tensor):  # divided as they are (the div promotes)
+            lengths = target_lengths
+        else:
+            values = None if res._device.type == "meta" else np.asarray(target_lengths,
+                                                                        res._dtype.numpy)
+            lengths = _new((len(target_lengths),), res._dtype, res._device, values)
         return a.mean.default(a.div.Tensor(res, a.clamp_min.default(lengths, 1)), None)
     if reduction == SUM:
         return a.sum.default(res, None)
@@ -1522,8 +1525,10 @@ def ctc_loss_IntList(log_probs: Tensor, targets: Tensor, input_lengths, target_l
     lp = log_probs if batched else a.unsqueeze.default(log_probs, 1)
     if targets._dtype is not dt.int64:  # PyTorch moves the targets to Long first
         targets = a._to_copy.default(targets, dt.int64, None, None, None, False, None)
-    res = a._ctc_loss.default(lp, targets, input_lengths, target_lengths, blank,
-                              zero_infinity)[0]
+    # tensor lengths stay tensors, as PyTorch's composite keeps them (_ctc_loss.Tensor reads
+    # them): nothing here reads their values, which a vmapped sample does not hold
+    ctc = a._ctc_loss.Tensor if isinstance(input_lengths, Tensor) else a._ctc_loss.default
+    res = ctc(lp, targets, input_lengths, target_lengths, blank, zero_infinity)[0]
     return _ctc_reduce(res, target_lengths, reduction, zero_infinity, batched)
 
 
@@ -1531,6 +1536,5 @@ def ctc_loss_IntList(log_probs: Tensor, targets: Tensor, input_lengths, target_l
 def ctc_loss_Tensor(log_probs: Tensor, targets: Tensor, input_lengths: Tensor,
                     target_lengths: Tensor, blank: int, reduction: int,
                     zero_infinity: bool) -> Tensor:
-    return ctc_loss_IntList(log_probs, targets, _lengths(input_lengths, "input_lengths"),
-                            _lengths(target_lengths, "target_lengths"), blank, reduction,
-                            zero_infinity)
+    return ctc_loss_IntList(log_probs, targets, input_lengths, target_lengths, blank,
+                            reduction, zero_infinity)
