@@ -223,3 +223,17 @@ def test_ctc_loss_grad_with_tensor_lengths_as_torch():
             assert g[:2] == w[:2], (g, w)
             if len(w) == 3:
                 np.testing.assert_allclose(g[2], w[2], rtol=1e-4, atol=1e-6)
+
+
+def test_subclass_like_one_check_for_formulas_and_kernels():
+    from pyaten.core.subclass_like import subclass_like
+
+    seen = []
+    pf.vmap(lambda t: seen.append(subclass_like(t)) or t)(pyaten.ones(2, 2))
+    pf.functionalize(lambda t: seen.append(subclass_like(t)) or t)(pyaten.ones(2))
+    assert seen == [True, True] and not subclass_like(pyaten.ones(2), pyaten.ones(()))
+    # LAPACK's codes on such a tensor: the operator's check, torch's error (functionalized)
+    for lib, func in ((pyaten, pf), (torch, tf)):
+        got = _run(None, lambda lib=lib, func=func: func.functionalize(lib.linalg.cholesky)(
+            -lib.eye(2)))
+        assert got[0].lstrip("_") == "LinAlgError" and "factorization" in got[1]

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 import pyaten
+from pyaten.core.subclass_like import subclass_like
 from pyaten.core.tensor import Tensor
-from pyaten.dispatch.keys import functionality_bit
 
 __all__ = [
     "unsqueeze_multiple",
@@ -60,16 +60,9 @@ __all__ = [
     "logcumsumexp_jvp",
 ]
 
-# A tensor with one of these keys holds no data a formula could read (`.item()`, `bool()`):
-# a BatchedTensor, a wrapper subclass, a functional tensor. Formulas that choose a path by
-# reading values take the path that is right for every value there (PyTorch's
-# isTensorSubclassLike), so that vmap(grad(f)) and tracing see tensor operations only.
-_SUBCLASS_LIKE_KEYS = (functionality_bit("Python") | functionality_bit("FuncTorchBatched")
-                       | functionality_bit("Functionalize"))
-
-
-def subclass_like(*tensors: Tensor) -> bool:
-    return any(t._keyset & _SUBCLASS_LIKE_KEYS for t in tensors)
+# `subclass_like` (pyaten/core/subclass_like.py): formulas that would choose a path by
+# reading values take the path right for every value on a BatchedTensor, a wrapper
+# subclass, a functional tensor (PyTorch's isTensorSubclassLike).
 
 
 def _dim_list(dims: Any) -> list[int] | None:

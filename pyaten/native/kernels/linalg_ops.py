@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from pyaten.core import dtypes as dt
+from pyaten.core.subclass_like import subclass_like
 from pyaten.core.tensor import Tensor
 from pyaten.core.views import empty_tensor
-from pyaten.dispatch.keys import functionality_bit
 from pyaten.native.kernels.copy import assign
 from pyaten.native.lazy import LazyModule
 from pyaten.native.ops_handles import aten_ops as _aten
@@ -128,16 +128,12 @@ def _error_text(api: str, code: int) -> str:
     return f"Unknown error code {code}."
 
 
-# the keys of a tensor whose values a kernel cannot read (a BatchedTensor, a wrapper subclass)
-_DATALESS_KEYS = functionality_bit("Python") | functionality_bit("FuncTorchBatched")
-
-
 def raise_for_info(info: Tensor, api: str, is_matrix: bool) -> None:
     """Raise PyTorch's LinAlgError for the first nonzero LAPACK code in `info`. An `info`
     that holds no data of its own (a BatchedTensor, a wrapper subclass) is checked by the
     operator `_linalg_check_errors`, which vmap and the subclass handle (PyTorch's composite
     kernels call that operator)."""
-    if info.__class__ is not Tensor and info._keyset & _DATALESS_KEYS:
+    if info.__class__ is not Tensor and subclass_like(info):
         _aten()._linalg_check_errors.default(info, api, is_matrix=is_matrix)
         return
     _raise_for_codes(info, api, is_matrix)
