@@ -18,7 +18,12 @@ from pyaten.core.dtypes import dtype as DType
 from pyaten.core.promotion import promote_types, scalar_dtype
 from pyaten.core.storage import Storage
 from pyaten.core.tensor import Tensor
-from pyaten.core.views import contiguous_strides, empty_tensor
+from pyaten.core.views import (
+    contiguous_strides,
+    empty_tensor,
+    infer_dense_strides,
+    is_non_overlapping_and_dense,
+)
 from pyaten.dispatch.python_key import PYTHON_KEYS
 from pyaten.dispatch.registry import get_operator
 from pyaten.dispatch.tls import STATE as _TLS
@@ -220,7 +225,8 @@ def _tensor(data: object, dtype: DType | None, device: object, requires_grad: bo
                 set_requires_grad(result)
             return result
     plugin = dev.type not in ("cpu", "meta")  # built on the CPU, then copied by the device
-    result = empty_tensor(tuple(sizes), target, CPU if plugin else dev)
+    result = empty_tensor(tuple(sizes), target, CPU if plugin else dev,
+                          _kept_strides(data, tuple(sizes)))
     if values is not None and result._storage.data is not None:
         out = result._numpy()
         out[...] = _cast(np.asarray(values).reshape(out.shape), target)
@@ -229,6 +235,27 @@ def _tensor(data: object, dtype: DType | None, device: object, requires_grad: bo
     if requires_grad:
         set_requires_grad(result)
     return result
+
+
+def _kept_strides(data: object, sizes: tuple) -> tuple | None:
+    """The layout `tensor()` gives a copy of a tensor or array, as PyTorch's (`empty_like` with
+    preserve_format): a non-overlapping and dense source's own strides, another's dims kept
+    in their order; None (row-major) for nested sequences, an empty array, and an array whose
+    strides are negative or not whole elements (which PyTorch refuses)."""
+    if isinstance(data, Tensor):
+        strides = data._strides
+    elif isinstance(data, np.ndarray) and data.ndim and data.size:
+        itemsize = data.itemsize
+        if itemsize == 0 or any(s < 0 or s % itemsize for s in data.strides):
+            return None
+        strides = tuple(s // itemsize for s in data.strides)
+    else:
+        return None
+    if not sizes:
+        return None
+    if is_non_overlapping_and_dense(sizes, strides):
+        return strides
+    return infer_dense_strides(sizes, strides)
 
 
 def set_requires_grad(result: Tensor) -> None:

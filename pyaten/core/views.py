@@ -177,6 +177,40 @@ def is_non_overlapping_and_dense(sizes: tuple, strides: tuple) -> bool:
     return True
 
 
+def infer_dense_strides(sizes: tuple, strides: tuple) -> tuple:
+    """Dense strides that keep the order of `strides`' dims (ATen's infer_dense_strides, what
+    `empty_like` with preserve_format gives a tensor that is not non-overlapping and dense):
+    the dims sorted by stride, innermost first; a stride of 0 leaves two dims in their order,
+    equal strides put the smaller size inside; sizes 0 and 1 add nothing to the strides."""
+    ndim = len(sizes)
+    perm = list(range(ndim - 1, -1, -1))  # innermost dim first
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if sizes[d0] > sizes[d1] else 0
+
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    out = [0] * ndim
+    stride = 1
+    for d in perm:
+        out[d] = stride
+        if sizes[d] > 1:
+            stride *= sizes[d]
+    return tuple(out)
+
+
 class MemOverlap:
     """Results of the overlap checks (torch's MemOverlap / MemOverlapStatus)."""
 

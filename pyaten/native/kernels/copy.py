@@ -22,6 +22,7 @@ from pyaten.core.tensor import MATH_BITS, Tensor, math_bit_values, write_fresh
 from pyaten.core.views import (
     assert_no_partial_overlap,
     empty_tensor,
+    infer_dense_strides,
     is_contiguous_strides,
     is_non_overlapping_and_dense,
 )
@@ -193,7 +194,7 @@ def like_strides(t: Tensor, memory_format) -> tuple[int, ...]:
     if fmt == "preserve_format":
         if is_non_overlapping_and_dense(sizes, t._strides):
             return t._strides
-        return contiguous_strides(sizes)
+        return infer_dense_strides(sizes, t._strides)
     return strides_for_format(sizes, fmt, "clone")
 
 
