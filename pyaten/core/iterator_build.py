@@ -24,6 +24,7 @@ from pyaten.core.views import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     channels_last_strides,
+    dims_innermost_first,
     empty_tensor,
     is_channels_last_strides,
     is_contiguous_strides,
@@ -332,16 +333,7 @@ def _layout(operands: list, shape: tuple, all_same: bool) -> tuple | None:
                 return 1
         return 0
 
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            cmp = should_swap(perm[d0], perm[d1])
-            if cmp > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif cmp < 0:
-                break
+    perm = dims_innermost_first(ndim, should_swap)
     if perm == list(range(ndim - 1, -1, -1)):
         return None
     strides = [0] * ndim

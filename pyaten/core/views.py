@@ -6,6 +6,8 @@ that owns the memory), as PyTorch's view ops do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyaten.core.device import device as Device
 from pyaten.core.dtypes import complex32 as _COMPLEX32
 from pyaten.core.dtypes import dtype as DType
@@ -177,22 +179,11 @@ def is_non_overlapping_and_dense(sizes: tuple, strides: tuple) -> bool:
     return True
 
 
-def infer_dense_strides(sizes: tuple, strides: tuple) -> tuple:
-    """Dense strides that keep the order of `strides`' dims (ATen's infer_dense_strides, what
-    `empty_like` with preserve_format gives a tensor that is not non-overlapping and dense):
-    the dims sorted by stride, innermost first; a stride of 0 leaves two dims in their order,
-    equal strides put the smaller size inside; sizes 0 and 1 add nothing to the strides."""
-    ndim = len(sizes)
-    perm = list(range(ndim - 1, -1, -1))  # innermost dim first
-
-    def should_swap(d0: int, d1: int) -> int:
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if sizes[d0] > sizes[d1] else 0
-
+def dims_innermost_first(ndim: int, should_swap: Callable[[int, int], int]) -> list[int]:
+    """The dims ordered innermost first by ATen's insertion sort (TensorIterator's output
+    layout, infer_dense_strides): starting from the last dim, a dim moves in past another
+    while `should_swap(outer, inner)` is positive and stops where it is negative."""
+    perm = list(range(ndim - 1, -1, -1))
     for i in range(1, ndim):
         d1 = i
         for d0 in range(i - 1, -1, -1):
@@ -202,6 +193,25 @@ def infer_dense_strides(sizes: tuple, strides: tuple) -> tuple:
                 d1 = d0
             elif comparison < 0:
                 break
+    return perm
+
+
+def infer_dense_strides(sizes: tuple, strides: tuple) -> tuple:
+    """Dense strides that keep the order of `strides`' dims (ATen's infer_dense_strides, what
+    `empty_like` with preserve_format gives a tensor that is not non-overlapping and dense):
+    the dims sorted by stride, innermost first; a stride of 0 leaves two dims in their order,
+    equal strides put the smaller size inside; sizes 0 and 1 add nothing to the strides."""
+    ndim = len(sizes)
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if sizes[d0] > sizes[d1] else 0
+
+    perm = dims_innermost_first(ndim, should_swap)
     out = [0] * ndim
     stride = 1
     for d in perm:
